@@ -1,0 +1,39 @@
+use forge::error::{EXIT_OK, Result};
+use forge::repo::CONFIG_FILE;
+
+#[derive(clap::Args)]
+#[command(
+    about = "Write a commented .forge/config.yaml for this project and ignore Forge's local state in git",
+    long_about = "Detects the project's test runner (cargo, go, vitest, jest, npm, pytest) and writes a \
+commented .forge/config.yaml with its test (and lint) command and report format, creates \
+.forge/changes/, and adds .tmp/.forge/ to .gitignore. Run it in the repository root.",
+    after_help = "Examples:\n  forge init\n  forge init --force    # replace an existing config"
+)]
+pub struct Args {
+    /// Replace an existing .forge/config.yaml.
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let cwd = super::cwd()?;
+    // Prefer the repository root; a folder outside git works too.
+    let root = forge::git::repo_root(&cwd).unwrap_or(cwd);
+    let o = forge::init::init(&root, args.force)?;
+    match &o.detected {
+        Some(d) => println!(
+            "Wrote {CONFIG_FILE} for a {} project (test: `{}`, report: {}).",
+            d.kind, d.test, d.report
+        ),
+        None => println!(
+            "Wrote {CONFIG_FILE}; no test runner was recognised: set `verify.commands` in it."
+        ),
+    }
+    if !o.gitignore_added.is_empty() {
+        println!("Added to .gitignore: {}", o.gitignore_added.join(", "));
+    }
+    println!(
+        "Next:\n  forge change new <name>          describe a change and its scenarios\n  forge verify                     check the project now\n  forge verify --change <name>     the same, guarded by the circuit breaker"
+    );
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,70 @@
+//! Command-line interface: parses arguments and maps each subcommand onto the library.
+
+mod change;
+mod demo;
+mod init;
+mod report;
+mod verify;
+
+use clap::{Parser, Subcommand};
+
+use forge::error::{EXIT_USAGE, Error};
+
+#[derive(Parser)]
+#[command(
+    name = "forge",
+    version,
+    about = "Deterministic controls around AI coding agents: verify, scenario coverage and a per-change circuit breaker.",
+    after_help = "Examples:\n  forge init                          write .forge/config.yaml for this project\n  forge change new checkout           scaffold .forge/changes/checkout/spec.md\n  forge verify                        run tests + lint + scenario coverage (reporter, exit 0)\n  forge verify --change checkout      the same, counted by the circuit breaker\n  forge demo                          a two-minute tour on a sample repository\n\nExit codes: 0 ok (and bare verify even on FAIL), 1 circuit open, 2 usage/config/state error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Init(init::Args),
+    Verify(verify::Args),
+    #[command(subcommand)]
+    Change(change::Command),
+    Report(report::Args),
+    Demo(demo::Args),
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { 0 };
+        }
+    };
+    let result = match cli.command {
+        Command::Init(a) => init::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Change(c) => change::run(c),
+        Command::Report(a) => report::run(a),
+        Command::Demo(a) => demo::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("forge: error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// The folder the command runs in.
+fn cwd() -> Result<std::path::PathBuf, Error> {
+    std::env::current_dir().map_err(|e| Error::io("cannot read the current folder", e))
+}
+
+/// Prints a value as pretty JSON on stdout.
+fn print_json<T: serde::Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("forge: error: cannot encode JSON: {e}"),
+    }
+}

@@ -1,0 +1,221 @@
+//! `.forge/config.yaml`: what verify runs and the breaker's limit. Parsed strictly — an unknown
+//! key is a typo that would otherwise silently disable a control — and every error names the
+//! file and the key.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::report::Format;
+
+pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+pub const DEFAULT_MAX_FAILURES: u32 = 3;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub verify: VerifyConfig,
+    #[serde(default)]
+    pub breaker: BreakerConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyConfig {
+    pub commands: Vec<CommandConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandConfig {
+    pub name: String,
+    pub run: String,
+    /// Seconds before the command's whole process group is killed.
+    #[serde(default = "default_timeout")]
+    pub timeout: u64,
+    #[serde(default)]
+    pub report: Format,
+    /// The report file the command writes (JUnit XML, Jest/Vitest JSON), relative to the root.
+    #[serde(default)]
+    pub report_path: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerConfig {
+    #[serde(default = "default_max_failures")]
+    pub max_failures: u32,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            max_failures: DEFAULT_MAX_FAILURES,
+        }
+    }
+}
+
+fn default_timeout() -> u64 {
+    DEFAULT_TIMEOUT_SECS
+}
+
+fn default_max_failures() -> u32 {
+    DEFAULT_MAX_FAILURES
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Config {
+                    path: path.to_path_buf(),
+                    message: "file not found; run `forge init` to write one".into(),
+                });
+            }
+            Err(e) => {
+                return Err(Error::Config {
+                    path: path.to_path_buf(),
+                    message: format!("cannot read: {e}"),
+                });
+            }
+        };
+        Config::parse(&text).map_err(|message| Error::Config {
+            path: path.to_path_buf(),
+            message,
+        })
+    }
+
+    /// Parses and validates; the error message names the key.
+    pub fn parse(text: &str) -> std::result::Result<Config, String> {
+        let config: Config = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> std::result::Result<(), String> {
+        if self.verify.commands.is_empty() {
+            return Err("`verify.commands` is empty: list at least one command (e.g. `- name: test` / `run: cargo test`)".into());
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, c) in self.verify.commands.iter().enumerate() {
+            let key = format!("verify.commands[{i}]");
+            if c.name.trim().is_empty() {
+                return Err(format!(
+                    "`{key}.name` is empty: give the command a short name like `test`"
+                ));
+            }
+            if !names.insert(c.name.as_str()) {
+                return Err(format!(
+                    "`{key}.name`: `{}` is used twice; names must be unique",
+                    c.name
+                ));
+            }
+            if c.run.trim().is_empty() {
+                return Err(format!(
+                    "`{key}.run` is empty: give the shell command to run"
+                ));
+            }
+            if c.timeout == 0 {
+                return Err(format!("`{key}.timeout` must be at least 1 (seconds)"));
+            }
+            if c.report == Format::Junit && c.report_path.is_none() {
+                return Err(format!(
+                    "`{key}.report_path` is required with `report: junit`: set it to the XML file the command writes"
+                ));
+            }
+            if let Some(p) = &c.report_path
+                && !c.report.reads_file()
+                && c.report != Format::Auto
+            {
+                return Err(format!(
+                    "`{key}.report_path` ({p}) is set but `report: {}` is read from the command's output; remove it or use a file format (junit, jest-json, vitest-json, go-json, tap)",
+                    c.report
+                ));
+            }
+        }
+        if self.breaker.max_failures == 0 {
+            return Err("`breaker.max_failures` must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_config_parses_with_defaults() {
+        let c = Config::parse(
+            "verify:\n  commands:\n    - name: test\n      run: cargo test\n      timeout: 60\n      report: libtest\n      report_path: null\n    - name: lint\n      run: cargo clippy\nbreaker:\n  max_failures: 5\n",
+        )
+        .unwrap();
+        assert_eq!(c.verify.commands.len(), 2);
+        assert_eq!(c.verify.commands[0].report, Format::Libtest);
+        assert_eq!(c.verify.commands[1].timeout, DEFAULT_TIMEOUT_SECS);
+        assert_eq!(c.verify.commands[1].report, Format::Auto);
+        assert_eq!(c.breaker.max_failures, 5);
+        let c = Config::parse("verify:\n  commands:\n    - {name: t, run: 'true'}\n").unwrap();
+        assert_eq!(c.breaker.max_failures, DEFAULT_MAX_FAILURES);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e =
+            Config::parse("verify:\n  commands:\n    - name: t\n      run: x\n      tiemout: 3\n")
+                .unwrap_err();
+        assert!(e.contains("tiemout"), "{e}");
+        let e = Config::parse("verify:\n  commands: []\nbreakr: {}\n").unwrap_err();
+        assert!(e.contains("breakr"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_is_named() {
+        let e = Config::parse(
+            "verify:\n  commands:\n    - name: t\n      run: x\n      timeout: soon\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("timeout") || e.contains("soon"), "{e}");
+    }
+
+    #[test]
+    fn unknown_report_format_lists_the_valid_ones() {
+        let e = Config::parse(
+            "verify:\n  commands:\n    - name: t\n      run: x\n      report: xunit\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("xunit") && e.contains("junit"), "{e}");
+    }
+
+    #[test]
+    fn semantic_errors_name_the_key() {
+        for (yaml, key) in [
+            ("verify:\n  commands: []\n", "verify.commands"),
+            (
+                "verify:\n  commands:\n    - {name: t, run: ''}\n",
+                "verify.commands[0].run",
+            ),
+            (
+                "verify:\n  commands:\n    - {name: t, run: x}\n    - {name: t, run: y}\n",
+                "verify.commands[1].name",
+            ),
+            (
+                "verify:\n  commands:\n    - {name: t, run: x, report: junit}\n",
+                "verify.commands[0].report_path",
+            ),
+            (
+                "verify:\n  commands:\n    - {name: t, run: x, timeout: 0}\n",
+                "verify.commands[0].timeout",
+            ),
+            (
+                "verify:\n  commands:\n    - {name: t, run: x}\nbreaker: {max_failures: 0}\n",
+                "breaker.max_failures",
+            ),
+        ] {
+            let e = Config::parse(yaml).unwrap_err();
+            assert!(e.contains(key), "{key}: {e}");
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Process execution: one shell command, in its own process group, with a timeout that kills
+//! the whole group, its combined output streamed to a log file and only a bounded tail kept in
+//! memory — a test command that prints a gigabyte costs disk, not Forge's memory.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+use crate::error::{Error, Result};
+
+/// How long a timed-out group gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long to wait, once the command has exited, for processes it left behind to close the
+/// output pipe before they are killed too.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Clone)]
+pub struct ExecOptions {
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+    /// Where the combined stdout+stderr goes, in full.
+    pub log_path: PathBuf,
+    /// How many bytes of the end of the output to keep in memory.
+    pub tail_bytes: usize,
+    pub env: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ExecOutcome {
+    /// `None` when the process was killed by a signal or never started.
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub duration: Duration,
+    /// Total bytes the command printed (stdout and stderr together).
+    pub output_bytes: u64,
+    /// The last `tail_bytes` of the output.
+    pub tail: Vec<u8>,
+    pub log_path: PathBuf,
+}
+
+impl ExecOutcome {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+}
+
+/// Runs `command` with `/bin/sh -c` in `opts.cwd`. stdin is closed (a command waiting for input
+/// gets EOF, never the terminal). stdout and stderr share one pipe, so the log interleaves them
+/// exactly as a terminal would show `2>&1`.
+pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
+    if let Some(dir) = opts.log_path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    }
+    let log = File::create(&opts.log_path)
+        .map_err(|e| Error::io(format!("cannot create {}", opts.log_path.display()), e))?;
+    let (mut reader, writer) = std::io::pipe().map_err(|e| Error::io("cannot create a pipe", e))?;
+    let writer2 = writer
+        .try_clone()
+        .map_err(|e| Error::io("cannot create a pipe", e))?;
+
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&opts.cwd)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer2)
+        .process_group(0);
+    for (k, v) in &opts.env {
+        cmd.env(k, v);
+    }
+    let start = Instant::now();
+    let spawned = cmd.spawn();
+    // The Command holds the pipe's write ends: drop it, or the reader never sees EOF.
+    drop(cmd);
+    let mut child = spawned.map_err(|e| {
+        Error::io(
+            format!(
+                "cannot start `/bin/sh -c {command}` in {}",
+                opts.cwd.display()
+            ),
+            e,
+        )
+    })?;
+    let pgid = Pid::from_raw(child.id() as i32);
+
+    let tail_cap = opts.tail_bytes;
+    let (done_tx, done_rx) = mpsc::channel::<(Vec<u8>, u64)>();
+    std::thread::spawn(move || {
+        let mut log = BufWriter::with_capacity(64 * 1024, log);
+        let mut tail = Tail::new(tail_cap);
+        let mut total = 0u64;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    // A full disk must not stop the drain: the child would block on the pipe.
+                    let _ = log.write_all(&buf[..n]);
+                    tail.push(&buf[..n]);
+                    total += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = log.flush();
+        let _ = done_tx.send((tail.into_vec(), total));
+    });
+
+    let (status_tx, status_rx) = mpsc::channel::<std::io::Result<ExitStatus>>();
+    std::thread::spawn(move || {
+        let _ = status_tx.send(child.wait());
+    });
+
+    let mut timed_out = false;
+    let status = match status_rx.recv_timeout(opts.timeout) {
+        Ok(s) => s,
+        Err(_) => {
+            timed_out = true;
+            let _ = killpg(pgid, Signal::SIGTERM);
+            match status_rx.recv_timeout(KILL_GRACE) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = killpg(pgid, Signal::SIGKILL);
+                    status_rx
+                        .recv()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("wait thread lost")))
+                }
+            }
+        }
+    };
+    let duration = start.elapsed();
+
+    // The shell is gone; anything it left in its group still holds the pipe. Give it a moment
+    // to finish printing, then end the group so the log is complete and nothing lingers.
+    let (tail, output_bytes) = match done_rx.recv_timeout(DRAIN_GRACE) {
+        Ok(v) => v,
+        Err(_) => {
+            let _ = killpg(pgid, Signal::SIGTERM);
+            match done_rx.recv_timeout(KILL_GRACE) {
+                Ok(v) => v,
+                Err(_) => {
+                    let _ = killpg(pgid, Signal::SIGKILL);
+                    // A process that left the group (setsid) can keep the pipe open forever;
+                    // give up on the reader rather than hang.
+                    done_rx.recv_timeout(DRAIN_GRACE).unwrap_or_default()
+                }
+            }
+        }
+    };
+    if timed_out {
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+
+    let status = status.map_err(|e| Error::io(format!("cannot wait for `{command}`"), e))?;
+    Ok(ExecOutcome {
+        exit_code: status.code(),
+        signal: status.signal(),
+        timed_out,
+        duration,
+        output_bytes,
+        tail,
+        log_path: opts.log_path.clone(),
+    })
+}
+
+/// A ring of the last `cap` bytes.
+struct Tail {
+    cap: usize,
+    buf: VecDeque<u8>,
+}
+
+impl Tail {
+    fn new(cap: usize) -> Self {
+        Tail {
+            cap,
+            buf: VecDeque::with_capacity(cap.min(1 << 20)),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        if self.cap == 0 {
+            return;
+        }
+        let bytes = if bytes.len() > self.cap {
+            &bytes[bytes.len() - self.cap..]
+        } else {
+            bytes
+        };
+        let overflow = (self.buf.len() + bytes.len()).saturating_sub(self.cap);
+        self.buf.drain(..overflow);
+        self.buf.extend(bytes);
+    }
+
+    fn into_vec(self) -> Vec<u8> {
+        self.buf.into()
+    }
+}
+
+/// A log path under `dir` that no concurrent run will pick: time, pid and a label.
+pub fn unique_log_path(dir: &Path, label: &str) -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let label: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join(format!(
+        "{}{:06}-{}-{}.log",
+        now.as_secs(),
+        now.subsec_micros(),
+        std::process::id(),
+        label
+    ))
+}
+
+/// Deletes all but the newest `keep` `.log` files in `dir`, so logs do not pile up forever.
+pub fn prune_logs(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut logs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    if logs.len() <= keep {
+        return;
+    }
+    // Names start with a fixed-width timestamp, so name order is age order.
+    logs.sort();
+    for p in &logs[..logs.len() - keep] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(dir: &Path, timeout: Duration) -> ExecOptions {
+        ExecOptions {
+            cwd: dir.to_path_buf(),
+            timeout,
+            log_path: dir.join("logs/out.log"),
+            tail_bytes: 16,
+            env: vec![("FORGE_TEST_VAR".into(), "hello".into())],
+        }
+    }
+
+    #[test]
+    fn captures_exit_code_output_and_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell(
+            "echo out; echo err >&2; echo $FORGE_TEST_VAR; exit 3",
+            &opts(dir.path(), Duration::from_secs(10)),
+        )
+        .unwrap();
+        assert_eq!(out.exit_code, Some(3));
+        assert!(!out.timed_out);
+        let log = std::fs::read_to_string(&out.log_path).unwrap();
+        assert_eq!(log, "out\nerr\nhello\n");
+        assert_eq!(out.output_bytes, log.len() as u64);
+    }
+
+    #[test]
+    fn tail_is_bounded_but_log_is_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell(
+            "i=0; while [ $i -lt 1000 ]; do echo line$i; i=$((i+1)); done",
+            &opts(dir.path(), Duration::from_secs(10)),
+        )
+        .unwrap();
+        assert_eq!(out.tail.len(), 16);
+        assert!(String::from_utf8_lossy(&out.tail).ends_with("line999\n"));
+        let log = std::fs::read_to_string(&out.log_path).unwrap();
+        assert_eq!(log.lines().count(), 1000);
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("child.pid");
+        // The grandchild would outlive a kill of the shell alone.
+        let cmd = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+        let out = run_shell(&cmd, &opts(dir.path(), Duration::from_millis(300))).unwrap();
+        assert!(out.timed_out);
+        assert!(!out.success());
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Reaped by init or a zombie at worst: it must not still be running.
+        std::thread::sleep(Duration::from_millis(100));
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z"),
+            "sleep still alive: {stat}"
+        );
+    }
+
+    #[test]
+    fn background_leftovers_do_not_hang_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let out = run_shell(
+            "sleep 30 & echo started",
+            &opts(dir.path(), Duration::from_secs(20)),
+        )
+        .unwrap();
+        assert_eq!(out.exit_code, Some(0));
+        assert!(started.elapsed() < Duration::from_secs(15));
+    }
+
+    #[test]
+    fn missing_program_is_exit_127() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell(
+            "definitely-not-a-program-xyz",
+            &opts(dir.path(), Duration::from_secs(10)),
+        )
+        .unwrap();
+        assert_eq!(out.exit_code, Some(127));
+    }
+
+    #[test]
+    fn prune_keeps_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..5 {
+            std::fs::write(dir.path().join(format!("{i:03}.log")), "").unwrap();
+        }
+        prune_logs(dir.path(), 2);
+        let mut left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, vec!["003.log", "004.log"]);
+    }
+}

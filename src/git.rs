@@ -1,0 +1,244 @@
+//! Git, through the `git` CLI with machine formats (porcelain v2, `-z`): the few queries the
+//! controls need. One `git` start costs about 3 ms, so nothing on a hot path calls it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+
+/// Runs `git args…` in `cwd` with a stable, non-interactive environment; stdout on success.
+pub fn git(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .env("LC_ALL", "C")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::io(
+                format!("cannot run `git {}` (is git installed?)", args.join(" ")),
+                e,
+            )
+        })?;
+    if !out.status.success() {
+        return Err(Error::usage(format!(
+            "`git {}` failed in {}: {}",
+            args.join(" "),
+            cwd.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(out.stdout)
+}
+
+/// The top of the working tree containing `cwd`.
+pub fn repo_root(cwd: &Path) -> Result<PathBuf> {
+    let out = git(cwd, &["rev-parse", "--show-toplevel"]).map_err(|_| {
+        Error::usage(format!(
+            "{} is not inside a git repository: run `git init` first",
+            cwd.display()
+        ))
+    })?;
+    Ok(PathBuf::from(String::from_utf8_lossy(&out).trim_end()))
+}
+
+/// `user.name` from git config, for attributing a person's acts (a breaker reset).
+pub fn user_name(cwd: &Path) -> Option<String> {
+    git(cwd, &["config", "user.name"])
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Changed in the working tree, not staged.
+    Modified,
+    /// Staged in the index (possibly also modified after).
+    Staged,
+    Untracked,
+    /// Unmerged: a conflict in progress.
+    Conflicted,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusEntry {
+    pub path: String,
+    pub change: Change,
+}
+
+/// Every changed, staged, untracked or conflicted path, from `git status --porcelain=v2 -z`.
+/// Ignored files are not listed. Renames list the new path.
+pub fn status(cwd: &Path) -> Result<Vec<StatusEntry>> {
+    let out = git(
+        cwd,
+        &[
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ],
+    )?;
+    Ok(parse_status_v2(&out))
+}
+
+fn parse_status_v2(out: &[u8]) -> Vec<StatusEntry> {
+    let mut entries = Vec::new();
+    let mut fields = out.split(|&b| b == 0).filter(|f| !f.is_empty());
+    while let Some(rec) = fields.next() {
+        let rec = String::from_utf8_lossy(rec);
+        match rec.as_bytes().first() {
+            Some(b'1') => {
+                // 1 XY sub mH mI mW hH hI path
+                let parts: Vec<&str> = rec.splitn(9, ' ').collect();
+                if parts.len() == 9 {
+                    let xy = parts[1].as_bytes();
+                    let change = if xy[0] != b'.' {
+                        Change::Staged
+                    } else {
+                        Change::Modified
+                    };
+                    entries.push(StatusEntry {
+                        path: parts[8].to_string(),
+                        change,
+                    });
+                }
+            }
+            Some(b'2') => {
+                // 2 XY sub mH mI mW hH hI Xscore path, then the original path as its own field.
+                let parts: Vec<&str> = rec.splitn(10, ' ').collect();
+                if parts.len() == 10 {
+                    entries.push(StatusEntry {
+                        path: parts[9].to_string(),
+                        change: Change::Staged,
+                    });
+                }
+                fields.next();
+            }
+            Some(b'u') => {
+                let parts: Vec<&str> = rec.splitn(11, ' ').collect();
+                if let Some(p) = parts.get(10) {
+                    entries.push(StatusEntry {
+                        path: p.to_string(),
+                        change: Change::Conflicted,
+                    });
+                }
+            }
+            Some(b'?') => entries.push(StatusEntry {
+                path: rec[2..].to_string(),
+                change: Change::Untracked,
+            }),
+            _ => {}
+        }
+    }
+    entries
+}
+
+/// Paths changed since `base` (a commit): committed, staged, modified and untracked, sorted and
+/// without duplicates.
+pub fn changed_files(cwd: &Path, base: &str) -> Result<Vec<String>> {
+    let diff = git(
+        cwd,
+        &[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            base,
+        ],
+    )?;
+    let mut files: Vec<String> = diff
+        .split(|&b| b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    files.extend(
+        status(cwd)?
+            .into_iter()
+            .filter(|e| e.change == Change::Untracked)
+            .map(|e| e.path),
+    );
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// The commit `HEAD` points at.
+pub fn head(cwd: &Path) -> Result<String> {
+    let out = git(cwd, &["rev-parse", "--verify", "HEAD"])?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(dir: &Path, script: &str) {
+        let ok = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "{script}");
+    }
+
+    #[test]
+    fn status_and_changed_files_see_every_kind_of_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && git config user.name 'Ada L' && printf 'a\\n' > a.txt && printf 'b\\n' > 'b c.txt' && git add . && git commit -qm init",
+        );
+        let base = head(d).unwrap();
+        sh(
+            d,
+            "printf 'x\\n' >> a.txt && printf 'y\\n' >> 'b c.txt' && git add 'b c.txt' && mkdir n && printf 'n\\n' > n/new.txt",
+        );
+        let mut st = status(d).unwrap();
+        st.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(
+            st,
+            vec![
+                StatusEntry {
+                    path: "a.txt".into(),
+                    change: Change::Modified
+                },
+                StatusEntry {
+                    path: "b c.txt".into(),
+                    change: Change::Staged
+                },
+                StatusEntry {
+                    path: "n/new.txt".into(),
+                    change: Change::Untracked
+                },
+            ]
+        );
+        assert_eq!(
+            changed_files(d, &base).unwrap(),
+            vec!["a.txt", "b c.txt", "n/new.txt"]
+        );
+        assert_eq!(user_name(d).as_deref(), Some("Ada L"));
+        let root = repo_root(&d.join("n")).unwrap();
+        assert_eq!(root.canonicalize().unwrap(), d.canonicalize().unwrap());
+    }
+
+    #[test]
+    fn outside_a_repository_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = repo_root(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("not inside a git repository"), "{err}");
+    }
+}

@@ -1,0 +1,257 @@
+//! `forge init`: a commented `.forge/config.yaml` for the project's test runner, and a
+//! `.gitignore` that keeps Forge's local state out of git.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::repo::{CONFIG_FILE, Project, TMP_DIR};
+use crate::state::{TEMP_PREFIX, write_atomic};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detected {
+    /// What was recognised, for the message (`cargo`, `pytest`, …).
+    pub kind: &'static str,
+    pub test: String,
+    pub report: &'static str,
+    pub report_path: Option<&'static str>,
+    pub lint: Option<String>,
+}
+
+/// Recognises the project's test runner from its manifest files.
+pub fn detect(root: &Path) -> Option<Detected> {
+    if root.join("Cargo.toml").is_file() {
+        return Some(Detected {
+            kind: "cargo",
+            test: "cargo test".into(),
+            report: "libtest",
+            report_path: None,
+            lint: Some("cargo clippy --all-targets -- -D warnings".into()),
+        });
+    }
+    if root.join("go.mod").is_file() {
+        return Some(Detected {
+            kind: "go",
+            test: "go test -json ./...".into(),
+            report: "go-json",
+            report_path: None,
+            lint: Some("go vet ./...".into()),
+        });
+    }
+    if let Ok(pkg) = std::fs::read_to_string(root.join("package.json")) {
+        if pkg.contains("\"vitest\"") {
+            return Some(Detected {
+                kind: "vitest",
+                test: "npx vitest run --reporter=json --outputFile=.tmp/.forge/vitest.json".into(),
+                report: "vitest-json",
+                report_path: Some(".tmp/.forge/vitest.json"),
+                lint: None,
+            });
+        }
+        if pkg.contains("\"jest\"") {
+            return Some(Detected {
+                kind: "jest",
+                test: "npx jest --json --outputFile=.tmp/.forge/jest.json".into(),
+                report: "jest-json",
+                report_path: Some(".tmp/.forge/jest.json"),
+                lint: None,
+            });
+        }
+        return Some(Detected {
+            kind: "npm",
+            test: "npm test".into(),
+            report: "auto",
+            report_path: None,
+            lint: None,
+        });
+    }
+    let python = [
+        "pyproject.toml",
+        "pytest.ini",
+        "setup.cfg",
+        "tox.ini",
+        "setup.py",
+        "conftest.py",
+    ];
+    if python.iter().any(|f| root.join(f).is_file()) || root.join("tests/conftest.py").is_file() {
+        return Some(Detected {
+            kind: "pytest",
+            test: "python -m pytest -rA".into(),
+            report: "pytest",
+            report_path: None,
+            lint: None,
+        });
+    }
+    None
+}
+
+/// The config file's text: commented, so a person can adjust it without reading docs.
+pub fn config_text(d: Option<&Detected>) -> String {
+    let mut s = String::from(
+        "# Forge configuration — https://github.com/forge (see README.md)\n\
+         # `forge verify` runs every command below, parses its test report, checks the\n\
+         # scenario coverage of the change, and prints `Verdict: PASS` or `Verdict: FAIL`.\n\
+         verify:\n  commands:\n",
+    );
+    match d {
+        Some(d) => {
+            s.push_str(&format!("    # detected: {}\n", d.kind));
+            s.push_str(&format!(
+                "    - name: test\n      run: {}\n",
+                yaml_str(&d.test)
+            ));
+            s.push_str(
+                "      timeout: 600        # seconds; the whole process group is killed after\n",
+            );
+            s.push_str(&format!(
+                "      report: {:<13}# auto | libtest | nextest | pytest | junit | go-json | jest-json | vitest-json | tap | none\n",
+                d.report
+            ));
+            match d.report_path {
+                Some(p) => s.push_str(&format!("      report_path: {p}   # the report file the command writes\n")),
+                None => s.push_str("      report_path: null   # the report file, for junit / *-json formats that write one\n"),
+            }
+            if let Some(l) = &d.lint {
+                s.push_str(&format!(
+                    "    - name: lint\n      run: {}\n      report: none\n",
+                    yaml_str(l)
+                ));
+            }
+        }
+        None => {
+            s.push_str(
+                "    # No test runner was recognised: replace this with your test command.\n",
+            );
+            s.push_str("    - name: test\n      run: \"echo 'edit .forge/config.yaml: set verify.commands' >&2; exit 1\"\n");
+            s.push_str("      timeout: 600\n      report: auto\n");
+        }
+    }
+    s.push_str(
+        "breaker:\n  # Consecutive FAILs of `forge verify --change <c>` that open the circuit.\n  max_failures: 3\n",
+    );
+    s
+}
+
+fn yaml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Lines `forge init` makes sure `.gitignore` has.
+pub const GITIGNORE_LINES: [&str; 1] = [".tmp/.forge/"];
+
+#[derive(Debug, Clone)]
+pub struct InitOutcome {
+    pub config_written: bool,
+    pub detected: Option<Detected>,
+    pub gitignore_added: Vec<String>,
+}
+
+/// Writes the config (refusing to overwrite one unless `force`) and the `.gitignore` lines.
+pub fn init(root: &Path, force: bool) -> Result<InitOutcome> {
+    let project = Project::at(root);
+    let config = project.config_path();
+    let detected = detect(root);
+    let exists = config.exists();
+    if exists && !force {
+        return Err(Error::usage(format!(
+            "{} already exists; edit it, or re-run with `forge init --force` to replace it",
+            CONFIG_FILE
+        )));
+    }
+    write_atomic(&config, config_text(detected.as_ref()).as_bytes())?;
+    std::fs::create_dir_all(project.changes_dir()).map_err(|e| {
+        Error::io(
+            format!("cannot create {}", project.changes_dir().display()),
+            e,
+        )
+    })?;
+    let temp_glob = format!(".forge/**/{TEMP_PREFIX}*");
+    let wanted: Vec<String> = GITIGNORE_LINES
+        .iter()
+        .map(|s| s.to_string())
+        .chain([temp_glob])
+        .collect();
+    let added = ensure_gitignore(root, &wanted)?;
+    let _ = TMP_DIR;
+    Ok(InitOutcome {
+        config_written: true,
+        detected,
+        gitignore_added: added,
+    })
+}
+
+/// Appends the missing `lines` to `.gitignore`, keeping what is there byte for byte.
+fn ensure_gitignore(root: &Path, lines: &[String]) -> Result<Vec<String>> {
+    let path = root.join(".gitignore");
+    let current = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    let have: Vec<&str> = current.lines().map(str::trim).collect();
+    let missing: Vec<String> = lines
+        .iter()
+        .filter(|l| !have.contains(&l.as_str()) && !have.contains(&l.trim_end_matches('/')))
+        .cloned()
+        .collect();
+    if missing.is_empty() {
+        return Ok(missing);
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# Forge: local run state, logs and interrupted writes\n");
+    for l in &missing {
+        text.push_str(l);
+        text.push('\n');
+    }
+    write_atomic(&path, text.as_bytes())?;
+    Ok(missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    #[test]
+    fn every_generated_config_parses() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mut kinds = vec![];
+        for (file, body) in [
+            ("Cargo.toml", "[package]"),
+            ("go.mod", "module x"),
+            ("package.json", "{\"devDependencies\": {\"vitest\": \"3\"}}"),
+            ("package.json", "{\"devDependencies\": {\"jest\": \"29\"}}"),
+            ("package.json", "{}"),
+            ("pyproject.toml", ""),
+        ] {
+            let sub = d.join(kinds.len().to_string());
+            std::fs::create_dir_all(&sub).unwrap();
+            std::fs::write(sub.join(file), body).unwrap();
+            let det = detect(&sub).unwrap();
+            Config::parse(&config_text(Some(&det))).unwrap_or_else(|e| panic!("{}: {e}", det.kind));
+            kinds.push(det.kind);
+        }
+        assert_eq!(kinds, ["cargo", "go", "vitest", "jest", "npm", "pytest"]);
+        assert!(detect(&d.join("none-such")).is_none());
+        Config::parse(&config_text(None)).unwrap();
+    }
+
+    #[test]
+    fn init_refuses_to_overwrite_and_gitignore_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join(".gitignore"), "target").unwrap();
+        let o = init(d, false).unwrap();
+        assert_eq!(o.gitignore_added.len(), 2);
+        let e = init(d, false).unwrap_err().to_string();
+        assert!(e.contains("--force"), "{e}");
+        let o = init(d, true).unwrap();
+        assert!(o.gitignore_added.is_empty());
+        let gi = std::fs::read_to_string(d.join(".gitignore")).unwrap();
+        assert!(gi.starts_with("target\n"));
+        assert_eq!(gi.matches(".tmp/.forge/").count(), 1);
+    }
+}

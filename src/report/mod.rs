@@ -1,0 +1,414 @@
+//! Test reports: every supported runner's output parsed into test cases (name, status, file
+//! when known), with build/compile/import/collection errors reported as an infrastructure error
+//! rather than as failing cases — a red phase that "fails" because it does not compile is not a
+//! red.
+//!
+//! Parsers are streaming: a line parser sees one line at a time and keeps only the cases; JUnit
+//! XML is read event by event; memory grows with the cases kept, never with the input size.
+
+mod gojson;
+mod jest;
+mod junit;
+mod libtest;
+mod nextest;
+mod pytest;
+mod tap;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::text::for_each_line;
+
+/// A report format, as named in `.forge/config.yaml` `report:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    #[default]
+    Auto,
+    Libtest,
+    Nextest,
+    Pytest,
+    Junit,
+    GoJson,
+    JestJson,
+    VitestJson,
+    Tap,
+    None,
+}
+
+impl Format {
+    pub const ALL: [Format; 10] = [
+        Format::Auto,
+        Format::Libtest,
+        Format::Nextest,
+        Format::Pytest,
+        Format::Junit,
+        Format::GoJson,
+        Format::JestJson,
+        Format::VitestJson,
+        Format::Tap,
+        Format::None,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Auto => "auto",
+            Format::Libtest => "libtest",
+            Format::Nextest => "nextest",
+            Format::Pytest => "pytest",
+            Format::Junit => "junit",
+            Format::GoJson => "go-json",
+            Format::JestJson => "jest-json",
+            Format::VitestJson => "vitest-json",
+            Format::Tap => "tap",
+            Format::None => "none",
+        }
+    }
+
+    /// The formats whose runner writes a report file that `report_path` can point at.
+    pub fn reads_file(self) -> bool {
+        matches!(
+            self,
+            Format::Junit | Format::JestJson | Format::VitestJson | Format::GoJson | Format::Tap
+        )
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("unknown report format `{s}`; expected one of: {}", names()))
+    }
+}
+
+/// The accepted format names, for error messages and `--help`.
+pub fn names() -> String {
+    Format::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    Failed,
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestCase {
+    /// The name as the runner prints it (`tests::adds`, `test_cart.py::test_adds`,
+    /// `TestAdd/sub`, `cart adds an item`).
+    pub name: String,
+    pub status: Status,
+    /// The source file, when the runner says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The group the runner puts the case in: test binary, package, class or suite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    /// A few lines of the failure (assertion, panic message), for failed cases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl TestCase {
+    fn new(name: impl Into<String>, status: Status) -> Self {
+        TestCase {
+            name: name.into(),
+            status,
+            file: None,
+            suite: None,
+            message: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub passed: u64,
+    pub failed: u64,
+    pub skipped: u64,
+}
+
+impl Counts {
+    fn add(&mut self, status: Status) {
+        match status {
+            Status::Passed => self.passed += 1,
+            Status::Failed => self.failed += 1,
+            Status::Skipped => self.skipped += 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// The format that was parsed (never `auto`; `none` when nothing was recognised).
+    pub format: Option<Format>,
+    pub cases: Vec<TestCase>,
+    /// Outcomes a summary line counted but did not name (pytest's default output names only
+    /// failures; nextest counts skipped tests without listing them).
+    pub unnamed: Counts,
+    /// A build, compile, import, collection or setup error: the suite did not run as written.
+    pub infra_error: Option<String>,
+    /// Things a person should know about the report itself (truncated, unreadable, …).
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    pub fn counts(&self) -> Counts {
+        let mut c = self.unnamed;
+        for case in &self.cases {
+            c.add(case.status);
+        }
+        c
+    }
+
+    pub fn failing(&self) -> impl Iterator<Item = &TestCase> {
+        self.cases.iter().filter(|c| c.status == Status::Failed)
+    }
+
+    /// Raises `unnamed` so that the totals match a summary line's counts, when the summary
+    /// counted more than the lines that named cases.
+    fn reconcile(&mut self, summary: Counts) {
+        let mut named = Counts::default();
+        for case in &self.cases {
+            named.add(case.status);
+        }
+        self.unnamed = Counts {
+            passed: summary.passed.saturating_sub(named.passed),
+            failed: summary.failed.saturating_sub(named.failed),
+            skipped: summary.skipped.saturating_sub(named.skipped),
+        };
+    }
+
+    fn set_infra(&mut self, message: impl Into<String>) {
+        if self.infra_error.is_none() {
+            self.infra_error = Some(message.into());
+        }
+    }
+}
+
+/// A parser fed one line at a time.
+trait LineParser {
+    fn line(&mut self, line: &str);
+    fn finish(self: Box<Self>) -> Report;
+}
+
+fn line_parser(format: Format) -> Option<Box<dyn LineParser>> {
+    Some(match format {
+        Format::Libtest => Box::new(libtest::Parser::default()),
+        Format::Nextest => Box::new(nextest::Parser::default()),
+        Format::Pytest => Box::new(pytest::Parser::default()),
+        Format::GoJson => Box::new(gojson::Parser::default()),
+        Format::Tap => Box::new(tap::Parser::default()),
+        Format::JestJson | Format::VitestJson => Box::new(jest::StdoutParser::new(format)),
+        Format::Junit | Format::Auto | Format::None => return None,
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("report file {path} does not exist — did the command write it? Check `report_path`")]
+    Missing { path: String },
+    #[error("cannot read report {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("report {path} is not valid {format}: {message}")]
+    Malformed {
+        path: String,
+        format: Format,
+        message: String,
+    },
+}
+
+/// Parses a command's captured output (stdout and stderr interleaved).
+pub fn parse_output(log: &Path, format: Format) -> Result<Report, ReportError> {
+    let format = match format {
+        Format::None => return Ok(Report::default()),
+        Format::Auto => match detect_output(log)? {
+            Some(f) => f,
+            None => return Ok(Report::default()),
+        },
+        f => f,
+    };
+    if format == Format::Junit {
+        return parse_file(log, Format::Junit);
+    }
+    let file = open(log)?;
+    parse_lines(BufReader::with_capacity(256 * 1024, file), format).map_err(|e| ReportError::Io {
+        path: log.display().to_string(),
+        source: e,
+    })
+}
+
+/// Parses a report file a runner wrote (`report_path`).
+pub fn parse_file(path: &Path, format: Format) -> Result<Report, ReportError> {
+    let format = match format {
+        Format::Auto => detect_file(path)?,
+        f => f,
+    };
+    let file = open(path)?;
+    let reader = BufReader::with_capacity(256 * 1024, file);
+    match format {
+        Format::None => Ok(Report::default()),
+        Format::Junit => junit::parse(reader, path),
+        Format::JestJson | Format::VitestJson => jest::parse_file(reader, path, format),
+        f => parse_lines(reader, f).map_err(|e| ReportError::Io {
+            path: path.display().to_string(),
+            source: e,
+        }),
+    }
+}
+
+fn open(path: &Path) -> Result<File, ReportError> {
+    File::open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ReportError::Missing {
+                path: path.display().to_string(),
+            }
+        } else {
+            ReportError::Io {
+                path: path.display().to_string(),
+                source: e,
+            }
+        }
+    })
+}
+
+fn parse_lines<R: BufRead>(reader: R, format: Format) -> std::io::Result<Report> {
+    let mut parser = line_parser(format).expect("a line format");
+    for_each_line(reader, |l| parser.line(l))?;
+    let mut report = parser.finish();
+    report.format = Some(format);
+    Ok(report)
+}
+
+/// How far into the output auto-detection looks before deciding nothing is recognisable.
+const DETECT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Recognises the runner from its output's own markers.
+fn detect_output(log: &Path) -> Result<Option<Format>, ReportError> {
+    use std::io::Read;
+    let file = open(log)?;
+    let mut found = None;
+    for_each_line(BufReader::new(file.take(DETECT_BYTES)), |l| {
+        if found.is_none() {
+            found = detect_line(l);
+        }
+    })
+    .map_err(|e| ReportError::Io {
+        path: log.display().to_string(),
+        source: e,
+    })?;
+    Ok(found)
+}
+
+/// The format a single line proves, if any. Ordered from most to least specific.
+fn detect_line(line: &str) -> Option<Format> {
+    let t = line.trim_start();
+    if t.starts_with("{\"Time\":")
+        || t.starts_with("{\"ImportPath\":")
+        || t.starts_with("{\"Action\":")
+    {
+        return Some(Format::GoJson);
+    }
+    if t.starts_with('{') && t.contains("\"numTotalTests\"") {
+        return Some(if t.contains("\"numRuntimeErrorTestSuites\"") {
+            Format::JestJson
+        } else {
+            Format::VitestJson
+        });
+    }
+    if t.starts_with("<?xml") || t.starts_with("<testsuites") || t.starts_with("<testsuite") {
+        return Some(Format::Junit);
+    }
+    if t.starts_with("Nextest run ID")
+        || (t.starts_with("Starting ") && t.contains(" tests across "))
+    {
+        return Some(Format::Nextest);
+    }
+    if t.starts_with("running ") && (t.ends_with(" tests") || t.ends_with(" test")) && line == t {
+        return Some(Format::Libtest);
+    }
+    if t.starts_with("Running unittests ") || t.starts_with("Doc-tests ") {
+        return Some(Format::Libtest);
+    }
+    if t.starts_with('=') && t.contains(" test session starts ") {
+        return Some(Format::Pytest);
+    }
+    if line.starts_with("TAP version ") {
+        return Some(Format::Tap);
+    }
+    None
+}
+
+fn detect_file(path: &Path) -> Result<Format, ReportError> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if ext == "xml" {
+        return Ok(Format::Junit);
+    }
+    if ext == "json" {
+        // Report files are often pretty-printed, so look at the head as a whole.
+        use std::io::Read;
+        let mut head = Vec::new();
+        open(path)?
+            .take(64 * 1024)
+            .read_to_end(&mut head)
+            .map_err(|e| ReportError::Io {
+                path: path.display().to_string(),
+                source: e,
+            })?;
+        let head = String::from_utf8_lossy(&head);
+        if head.contains("\"testResults\"") || head.contains("\"numTotalTests\"") {
+            return Ok(if head.contains("\"numRuntimeErrorTestSuites\"") {
+                Format::JestJson
+            } else {
+                Format::VitestJson
+            });
+        }
+    }
+    Ok(detect_output(path)?.unwrap_or(Format::None))
+}
+
+/// Joins up to `max_lines` non-empty lines into a failure excerpt.
+fn excerpt<'a>(lines: impl IntoIterator<Item = &'a str>, max_lines: usize) -> Option<String> {
+    let kept: Vec<String> = lines
+        .into_iter()
+        .map(|l| l.trim_end())
+        .filter(|l| !l.trim().is_empty())
+        .take(max_lines)
+        .map(|l| crate::text::clip(l, 300))
+        .collect();
+    (!kept.is_empty()).then(|| kept.join("\n"))
+}
+
+/// Lines kept per failure excerpt.
+const EXCERPT_LINES: usize = 6;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,201 @@
+//! pytest's terminal output, in any verbosity: `-v` result lines (`path::test PASSED [ 20%]`),
+//! `-rA` short-summary lines (`PASSED path::test`), the FAILURES/ERRORS sections for excerpts,
+//! and the final `N failed, N passed, … in 0.1s` line, which counts what was not named.
+//! Collection errors and errors in fixtures (setup/teardown) are infrastructure errors.
+
+use std::collections::HashMap;
+
+use super::{Counts, EXCERPT_LINES, LineParser, Report, Status, TestCase, excerpt};
+
+#[derive(Default)]
+pub struct Parser {
+    report: Report,
+    index: HashMap<String, usize>,
+    summary: Option<Counts>,
+    /// Inside `=== FAILURES ===` / `=== ERRORS ===`: the section title and its lines.
+    section: Option<(String, Vec<String>)>,
+    in_sections: bool,
+    excerpts: Vec<(String, String)>,
+    errors: Vec<String>,
+}
+
+impl LineParser for Parser {
+    fn line(&mut self, line: &str) {
+        if let Some(title) = banner(line, '=') {
+            self.close_section();
+            self.in_sections = title == "FAILURES" || title == "ERRORS";
+            if let Some(c) = final_counts(title) {
+                self.summary = Some(c);
+            }
+            return;
+        }
+        if self.in_sections {
+            if let Some(title) = banner(line, '_') {
+                self.close_section();
+                self.section = Some((title.to_string(), Vec::new()));
+                return;
+            }
+            if let Some((title, lines)) = &mut self.section {
+                if title.starts_with("ERROR ") && self.errors.len() < 10 && line.starts_with("E ") {
+                    self.errors.push(format!("{title}: {}", line[1..].trim()));
+                }
+                if lines.len() < 200 {
+                    lines.push(line.to_string());
+                }
+                return;
+            }
+        }
+        // `-rA` / default short summary: `FAILED path::test - message`, `ERROR path`.
+        for (word, status) in [
+            ("PASSED ", Some(Status::Passed)),
+            ("FAILED ", Some(Status::Failed)),
+            ("SKIPPED ", Some(Status::Skipped)),
+            ("XFAIL ", Some(Status::Skipped)),
+            ("XPASS ", Some(Status::Passed)),
+            ("ERROR ", None),
+        ] {
+            if let Some(rest) = line.strip_prefix(word) {
+                let id = rest.split(" - ").next().unwrap_or(rest).trim();
+                if id.starts_with('[') {
+                    // `SKIPPED [1] file.py:21: reason` names no test; the final line counts it.
+                    return;
+                }
+                match status {
+                    Some(s) => self.record(id, s),
+                    None => {
+                        if self.errors.len() < 10 {
+                            self.errors.push(format!("ERROR {}", rest.trim()));
+                        }
+                    }
+                }
+                return;
+            }
+        }
+        // `-q` ends with the counts line and no banner around it.
+        if line.starts_with(|c: char| c.is_ascii_digit())
+            && let Some(c) = final_counts(line)
+        {
+            self.summary = Some(c);
+            return;
+        }
+        // `-v`: `path::test PASSED   [ 16%]`.
+        if let Some((id, rest)) = line.split_once(' ')
+            && id.contains("::")
+        {
+            let word = rest.split_whitespace().next().unwrap_or("");
+            let status = match word {
+                "PASSED" | "XPASS" => Status::Passed,
+                "FAILED" => Status::Failed,
+                "SKIPPED" | "XFAIL" => Status::Skipped,
+                "ERROR" => {
+                    if self.errors.len() < 10 {
+                        self.errors.push(format!("ERROR {id}"));
+                    }
+                    return;
+                }
+                _ => return,
+            };
+            self.record(id, status);
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Report {
+        self.close_section();
+        for (title, text) in std::mem::take(&mut self.excerpts) {
+            // Section titles name the function (`test_x`, `TestCart.test_x`, `test_x[param]`).
+            let key = title.replace('.', "::");
+            if let Some(case) = self.report.cases.iter_mut().find(|c| {
+                c.status == Status::Failed && c.message.is_none() && c.name.ends_with(&key)
+            }) {
+                case.message = Some(text);
+            }
+        }
+        if !self.errors.is_empty() {
+            self.errors.dedup();
+            let msg = self.errors.join("\n");
+            self.report.set_infra(msg);
+        }
+        if let Some(summary) = self.summary {
+            self.report.reconcile(summary);
+        }
+        self.report
+    }
+}
+
+impl Parser {
+    fn record(&mut self, id: &str, status: Status) {
+        if let Some(&i) = self.index.get(id) {
+            self.report.cases[i].status = status;
+            return;
+        }
+        let mut case = TestCase::new(id, status);
+        case.file = id.split("::").next().map(str::to_string);
+        self.index.insert(id.to_string(), self.report.cases.len());
+        self.report.cases.push(case);
+    }
+
+    fn close_section(&mut self) {
+        let Some((title, lines)) = self.section.take() else {
+            return;
+        };
+        if title.starts_with("ERROR ") {
+            if !self.errors.iter().any(|e| e.starts_with(&title)) {
+                let first = lines
+                    .iter()
+                    .find(|l| !l.trim().is_empty())
+                    .cloned()
+                    .unwrap_or_default();
+                self.errors.push(format!("{title}: {}", first.trim()));
+            }
+            return;
+        }
+        // The assertion (`E   …`) lines and the `file:line: Error` locator say the most.
+        let useful = lines
+            .iter()
+            .map(String::as_str)
+            .filter(|l| l.starts_with("E ") || (l.contains(".py:") && !l.starts_with(' ')));
+        if let Some(text) = excerpt(useful, EXCERPT_LINES) {
+            self.excerpts.push((title, text));
+        }
+    }
+}
+
+/// `==== title ====` (or with `_`) → `title`.
+fn banner(line: &str, ch: char) -> Option<&str> {
+    let rest = line.strip_prefix(ch)?;
+    if !rest.starts_with(ch) {
+        return None;
+    }
+    let inner = line.trim_matches(ch);
+    if inner.len() == line.len() || !line.ends_with(ch) {
+        return None;
+    }
+    let inner = inner.trim();
+    (!inner.is_empty()).then_some(inner)
+}
+
+/// `2 failed, 2 passed, 1 skipped, 1 xfailed in 0.03s` → counts; `None` for other banners.
+fn final_counts(title: &str) -> Option<Counts> {
+    let (counts, _) = title.rsplit_once(" in ")?;
+    let mut c = Counts::default();
+    let mut any = false;
+    for part in counts.split(',') {
+        let mut it = part.split_whitespace();
+        let (Some(n), Some(word)) = (it.next(), it.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        any = true;
+        match word {
+            "passed" | "xpassed" => c.passed += n,
+            "failed" => c.failed += n,
+            "skipped" | "xfailed" | "deselected" => {
+                if word != "deselected" {
+                    c.skipped += n
+                }
+            }
+            _ => {}
+        }
+    }
+    any.then_some(c)
+}

@@ -1,0 +1,195 @@
+//! TAP (13/14, node --test's reporter, prove -v): test points `ok N - desc # SKIP|TODO`,
+//! subtests indented by four spaces (only leaves count; a parent's result repeats its
+//! children's), YAML diagnostics blocks for failure excerpts, `Bail out!` and a module that
+//! failed to load as infrastructure errors.
+
+use super::{EXCERPT_LINES, LineParser, Report, Status, TestCase, excerpt};
+
+#[derive(Default)]
+pub struct Parser {
+    report: Report,
+    /// Indents of the test points seen, innermost last: a point whose predecessor was deeper
+    /// is that predecessor's parent.
+    levels: Vec<usize>,
+    /// `# Subtest: name` headers still open, with their indent.
+    subtests: Vec<(usize, String)>,
+    /// The YAML block after a failed point: its case index, indent and lines.
+    yaml: Option<(usize, usize, Vec<String>)>,
+    load_errors: Vec<String>,
+}
+
+/// Text in diagnostics that means a module never loaded.
+const LOAD_MARKERS: [&str; 5] = [
+    "ERR_MODULE_NOT_FOUND",
+    "Cannot find module",
+    "Cannot find package",
+    "SyntaxError",
+    "ERR_REQUIRE_ESM",
+];
+
+impl LineParser for Parser {
+    fn line(&mut self, line: &str) {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let t = &line[indent..];
+        if let Some((idx, yindent, lines)) = &mut self.yaml {
+            if t == "..." && indent == *yindent {
+                let idx = *idx;
+                let lines = std::mem::take(lines);
+                self.yaml = None;
+                self.attach_yaml(idx, &lines);
+                return;
+            }
+            if t.is_empty() {
+                continue_block(lines);
+                return;
+            }
+            if indent >= *yindent && !t.starts_with("ok ") && !t.starts_with("not ok ") {
+                if lines.len() < 60 {
+                    // Keep indentation relative to the block: block scalars need it.
+                    lines.push(line[*yindent..].to_string());
+                }
+                return;
+            }
+            self.yaml = None;
+        }
+        if t.starts_with("Bail out!") {
+            self.report.set_infra(t.to_string());
+            return;
+        }
+        if let Some(name) = t.strip_prefix("# Subtest: ") {
+            self.subtests.retain(|(i, _)| *i < indent);
+            self.subtests.push((indent, name.to_string()));
+            return;
+        }
+        if let Some(c) = t.strip_prefix('#') {
+            if LOAD_MARKERS.iter().any(|m| c.contains(m)) && self.load_errors.len() < 5 {
+                self.load_errors.push(c.trim().to_string());
+            }
+            return;
+        }
+        let (ok, rest) = if let Some(r) = t.strip_prefix("ok") {
+            (true, r)
+        } else if let Some(r) = t.strip_prefix("not ok") {
+            (false, r)
+        } else {
+            return;
+        };
+        if !(rest.is_empty() || rest.starts_with(' ')) {
+            return;
+        }
+        self.point(indent, ok, rest.trim_start());
+    }
+
+    fn finish(mut self: Box<Self>) -> Report {
+        if let Some((idx, _, lines)) = self.yaml.take() {
+            self.attach_yaml(idx, &lines);
+        }
+        if !self.load_errors.is_empty() {
+            let msg = format!(
+                "test module failed to load:\n{}",
+                self.load_errors.join("\n")
+            );
+            self.report.set_infra(msg);
+        }
+        self.report
+    }
+}
+
+impl Parser {
+    fn point(&mut self, indent: usize, ok: bool, rest: &str) {
+        let is_parent = self.levels.last().is_some_and(|&l| l > indent);
+        while self.levels.last().is_some_and(|&l| l > indent) {
+            self.levels.pop();
+        }
+        if self.levels.last() != Some(&indent) {
+            self.levels.push(indent);
+        }
+        // `3 - desc # SKIP why` → number, description, directive.
+        let rest = rest
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start();
+        let rest = rest.strip_prefix("- ").unwrap_or(rest);
+        let (desc, directive) = match rest.split_once(" # ") {
+            Some((d, dir)) => (d.trim(), Some(dir.trim())),
+            None => match rest.strip_prefix("# ") {
+                Some(dir) => ("", Some(dir.trim())),
+                None => (rest.trim(), None),
+            },
+        };
+        let directive = directive.map(|d| d.to_ascii_uppercase());
+        let ancestors: Vec<String> = self
+            .subtests
+            .iter()
+            .filter(|(i, _)| *i < indent)
+            .map(|(_, n)| n.clone())
+            .collect();
+        self.subtests.retain(|(i, _)| *i < indent);
+        if is_parent {
+            return;
+        }
+        let status = match directive.as_deref() {
+            Some(d) if d.starts_with("SKIP") || d.starts_with("TODO") => Status::Skipped,
+            _ if ok => Status::Passed,
+            _ => Status::Failed,
+        };
+        let mut name_parts = ancestors;
+        name_parts.push(desc.to_string());
+        let mut case = TestCase::new(name_parts.join(" > "), status);
+        if status == Status::Failed && looks_like_file(desc) && !self.load_errors.is_empty() {
+            // node --test reports a file that failed to import as one failing test named by
+            // its path, after the import error as comments.
+            return;
+        }
+        if status == Status::Failed {
+            self.yaml = Some((self.report.cases.len(), indent + 2, Vec::new()));
+        }
+        case.file = None;
+        self.report.cases.push(case);
+    }
+
+    fn attach_yaml(&mut self, idx: usize, lines: &[String]) {
+        if lines.first().map(String::as_str) != Some("---") {
+            return;
+        }
+        let mut useful = Vec::new();
+        let mut in_error = false;
+        for l in &lines[1..] {
+            if let Some(loc) = l.strip_prefix("location: ") {
+                let loc = loc.trim_matches('\'');
+                let file = loc.split(':').next().unwrap_or(loc);
+                self.report.cases[idx].file = Some(file.to_string());
+                continue;
+            }
+            if let Some(e) = l
+                .strip_prefix("error: ")
+                .or_else(|| l.strip_prefix("message: "))
+            {
+                in_error = e.starts_with('|');
+                if !in_error {
+                    useful.push(e.trim_matches('\'').to_string());
+                }
+                continue;
+            }
+            if in_error {
+                if l.starts_with("  ") || l.trim().is_empty() {
+                    useful.push(l.trim().to_string());
+                    continue;
+                }
+                in_error = false;
+            }
+        }
+        self.report.cases[idx].message = excerpt(useful.iter().map(String::as_str), EXCERPT_LINES);
+    }
+}
+
+/// A blank line inside a YAML block belongs to it (block scalars keep blank lines).
+fn continue_block(lines: &mut Vec<String>) {
+    if lines.len() < 60 {
+        lines.push(String::new());
+    }
+}
+
+fn looks_like_file(desc: &str) -> bool {
+    (desc.starts_with('/') || desc.starts_with("./") || desc.starts_with("file:"))
+        && !desc.contains(' ')
+}

@@ -1,0 +1,327 @@
+//! Every parser against real runner outputs captured from real runs
+//! (`tests/fixtures/reports/`, see its MANIFEST.md for the commands and versions).
+
+use std::path::PathBuf;
+
+use super::*;
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reports")
+        .join(rel)
+}
+
+fn parse(rel: &str, format: Format) -> Report {
+    parse_output(&fixture(rel), format).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn failing(r: &Report) -> Vec<&str> {
+    r.failing().map(|c| c.name.as_str()).collect()
+}
+
+fn counts(r: &Report) -> (u64, u64, u64) {
+    let c = r.counts();
+    (c.passed, c.failed, c.skipped)
+}
+
+#[test]
+fn libtest_several_binaries_and_doctests() {
+    for format in [Format::Libtest, Format::Auto] {
+        let r = parse("libtest/pass.txt", format);
+        assert_eq!(r.format, Some(Format::Libtest));
+        assert_eq!(counts(&r), (5, 0, 0));
+        let files: Vec<_> = r
+            .cases
+            .iter()
+            .map(|c| c.file.as_deref().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                "src/lib.rs",
+                "src/lib.rs",
+                "tests/checkout_flow.rs",
+                "tests/checkout_flow.rs",
+                "src/lib.rs"
+            ]
+        );
+        assert!(r.infra_error.is_none());
+    }
+}
+
+#[test]
+fn libtest_failures_with_excerpts() {
+    for f in [
+        "libtest/failures.txt",
+        "libtest/failures-ansi.txt",
+        "libtest/failures-backtrace.txt",
+    ] {
+        let r = parse(f, Format::Auto);
+        assert_eq!(counts(&r), (2, 2, 1), "{f}");
+        assert_eq!(
+            failing(&r),
+            ["tests::applies_discount", "tests::guest_pays_by_card"],
+            "{f}"
+        );
+        let msg = r.cases[2].message.as_deref().unwrap();
+        assert!(msg.contains("panicked at src/lib.rs:29:9"), "{f}: {msg}");
+        assert!(msg.contains("right: 100"), "{f}: {msg}");
+        assert!(r.infra_error.is_none());
+    }
+    let r = parse("libtest/failures-no-fail-fast.txt", Format::Libtest);
+    assert_eq!(counts(&r), (2, 3, 1));
+    assert!(failing(&r).contains(&"src/lib.rs - add (line 3)"));
+}
+
+#[test]
+fn libtest_compile_error_is_infra() {
+    let r = parse("libtest/compile-error.txt", Format::Auto);
+    // Auto finds no runner marker before the error; libtest must still flag it when named.
+    let r2 = parse("libtest/compile-error.txt", Format::Libtest);
+    assert!(r.cases.is_empty());
+    let e = r2.infra_error.clone().expect("infra");
+    assert!(e.contains("E0425") && e.contains("src/lib.rs:17:20"), "{e}");
+    assert_eq!(counts(&r2), (0, 0, 0));
+}
+
+#[test]
+fn nextest_status_lines_and_summary() {
+    let r = parse("nextest/failures.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Nextest));
+    assert_eq!(counts(&r), (2, 2, 1));
+    assert_eq!(
+        failing(&r),
+        ["tests::overflow_panics", "guest_pays_by_card"]
+    );
+    assert_eq!(
+        r.cases[2].suite.as_deref(),
+        Some("checkout_multi::checkout_flow")
+    );
+    assert!(
+        r.cases[2]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("card total")
+    );
+    let r = parse("nextest/pass.txt", Format::Nextest);
+    assert_eq!(counts(&r), (4, 0, 0));
+    let r = parse("nextest/compile-error.txt", Format::Nextest);
+    assert!(r.infra_error.unwrap().contains("E0425"));
+}
+
+#[test]
+fn pytest_every_verbosity() {
+    for f in [
+        "pytest/failures.txt",
+        "pytest/failures-q.txt",
+        "pytest/failures-v.txt",
+        "pytest/failures-rA.txt",
+        "pytest/failures-ansi.txt",
+    ] {
+        let r = parse(f, Format::Pytest);
+        assert_eq!(counts(&r), (2, 2, 2), "{f}");
+        assert_eq!(
+            failing(&r),
+            [
+                "test_checkout.py::test_guest_pays_by_card",
+                "test_checkout.py::test_refund_raises"
+            ],
+            "{f}"
+        );
+        assert!(r.infra_error.is_none(), "{f}");
+    }
+    let r = parse("pytest/failures.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Pytest));
+    let m = r.cases[0].message.as_deref().unwrap();
+    assert!(m.contains("assert 100 == 101"), "{m}");
+    assert_eq!(r.cases[0].file.as_deref(), Some("test_checkout.py"));
+    // -rA names the passing tests too.
+    let r = parse("pytest/failures-rA.txt", Format::Pytest);
+    assert!(
+        r.cases
+            .iter()
+            .any(|c| c.name == "test_checkout.py::test_adds_amounts" && c.status == Status::Passed)
+    );
+}
+
+#[test]
+fn pytest_collection_error_is_infra() {
+    let r = parse("pytest/collection-error.txt", Format::Auto);
+    let e = r.infra_error.clone().expect("infra");
+    assert!(
+        e.contains("test_gateway.py") && e.contains("ModuleNotFoundError"),
+        "{e}"
+    );
+    assert_eq!(counts(&r).1, 0);
+}
+
+#[test]
+fn go_json_leaves_and_build_failures() {
+    for f in ["go-json/failures.jsonl", "go-json/go1.19-failures.jsonl"] {
+        let r = parse(f, Format::Auto);
+        assert_eq!(r.format, Some(Format::GoJson));
+        let mut names = failing(&r);
+        names.sort();
+        assert_eq!(names, ["TestGuestPaysByCard/visa", "TestRefund"], "{f}");
+        assert_eq!(counts(&r), (3, 2, 1), "{f}");
+        assert!(r.infra_error.is_none());
+    }
+    let r = parse("go-json/failures.jsonl", Format::GoJson);
+    let visa = r
+        .cases
+        .iter()
+        .find(|c| c.name == "TestGuestPaysByCard/visa")
+        .unwrap();
+    assert!(
+        visa.message
+            .as_deref()
+            .unwrap()
+            .contains("checkout_test.go"),
+        "{:?}",
+        visa.message
+    );
+    for f in [
+        "go-json/build-failure.jsonl",
+        "go-json/go1.19-build-failure.jsonl",
+    ] {
+        let r = parse(f, Format::GoJson);
+        let e = r
+            .infra_error
+            .clone()
+            .unwrap_or_else(|| panic!("{f}: no infra"));
+        assert!(e.contains("undefined: ChargeCard"), "{f}: {e}");
+        assert_eq!(counts(&r), (1, 0, 0), "{f}");
+    }
+}
+
+#[test]
+fn jest_and_vitest_json_files() {
+    for (f, fmt) in [
+        ("jest-json/failures.json", Format::JestJson),
+        ("vitest-json/failures.json", Format::VitestJson),
+    ] {
+        let r = parse_file(&fixture(f), Format::Auto).unwrap();
+        assert_eq!(r.format, Some(fmt));
+        assert_eq!(counts(&r), (2, 2, 2), "{f}");
+        assert_eq!(
+            failing(&r),
+            [
+                "checkout guest pays by card",
+                "checkout refunds refund raises"
+            ],
+            "{f}"
+        );
+        assert!(r.infra_error.is_none());
+        assert!(r.cases[1].message.as_deref().unwrap().contains("101"));
+    }
+    for f in ["jest-json/load-error.json", "vitest-json/load-error.json"] {
+        let r = parse_file(&fixture(f), Format::Auto).unwrap();
+        let e = r.infra_error.clone().unwrap_or_else(|| panic!("{f}"));
+        assert!(e.contains("payment-gateway-sdk"), "{e}");
+        assert_eq!(counts(&r), (1, 0, 0));
+    }
+}
+
+#[test]
+fn jest_json_on_stdout_among_other_output() {
+    let r = parse("jest-json/failures-json-to-stdout.json", Format::Auto);
+    assert_eq!(r.format, Some(Format::JestJson));
+    assert_eq!(counts(&r), (2, 2, 2));
+}
+
+#[test]
+fn junit_from_several_producers() {
+    let r = parse_file(&fixture("junit/pytest-failures.xml"), Format::Auto).unwrap();
+    assert_eq!(counts(&r), (2, 2, 2));
+    assert_eq!(
+        failing(&r),
+        [
+            "test_checkout.test_guest_pays_by_card",
+            "test_checkout.test_refund_raises"
+        ]
+    );
+    assert!(
+        r.cases[1]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("assert 100 == 101")
+    );
+    for f in ["junit/jest-failures.xml", "junit/vitest-failures.xml"] {
+        let r = parse_file(&fixture(f), Format::Junit).unwrap();
+        assert_eq!(r.counts().failed, 2, "{f}");
+        assert!(r.infra_error.is_none(), "{f}");
+    }
+    for f in [
+        "junit/pytest-collection-error.xml",
+        "junit/jest-load-error-suite-errors.xml",
+        "junit/vitest-load-error.xml",
+    ] {
+        let r = parse_file(&fixture(f), Format::Junit).unwrap();
+        assert!(r.infra_error.is_some(), "{f}");
+        assert_eq!(r.counts().failed, 0, "{f}");
+    }
+}
+
+#[test]
+fn junit_truncated_counts_what_it_saw_and_garbage_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = std::fs::read_to_string(fixture("junit/pytest-failures.xml")).unwrap();
+    let cut = &full[..full.find("test_settles_with_bank").unwrap()];
+    let p = dir.path().join("cut.xml");
+    std::fs::write(&p, cut).unwrap();
+    let r = parse_file(&p, Format::Junit).unwrap();
+    assert_eq!(r.counts().failed, 2);
+    assert!(!r.notes.is_empty());
+    let g = dir.path().join("garbage.xml");
+    std::fs::write(&g, "this is not xml <<<").unwrap();
+    assert!(matches!(
+        parse_file(&g, Format::Junit),
+        Err(ReportError::Malformed { .. })
+    ));
+    assert!(matches!(
+        parse_file(&dir.path().join("absent.xml"), Format::Junit),
+        Err(ReportError::Missing { .. })
+    ));
+}
+
+#[test]
+fn tap_node_nested_and_prove() {
+    let r = parse("tap/node-failures.tap", Format::Auto);
+    assert_eq!(r.format, Some(Format::Tap));
+    let f = failing(&r);
+    assert!(f.contains(&"guest-pays-by-card"), "{f:?}");
+    assert!(f.contains(&"refunds > refund raises"), "{f:?}");
+    assert!(!f.contains(&"refunds"), "parents are not cases: {f:?}");
+    let gp = r
+        .cases
+        .iter()
+        .find(|c| c.name == "guest-pays-by-card")
+        .unwrap();
+    assert!(gp.message.as_deref().unwrap().contains("100 !== 101"));
+    assert!(gp.file.as_deref().unwrap().ends_with("checkout.test.mjs"));
+    assert!(r.infra_error.is_none());
+    let r = parse("tap/node-load-error.tap", Format::Tap);
+    assert!(
+        r.infra_error
+            .clone()
+            .unwrap()
+            .contains("ERR_MODULE_NOT_FOUND")
+    );
+    assert_eq!(r.counts().failed, 0);
+    let r = parse("tap/prove-failures.txt", Format::Tap);
+    let f = failing(&r);
+    assert!(
+        f.contains(&"guest_pays_by_card") && f.contains(&"refund raises"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn format_names_round_trip() {
+    for f in Format::ALL {
+        assert_eq!(f.name().parse::<Format>().unwrap(), f);
+    }
+    assert!("xunit".parse::<Format>().unwrap_err().contains("junit"));
+}

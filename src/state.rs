@@ -1,0 +1,206 @@
+//! State files: atomic writes under a lock, and loads that fail closed.
+//!
+//! Every control that persists something (breaker, budget, run state) goes through here, so the
+//! guarantees hold everywhere: a write is a temp file in the same folder, fsynced, renamed over
+//! the old one and the folder fsynced — a kill at any instant leaves the old or the new file —
+//! and a read-modify-write holds an exclusive lock on the folder, so two agents updating the same
+//! change at once both count.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Prefix of the temp files of in-flight writes. A write killed before its rename leaves one
+/// behind; `forge init` ignores them in git and loaders never read them.
+pub const TEMP_PREFIX: &str = ".forge-tmp-";
+
+/// Writes `bytes` to `path` atomically: either the old content or the new one is ever visible.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = parent_dir(path);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io(format!("cannot create a temp file in {}", dir.display()), e))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| Error::io(format!("cannot write {}", tmp.path().display()), e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(format!("cannot replace {}", path.display()), e.error))?;
+    // The rename is durable only once the directory entry is.
+    if let Ok(d) = File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// An exclusive lock on a folder, released on drop. Locking the folder rather than the file
+/// survives the rename of an atomic write (a lock on the old inode would guard nothing) and
+/// leaves no lock file for git to see.
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+}
+
+/// Blocks until this process holds the exclusive lock on `dir` (created if missing).
+pub fn lock_dir(dir: &Path) -> Result<DirLock> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let file =
+        File::open(dir).map_err(|e| Error::io(format!("cannot open {}", dir.display()), e))?;
+    file.lock()
+        .map_err(|e| Error::io(format!("cannot lock {}", dir.display()), e))?;
+    Ok(DirLock { _file: file })
+}
+
+/// A document kept in a state file: how it reads and writes itself, strictly.
+pub trait StateDoc: Sized {
+    /// Parses the file's text; an error says what is wrong (line, field).
+    fn parse(text: &str) -> std::result::Result<Self, String>;
+    fn render(&self) -> String;
+}
+
+/// Reads a state file. `Ok(None)` when it does not exist; an [`Error::State`] naming the file
+/// and `recovery` when it exists but cannot be trusted.
+pub fn load<T: StateDoc>(path: &Path, recovery: &str) -> Result<Option<T>> {
+    let text = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    let text = String::from_utf8(text).map_err(|_| Error::State {
+        path: path.to_path_buf(),
+        message: "is not UTF-8 text".into(),
+        recovery: recovery.to_string(),
+    })?;
+    T::parse(&text).map(Some).map_err(|message| Error::State {
+        path: path.to_path_buf(),
+        message,
+        recovery: recovery.to_string(),
+    })
+}
+
+/// Locked read-modify-write: loads the current document (if any), lets `f` compute the new one
+/// and a result, and writes the new one atomically before releasing the lock. A file that does
+/// not parse stops the update with [`Error::State`]; `f` never sees a made-up default for it.
+pub fn update<T: StateDoc, R>(
+    path: &Path,
+    recovery: &str,
+    f: impl FnOnce(Option<T>) -> Result<(T, R)>,
+) -> Result<R> {
+    let _lock = lock_dir(&parent_dir(path))?;
+    let current = load::<T>(path, recovery)?;
+    let (next, result) = f(current)?;
+    write_atomic(path, next.render().as_bytes())?;
+    Ok(result)
+}
+
+/// Like [`update`], but `f` may replace a state file that does not parse — for the human
+/// recovery commands, which exist precisely to clear such a file. `f` receives the parse
+/// error's message in that case.
+pub fn update_or_recover<T: StateDoc, R>(
+    path: &Path,
+    f: impl FnOnce(std::result::Result<Option<T>, String>) -> Result<(T, R)>,
+) -> Result<R> {
+    let _lock = lock_dir(&parent_dir(path))?;
+    let current = match load::<T>(path, "") {
+        Ok(v) => Ok(v),
+        Err(Error::State { message, .. }) => Err(message),
+        Err(e) => return Err(e),
+    };
+    let (next, result) = f(current)?;
+    write_atomic(path, next.render().as_bytes())?;
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct Counter(u64);
+
+    impl StateDoc for Counter {
+        fn parse(text: &str) -> std::result::Result<Self, String> {
+            text.trim()
+                .parse()
+                .map(Counter)
+                .map_err(|e| format!("not a number: {e}"))
+        }
+        fn render(&self) -> String {
+            format!("{}\n", self.0)
+        }
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/state.txt");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("state.txt")]);
+    }
+
+    #[test]
+    fn concurrent_updates_all_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("counter");
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..25 {
+                        update::<Counter, ()>(&p, "fix it", |c| {
+                            Ok((Counter(c.map_or(0, |c| c.0) + 1), ()))
+                        })
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(load::<Counter>(&p, "").unwrap(), Some(Counter(200)));
+    }
+
+    #[test]
+    fn corrupt_state_is_an_error_naming_file_and_recovery() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("counter");
+        std::fs::write(&p, "garbage").unwrap();
+        let err = update::<Counter, ()>(&p, "run `fix it`", |_| unreachable!()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("counter"), "{msg}");
+        assert!(msg.contains("run `fix it`"), "{msg}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "garbage");
+    }
+
+    #[test]
+    fn recovery_update_sees_the_parse_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("counter");
+        std::fs::write(&p, "garbage").unwrap();
+        let seen =
+            update_or_recover::<Counter, String>(&p, |c| Ok((Counter(0), c.unwrap_err()))).unwrap();
+        assert!(seen.contains("not a number"));
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "0\n");
+    }
+
+    #[test]
+    fn missing_file_loads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(load::<Counter>(&dir.path().join("nope"), "").unwrap(), None);
+    }
+}

@@ -1,0 +1,210 @@
+//! Byte-level text helpers shared by the report parsers and the scenario scan: runner output
+//! arrives as arbitrary bytes (non-UTF-8, ANSI colours, CRLF, lines of any length).
+
+use std::borrow::Cow;
+use std::io::BufRead;
+
+/// Longest line handed to a parser. A longer line (a minified JSON report printed to stdout, or
+/// a runaway program with no newline) is cut here so memory stays bounded whatever the input.
+pub const MAX_LINE: usize = 8 * 1024 * 1024;
+
+/// Calls `f` with every line of `reader`: without its `\n` or `\r\n`, ANSI escapes removed,
+/// invalid UTF-8 replaced. Memory is bounded by [`MAX_LINE`] whatever the input.
+pub fn for_each_line<R: BufRead>(mut reader: R, mut f: impl FnMut(&str)) -> std::io::Result<()> {
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut overflow = false;
+    loop {
+        let (done, used) = {
+            let buf = match reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if buf.is_empty() {
+                break;
+            }
+            match memchr::memchr(b'\n', buf) {
+                Some(i) => {
+                    push_capped(&mut line, &buf[..i], &mut overflow);
+                    (true, i + 1)
+                }
+                None => {
+                    push_capped(&mut line, buf, &mut overflow);
+                    (false, buf.len())
+                }
+            }
+        };
+        reader.consume(used);
+        if done {
+            emit(&line, &mut f);
+            line.clear();
+            overflow = false;
+        }
+    }
+    if !line.is_empty() {
+        emit(&line, &mut f);
+    }
+    Ok(())
+}
+
+fn push_capped(line: &mut Vec<u8>, bytes: &[u8], overflow: &mut bool) {
+    if *overflow {
+        return;
+    }
+    let room = MAX_LINE.saturating_sub(line.len());
+    if bytes.len() > room {
+        line.extend_from_slice(&bytes[..room]);
+        *overflow = true;
+    } else {
+        line.extend_from_slice(bytes);
+    }
+}
+
+fn emit(line: &[u8], f: &mut impl FnMut(&str)) {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let text = String::from_utf8_lossy(line);
+    if memchr::memchr(0x1b, line).is_some() {
+        f(&strip_ansi(&text));
+    } else {
+        f(&text);
+    }
+}
+
+/// Removes ANSI CSI (`ESC [ … letter`) and OSC (`ESC ] … BEL|ST`) sequences: runners colour
+/// their output when they think a terminal is attached, and `--color=always` is common in CI.
+pub fn strip_ansi(s: &str) -> Cow<'_, str> {
+    if !s.contains('\u{1b}') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('[') => {
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                chars.next();
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                    if c == '\u{1b}' {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            // `ESC ( B` and friends: intermediate bytes, then one final byte.
+            Some(c) if (' '..='/').contains(c) => {
+                while chars.next_if(|c| (' '..='/').contains(c)).is_some() {}
+                chars.next();
+            }
+            Some(_) => {
+                chars.next();
+            }
+            None => {}
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Lowercase ASCII letters and digits only: the form in which a scenario id
+/// (`guest-pays-by-card`), a Rust or Python test name (`guest_pays_by_card`) and a Go one
+/// (`TestGuestPaysByCard`) can be compared.
+pub fn normalize(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Slug of a scenario title: lowercase, runs of anything but ASCII letters and digits become
+/// one `-`, no leading or trailing `-`.
+pub fn slug(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    let mut dash = false;
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            if dash && !out.is_empty() {
+                out.push('-');
+            }
+            dash = false;
+            out.push(c.to_ascii_lowercase());
+        } else {
+            dash = true;
+        }
+    }
+    out
+}
+
+/// Keeps at most `max` characters, marking the cut, so one enormous line cannot flood a report.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        for_each_line(input, |l| out.push(l.to_string())).unwrap();
+        out
+    }
+
+    #[test]
+    fn lines_handle_crlf_ansi_and_invalid_utf8() {
+        let got = lines(b"a\r\n\x1b[32mok\x1b[0m\nbad \xff byte\nlast");
+        assert_eq!(got, vec!["a", "ok", "bad \u{fffd} byte", "last"]);
+    }
+
+    #[test]
+    fn overlong_line_is_capped() {
+        let big = vec![b'x'; MAX_LINE + 10];
+        let mut input = big.clone();
+        input.extend_from_slice(b"\nnext\n");
+        let got = lines(&input);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].len(), MAX_LINE);
+        assert_eq!(got[1], "next");
+    }
+
+    #[test]
+    fn strip_ansi_removes_csi_and_osc() {
+        assert_eq!(
+            strip_ansi(
+                "\x1b[1;31mFAIL\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b[32mok\x1b(B\x1b[m"
+            ),
+            "FAIL link ok"
+        );
+    }
+
+    #[test]
+    fn slug_and_normalize() {
+        assert_eq!(slug("Guest pays by card!"), "guest-pays-by-card");
+        assert_eq!(slug("  --A  b-- "), "a-b");
+        assert_eq!(normalize("TestGuestPaysByCard"), "testguestpaysbycard");
+        assert_eq!(normalize("guest-pays_by card"), "guestpaysbycard");
+    }
+
+    #[test]
+    fn clip_marks_the_cut() {
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+    }
+}
