@@ -485,10 +485,7 @@ fn case_is_test(case: &TestCase, test: &str) -> bool {
     if want.is_empty() {
         return false;
     }
-    let last = name
-        .rsplit(|c| c == ':' || c == '.' || c == '/')
-        .next()
-        .unwrap_or(name);
+    let last = name.rsplit([':', '.', '/']).next().unwrap_or(name);
     if normalize(last) == want || normalize(name) == want {
         return true;
     }

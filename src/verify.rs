@@ -154,6 +154,9 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
         if let Some(e) = &c.report_error {
             reasons.push(format!("{}: {e}", c.name));
         }
+        if let Some(e) = &c.report.incomplete {
+            reasons.push(format!("{}: {e}", c.name));
+        }
     }
     for s in &scenarios {
         match s.status {
@@ -252,6 +255,7 @@ fn run_command(
     result.ok = out.success()
         && result.report.counts().failed == 0
         && result.report.infra_error.is_none()
+        && result.report.incomplete.is_none()
         && result.report_error.is_none();
     if result.exit_code == Some(127) {
         result.report_error = Some(format!(
@@ -339,6 +343,9 @@ impl VerifyReport {
                 );
             }
             if let Some(e) = &c.report_error {
+                let _ = writeln!(o, "{pad}report: {e}");
+            }
+            if let Some(e) = &c.report.incomplete {
                 let _ = writeln!(o, "{pad}report: {e}");
             }
             for n in &c.report.notes {

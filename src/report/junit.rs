@@ -31,6 +31,7 @@ pub fn parse<R: BufRead>(reader: R, path: &Path) -> Result<Report, ReportError> 
     let mut suite_file: Option<String> = None;
     let mut load_errors: Vec<String> = Vec::new();
     let mut saw_root = false;
+    let mut depth = 0usize;
     loop {
         let ev = match xml.read_event_into(&mut buf) {
             Ok(ev) => ev,
@@ -42,14 +43,20 @@ pub fn parse<R: BufRead>(reader: R, path: &Path) -> Result<Report, ReportError> 
                         message: e.to_string(),
                     });
                 }
-                report.notes.push(format!(
-                    "report {} is cut off or malformed after {} test cases ({e}); counted what was readable",
+                report.incomplete = Some(format!(
+                    "report {} is cut off or malformed after {} test cases ({e})",
                     path.display(),
                     report.cases.len()
                 ));
+                // The case being written when the damage hit has no result: not counted.
                 break;
             }
         };
+        match &ev {
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
         // `Start` and `Empty` are handled alike; an empty element is closed at once.
         match xml_read(&ev) {
             Some((name, start, empty)) => match name {
@@ -154,8 +161,14 @@ pub fn parse<R: BufRead>(reader: R, path: &Path) -> Result<Report, ReportError> 
         }
         buf.clear();
     }
-    if let Some(o) = open.take() {
-        finish_case(o, &mut report, &mut load_errors);
+    if depth > 0 && report.incomplete.is_none() {
+        // Elements left open at the end: the writer stopped mid-way. The case it was writing
+        // has no result and is not counted.
+        report.incomplete = Some(format!(
+            "report {} ends inside {depth} open element(s): cut off after {} test cases",
+            path.display(),
+            report.cases.len()
+        ));
     }
     if !saw_root && report.cases.is_empty() {
         return Err(ReportError::Malformed {

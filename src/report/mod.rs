@@ -168,7 +168,10 @@ pub struct Report {
     pub unnamed: Counts,
     /// A build, compile, import, collection or setup error: the suite did not run as written.
     pub infra_error: Option<String>,
-    /// Things a person should know about the report itself (truncated, unreadable, …).
+    /// Set when the report is cut off or damaged (a runner killed mid-write): the cases read
+    /// before the damage are kept, but such a report can never back a PASS.
+    pub incomplete: Option<String>,
+    /// Things a person should know about the report itself.
     pub notes: Vec<String>,
 }
 

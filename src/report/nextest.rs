@@ -43,17 +43,18 @@ impl LineParser for Parser {
             return;
         }
         if let Some((_, lines)) = &mut self.capture {
-            if t.starts_with("thread '") || (!lines.is_empty() && lines.len() < 20) {
-                if !t.starts_with("note: run with `RUST_BACKTRACE") && !t.starts_with('─') {
-                    lines.push(t.to_string());
-                }
+            if (t.starts_with("thread '") || (!lines.is_empty() && lines.len() < 20))
+                && !t.starts_with("note: run with `RUST_BACKTRACE")
+                && !t.starts_with('─')
+            {
+                lines.push(t.to_string());
             }
             return;
         }
-        if line.starts_with("error[E") || line.starts_with("error: could not compile") {
-            if self.compile_error.len() < 8 {
-                self.compile_error.push(line.to_string());
-            }
+        if (line.starts_with("error[E") || line.starts_with("error: could not compile"))
+            && self.compile_error.len() < 8
+        {
+            self.compile_error.push(line.to_string());
         }
     }
 

@@ -189,11 +189,7 @@ fn final_counts(title: &str) -> Option<Counts> {
         match word {
             "passed" | "xpassed" => c.passed += n,
             "failed" => c.failed += n,
-            "skipped" | "xfailed" | "deselected" => {
-                if word != "deselected" {
-                    c.skipped += n
-                }
-            }
+            "skipped" | "xfailed" => c.skipped += n,
             _ => {}
         }
     }

@@ -273,7 +273,13 @@ fn junit_truncated_counts_what_it_saw_and_garbage_is_an_error() {
     std::fs::write(&p, cut).unwrap();
     let r = parse_file(&p, Format::Junit).unwrap();
     assert_eq!(r.counts().failed, 2);
-    assert!(!r.notes.is_empty());
+    assert!(r.incomplete.is_some());
+    // An unclosed case has no result: it is not counted as passed.
+    let open_case = dir.path().join("open.xml");
+    std::fs::write(&open_case, "<testsuite><testcase name=\"x\">").unwrap();
+    let r = parse_file(&open_case, Format::Junit).unwrap();
+    assert_eq!(r.counts(), Counts::default());
+    assert!(r.incomplete.is_some());
     let g = dir.path().join("garbage.xml");
     std::fs::write(&g, "this is not xml <<<").unwrap();
     assert!(matches!(

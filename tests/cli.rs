@@ -1,0 +1,182 @@
+//! The other subcommands end to end: init, change, report, demo, help.
+
+mod common;
+
+use common::{FIXTURES, Repo};
+
+#[test]
+fn init_detects_cargo_writes_a_working_config_and_ignores_local_state() {
+    let r = Repo::bare();
+    r.write("Cargo.toml", "[package]\nname = \"x\"\n");
+    r.write(".gitignore", "/target\n");
+    let o = r.forge(&["init"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(o.stdout.contains("cargo project"), "{}", o.stdout);
+    let cfg = r.read(".forge/config.yaml");
+    assert!(
+        cfg.contains("run: \"cargo test\"") && cfg.contains("report: libtest"),
+        "{cfg}"
+    );
+    assert!(cfg.contains("cargo clippy --all-targets -- -D warnings"));
+    let gi = r.read(".gitignore");
+    assert!(
+        gi.starts_with("/target\n") && gi.contains(".tmp/.forge/\n"),
+        "{gi}"
+    );
+    // Refuses to overwrite; --force replaces; .gitignore is not duplicated.
+    let o = r.forge(&["init"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("--force"));
+    assert_eq!(r.forge(&["init", "--force"]).code, 0);
+    assert_eq!(r.read(".gitignore").matches(".tmp/.forge/").count(), 1);
+    // The written config is one `forge verify` accepts.
+    r.config(
+        &cfg.replace("cargo test", "true")
+            .replace("cargo clippy --all-targets -- -D warnings", "true"),
+    );
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.last_line(), "Verdict: PASS", "{o:?}");
+    // After a verify, git sees no Forge litter but the committed config.
+    r.git(&["add", "-A"]);
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--ignored"])
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&status.stdout);
+    assert!(s.contains("!! .tmp/"), "{s}");
+}
+
+#[test]
+fn init_detects_python_go_and_node_projects() {
+    for (file, body, want) in [
+        ("pyproject.toml", "[project]\n", "pytest"),
+        ("go.mod", "module x\n", "go-json"),
+        (
+            "package.json",
+            "{\"devDependencies\":{\"vitest\":\"^3\"}}",
+            "vitest-json",
+        ),
+        (
+            "package.json",
+            "{\"devDependencies\":{\"jest\":\"^29\"}}",
+            "jest-json",
+        ),
+    ] {
+        let r = Repo::bare();
+        r.write(file, body);
+        assert_eq!(r.forge(&["init"]).code, 0);
+        let cfg = r.read(".forge/config.yaml");
+        assert!(cfg.contains(&format!("report: {want}")), "{file}: {cfg}");
+    }
+}
+
+#[test]
+fn change_new_list_and_scenarios() {
+    let r = Repo::with_command("true", "none");
+    r.change("checkout", &["Guest pays by card", "Member gets discount"]);
+    let spec = r.read(".forge/changes/checkout/spec.md");
+    assert!(spec.contains("#### Scenario: Guest pays by card"), "{spec}");
+    let o = r.forge(&["change", "new", "checkout"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("already exists"));
+    let o = r.forge(&["change", "new", "Bad Name"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("invalid change name"));
+
+    r.write(
+        "tests/a_test.rs",
+        "// @scenario checkout/guest-pays-by-card\n#[test]\nfn visa() {}\n",
+    );
+    let v = r
+        .forge(&["change", "scenarios", "checkout", "--json"])
+        .json();
+    assert_eq!(v[0]["id"], "guest-pays-by-card");
+    assert_eq!(v[0]["markers"][0]["file"], "tests/a_test.rs");
+    assert_eq!(v[0]["markers"][0]["test"], "visa");
+    assert_eq!(v[1]["markers"].as_array().unwrap().len(), 0);
+
+    r.forge(&["verify", "--change", "checkout"]);
+    let o = r.forge(&["change", "list"]);
+    assert!(
+        o.stdout.contains("checkout") && o.stdout.contains("1 consecutive failure(s), last FAIL"),
+        "{}",
+        o.stdout
+    );
+    let v = r.forge(&["change", "list", "--json"]).json();
+    assert_eq!(v[0]["scenarios"], 2);
+    assert_eq!(v[0]["breaker"]["total_attempts"], 1);
+}
+
+#[test]
+fn report_command_parses_real_outputs() {
+    let r = Repo::bare();
+    let o = r.forge(&["report", &format!("{FIXTURES}/pytest/failures.txt")]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout.contains("2 passed, 2 failed, 2 skipped (pytest)"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout
+            .contains("FAILED test_checkout.py::test_refund_raises")
+    );
+    let v = r
+        .forge(&[
+            "report",
+            &format!("{FIXTURES}/junit/vitest-failures.xml"),
+            "--json",
+        ])
+        .json();
+    assert_eq!(v["format"], "junit");
+    assert_eq!(v["counts"]["failed"], 2);
+    let o = r.forge(&["report", "/nonexistent.xml"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("does not exist"));
+    let o = r.forge(&["report", "x", "--format", "xunit"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("junit"), "{}", o.stderr);
+}
+
+#[test]
+fn demo_walks_through_the_breaker() {
+    let r = Repo::bare();
+    let o = r.forge(&["demo"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    for needle in [
+        "Breaker: 1/3 consecutive failures for change \"checkout\" — fix the smallest cause and re-run.",
+        "Breaker: CIRCUIT OPEN — 3 consecutive verify failures for change \"checkout\".",
+        "# exit 1",
+        "UNCOVERED checkout/guest-gets-a-receipt",
+        "Breaker: reset for change \"checkout\" by Demo Person",
+        "Verdict: PASS",
+    ] {
+        assert!(
+            o.stdout.contains(needle),
+            "missing {needle:?} in\n{}",
+            o.stdout
+        );
+    }
+}
+
+#[test]
+fn every_subcommand_has_help_with_examples() {
+    let r = Repo::bare();
+    for args in [
+        vec!["--help"],
+        vec!["verify", "--help"],
+        vec!["init", "--help"],
+        vec!["change", "new", "--help"],
+        vec!["change", "list", "--help"],
+        vec!["change", "scenarios", "--help"],
+        vec!["report", "--help"],
+        vec!["demo", "--help"],
+    ] {
+        let o = r.forge(&args);
+        assert_eq!(o.code, 0, "{args:?}");
+        assert!(o.stdout.contains("Examples:"), "{args:?}: {}", o.stdout);
+    }
+    let o = r.forge(&["frobnicate"]);
+    assert_eq!(o.code, 2);
+}

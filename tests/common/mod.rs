@@ -1,0 +1,135 @@
+//! A temporary git repository with a Forge config, and the built `forge` binary to run in it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/reports");
+
+impl Repo {
+    /// A git repository with `user.name` set and nothing else.
+    pub fn bare() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Repo { dir };
+        r.git(&["init", "-q", "-b", "main"]);
+        r.git(&["config", "user.name", "Ada Lovelace"]);
+        r.git(&["config", "user.email", "ada@example.com"]);
+        r
+    }
+
+    /// A repository whose single verify command is `run` (report format `report`).
+    pub fn with_command(run: &str, report: &str) -> Repo {
+        let r = Repo::bare();
+        r.config(&format!(
+            "verify:\n  commands:\n    - name: test\n      run: {}\n      timeout: 30\n      report: {report}\n",
+            serde_json::to_string(run).unwrap()
+        ));
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn config(&self, yaml: &str) {
+        self.write(".forge/config.yaml", yaml);
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap()
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path().join(rel).exists()
+    }
+
+    pub fn git(&self, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// `forge args…` in the repository.
+    pub fn forge(&self, args: &[&str]) -> Output {
+        let out = self.forge_cmd(args).output().unwrap();
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    pub fn forge_cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(forge_bin());
+        c.args(args).current_dir(self.path());
+        c
+    }
+
+    /// A change with the given scenario titles, via `forge change new`.
+    pub fn change(&self, name: &str, scenarios: &[&str]) {
+        let mut args = vec!["change", "new", name];
+        for s in scenarios {
+            args.push("--scenario");
+            args.push(s);
+        }
+        let o = self.forge(&args);
+        assert_eq!(o.code, 0, "{o:?}");
+    }
+}
+
+pub fn forge_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_forge"))
+}
+
+#[derive(Debug)]
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn last_line(&self) -> &str {
+        self.stdout.lines().last().unwrap_or("")
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+    }
+}
+
+/// A TAP test script: one case per `(name, passes)`.
+pub fn tap_script(cases: &[(&str, bool)]) -> String {
+    let mut s = String::from("#!/bin/sh\necho 'TAP version 13'\n");
+    let mut failed = false;
+    for (i, (name, ok)) in cases.iter().enumerate() {
+        if *ok {
+            s.push_str(&format!("echo 'ok {} - {name}'\n", i + 1));
+        } else {
+            failed = true;
+            s.push_str(&format!("echo 'not ok {} - {name}'\n", i + 1));
+        }
+    }
+    s.push_str(&format!(
+        "echo '1..{}'\nexit {}\n",
+        cases.len(),
+        u8::from(failed)
+    ));
+    s
+}

@@ -1,0 +1,364 @@
+//! `forge verify` end to end on temporary git repositories: reports from real runner outputs,
+//! coverage, JSON, and every fault the issue lists.
+
+mod common;
+
+use common::{FIXTURES, Repo, tap_script};
+
+/// A command that prints a captured real runner output and exits as that runner did.
+fn replay(fixture: &str, code: i32) -> String {
+    format!("cat '{FIXTURES}/{fixture}'; exit {code}")
+}
+
+#[test]
+fn real_cargo_failures_are_reported_with_cases_and_excerpts() {
+    let r = Repo::with_command(&replay("libtest/failures.txt", 101), "auto");
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.code, 0);
+    assert!(
+        o.stdout.contains("2 passed, 2 failed, 1 skipped (libtest)"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("FAILED tests::guest_pays_by_card"));
+    assert!(o.stdout.contains("panicked at src/lib.rs:29:9"));
+    assert!(o.stdout.contains("log: .tmp/.forge/logs/"));
+    assert_eq!(o.last_line(), "Verdict: FAIL");
+}
+
+#[test]
+fn passing_run_is_pass() {
+    let r = Repo::with_command(&replay("libtest/pass.txt", 0), "libtest");
+    let o = r.forge(&["verify"]);
+    assert!(
+        o.stdout.contains("5 passed, 0 failed, 0 skipped (libtest)"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(o.last_line(), "Verdict: PASS");
+}
+
+#[test]
+fn compile_error_is_an_infra_error_not_failing_cases() {
+    let r = Repo::with_command(&replay("libtest/compile-error.txt", 101), "libtest");
+    let o = r.forge(&["verify", "--json"]);
+    let v = o.json();
+    assert_eq!(v["verdict"], "FAIL");
+    assert_eq!(v["tests"]["failed"], 0);
+    assert!(
+        v["tests"]["infra_error"]
+            .as_str()
+            .unwrap()
+            .contains("E0425")
+    );
+    let o = r.forge(&["verify"]);
+    assert!(o.stdout.contains("infrastructure error"), "{}", o.stdout);
+}
+
+#[test]
+fn pytest_collection_error_and_go_build_failure_are_infra() {
+    for (fixture, code, fmt) in [
+        ("pytest/collection-error.txt", 2, "pytest"),
+        ("go-json/build-failure.jsonl", 1, "go-json"),
+        ("go-json/go1.19-build-failure.jsonl", 2, "auto"),
+    ] {
+        let r = Repo::with_command(&replay(fixture, code), fmt);
+        let v = r.forge(&["verify", "--json"]).json();
+        assert_eq!(v["verdict"], "FAIL", "{fixture}");
+        assert!(!v["tests"]["infra_error"].is_null(), "{fixture}: {v}");
+    }
+}
+
+#[test]
+fn json_has_the_contract_fields() {
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    r.write(
+        "tests/run.sh",
+        &tap_script(&[("guest pays by card", true), ("refunds", false)]),
+    );
+    r.change("checkout", &["guest pays by card", "member gets discount"]);
+    let o = r.forge(&["verify", "--change", "checkout", "--json"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let v = o.json();
+    assert_eq!(v["verdict"], "FAIL");
+    let c = &v["commands"][0];
+    assert_eq!(c["name"], "test");
+    assert_eq!(c["exit_code"], 1);
+    assert_eq!(c["timed_out"], false);
+    assert!(c["duration_ms"].is_u64());
+    assert_eq!(v["tests"]["passed"], 1);
+    assert_eq!(v["tests"]["failed"], 1);
+    assert_eq!(v["tests"]["skipped"], 0);
+    assert!(v["tests"]["infra_error"].is_null());
+    assert_eq!(v["tests"]["failing"], serde_json::json!(["refunds"]));
+    assert_eq!(v["scenarios"][0]["id"], "guest-pays-by-card");
+    assert_eq!(v["scenarios"][0]["status"], "covered");
+    assert_eq!(v["scenarios"][1]["id"], "member-gets-discount");
+    assert_eq!(v["scenarios"][1]["status"], "uncovered");
+    let b = &v["breaker"];
+    assert_eq!(b["consecutive_failures"], 1);
+    assert_eq!(b["max_failures"], 3);
+    assert_eq!(b["open"], false);
+    assert_eq!(b["total_attempts"], 1);
+    // Without --change there is no breaker.
+    let v = r.forge(&["verify", "--json"]).json();
+    assert!(v.get("breaker").is_none());
+}
+
+#[test]
+fn scenario_coverage_by_marker_and_by_name_and_failing() {
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    r.change(
+        "checkout",
+        &[
+            "guest pays by card",
+            "member gets discount",
+            "refund on error",
+        ],
+    );
+    // One scenario marked, one named, one marked on a failing test.
+    r.write(
+        "tests/run.sh",
+        "#!/bin/sh\necho 'TAP version 13'\n# @scenario checkout/guest-pays-by-card\necho 'ok 1 - visa works'\necho 'ok 2 - member gets discount'\necho 'not ok 3 - refund on error'\necho '1..3'\nexit 1\n",
+    );
+    let v = r
+        .forge(&["verify", "--change", "checkout", "--json"])
+        .json();
+    let st: Vec<(String, String)> = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().into(),
+                s["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        st,
+        [
+            ("guest-pays-by-card".to_string(), "covered".to_string()),
+            ("member-gets-discount".into(), "covered".into()),
+            ("refund-on-error".into(), "failing".into()),
+        ]
+    );
+    // A marker in documentation does not count.
+    r.write("NOTES.md", "@scenario checkout/member-gets-discount\n");
+    r.write("tests/run.sh", &tap_script(&[("visa", true)]));
+    let v = r
+        .forge(&["verify", "--change", "checkout", "--json"])
+        .json();
+    assert_eq!(v["scenarios"][1]["status"], "uncovered");
+    // Markers in git-ignored files do not count either.
+    r.write(".gitignore", "build/\n");
+    r.write(
+        "build/gen.rs",
+        "// @scenario checkout/member-gets-discount\n",
+    );
+    let v = r
+        .forge(&["verify", "--change", "checkout", "--json"])
+        .json();
+    assert_eq!(v["scenarios"][1]["status"], "uncovered");
+}
+
+#[test]
+fn openspec_tree_is_read() {
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    r.write(
+        "openspec/changes/add-2fa/specs/auth/spec.md",
+        "## ADDED Requirements\n\n### Requirement: Two-factor login\nThe system SHALL ask for a code.\n\n#### Scenario: OTP required\n- **WHEN** valid credentials are given\n- **THEN** an OTP challenge is shown\n",
+    );
+    r.write("tests/run.sh", &tap_script(&[("otp required", true)]));
+    let o = r.forge(&["verify", "--change", "add-2fa"]);
+    assert!(
+        o.stdout.contains("covered   add-2fa/otp-required"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(
+        o.last_line(),
+        "Breaker: 0/3 consecutive failures for change \"add-2fa\" — verify passed."
+    );
+    let o = r.forge(&["change", "list"]);
+    assert!(
+        o.stdout.contains("add-2fa") && o.stdout.contains("openspec"),
+        "{}",
+        o.stdout
+    );
+}
+
+#[test]
+fn hanging_command_is_killed_with_its_children_at_the_timeout() {
+    let r = Repo::bare();
+    r.config("verify:\n  commands:\n    - name: test\n      run: 'sleep 300 & echo $! > child.pid; sleep 300'\n      timeout: 1\n");
+    let started = std::time::Instant::now();
+    let o = r.forge(&["verify"]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(o.stdout.contains("timed out after 1 s"), "{}", o.stdout);
+    assert_eq!(o.last_line(), "Verdict: FAIL");
+    let pid = r.read("child.pid").trim().to_string();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z"),
+        "child alive: {stat}"
+    );
+    let v = r.forge(&["verify", "--json"]).json();
+    assert_eq!(v["commands"][0]["timed_out"], true);
+}
+
+#[test]
+fn missing_command_is_a_clear_fail() {
+    let r = Repo::with_command("no-such-test-runner-xyz --all", "auto");
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.code, 0);
+    assert!(o.stdout.contains("exit 127"), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains("command not found — check `verify.commands[0].run`"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(o.last_line(), "Verdict: FAIL");
+}
+
+#[test]
+fn report_files_absent_malformed_or_stale() {
+    let r = Repo::bare();
+    r.config("verify:\n  commands:\n    - {name: test, run: 'true', report: junit, report_path: out/junit.xml}\n");
+    let o = r.forge(&["verify"]);
+    assert!(o.stdout.contains("does not exist"), "{}", o.stdout);
+    assert_eq!(o.last_line(), "Verdict: FAIL");
+
+    r.config("verify:\n  commands:\n    - {name: test, run: 'mkdir -p out; echo \"not xml at all\" > out/junit.xml', report: junit, report_path: out/junit.xml}\n");
+    let o = r.forge(&["verify"]);
+    assert!(o.stdout.contains("not valid junit"), "{}", o.stdout);
+    assert_eq!(o.last_line(), "Verdict: FAIL");
+
+    // Cut off mid-write (the runner was killed): counted, but never a PASS.
+    r.config("verify:\n  commands:\n    - {name: test, run: 'mkdir -p out; printf \"<testsuite><testcase name=\\\"a\\\"/><testcase name=\\\"b\\\">\" > out/junit.xml', report: junit, report_path: out/junit.xml}\n");
+    let o = r.forge(&["verify"]);
+    assert!(o.stdout.contains("cut off"), "{}", o.stdout);
+    assert_eq!(o.last_line(), "Verdict: FAIL");
+
+    // A report left by an earlier run is removed before the command runs.
+    r.write(
+        "out/junit.xml",
+        &std::fs::read_to_string(format!("{FIXTURES}/junit/vitest-failures.xml")).unwrap(),
+    );
+    r.config("verify:\n  commands:\n    - {name: test, run: 'true', report: junit, report_path: out/junit.xml}\n");
+    let o = r.forge(&["verify"]);
+    assert!(o.stdout.contains("does not exist"), "{}", o.stdout);
+
+    // A real report written by the command is read.
+    r.config(&format!(
+        "verify:\n  commands:\n    - {{name: test, run: 'cp {FIXTURES}/junit/pytest-failures.xml out/junit.xml; exit 1', report: junit, report_path: out/junit.xml}}\n"
+    ));
+    let v = r.forge(&["verify", "--json"]).json();
+    assert_eq!(v["tests"]["failed"], 2, "{v}");
+    assert_eq!(v["tests"]["passed"], 2);
+}
+
+#[test]
+fn non_utf8_ansi_and_crlf_output() {
+    let r = Repo::bare();
+    r.write(
+        "run.sh",
+        "printf 'running 2 tests\\r\\n\\033[32mtest a ... ok\\033[0m\\r\\ntest b\\377 ... FAILED\\r\\n\\r\\ntest result: FAILED. 1 passed; 1 failed; 0 ignored\\r\\n'\nexit 101\n",
+    );
+    r.config("verify:\n  commands:\n    - {name: test, run: sh run.sh, report: libtest}\n");
+    let v = r.forge(&["verify", "--json"]).json();
+    assert_eq!(v["tests"]["passed"], 1, "{v}");
+    assert_eq!(v["tests"]["failed"], 1);
+    assert_eq!(v["tests"]["failing"][0], "b\u{fffd}");
+}
+
+#[test]
+// The child is reaped with wait4 below, which also returns its own peak RSS.
+#[allow(clippy::zombie_processes)]
+fn enormous_output_keeps_memory_bounded() {
+    // 1 GiB of output through a real parser; Forge's peak memory must stay small.
+    let r = Repo::with_command(
+        "yes 'test output line that is not a result' | head -c 1073741824",
+        "libtest",
+    );
+    let mut child = r
+        .forge_cmd(&["verify", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = {
+        use std::io::Read;
+        let mut s = String::new();
+        child.stdout.take().unwrap().read_to_string(&mut s).unwrap();
+        s
+    };
+    // Reap this child alone and read its own peak RSS (Linux wait4 rusage).
+    let mut status = 0;
+    let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
+    let got = unsafe { nix::libc::wait4(pid as i32, &mut status, 0, &mut usage) };
+    assert_eq!(got, pid as i32);
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 48, "peak RSS {peak_mib} MiB");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["commands"][0]["output_bytes"], 1_073_741_824u64);
+    assert_eq!(v["commands"][0]["exit_code"], 0);
+}
+
+#[test]
+fn configuration_errors_exit_2_and_name_file_and_key() {
+    let r = Repo::bare();
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains(".forge/config.yaml") && o.stderr.contains("forge init"),
+        "{}",
+        o.stderr
+    );
+
+    for (yaml, needle) in [
+        (
+            "verify:\n  commands:\n    - {name: t, run: x, report: xunit}\n",
+            "xunit",
+        ),
+        (
+            "verify:\n  commands:\n    - {name: t, run: x, timeot: 3}\n",
+            "timeot",
+        ),
+        (
+            "verify:\n  commands:\n    - {name: t, run: x, timeout: soon}\n",
+            "soon",
+        ),
+        ("verify:\n  commands: [\n", ".forge/config.yaml"),
+    ] {
+        r.config(yaml);
+        let o = r.forge(&["verify"]);
+        assert_eq!(o.code, 2, "{yaml}");
+        assert!(o.stderr.contains(needle), "{yaml}: {}", o.stderr);
+        assert!(o.stderr.contains("config.yaml"), "{}", o.stderr);
+    }
+    r.config("verify:\n  commands:\n    - {name: t, run: 'true'}\n");
+    let o = r.forge(&["verify", "--change", "nope"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("forge change new nope"), "{}", o.stderr);
+    let o = r.forge(&["verify", "--change", "../etc"]);
+    assert_eq!(o.code, 2);
+}
+
+#[test]
+fn verify_from_a_subfolder_finds_the_project() {
+    let r = Repo::with_command(&replay("libtest/pass.txt", 0), "libtest");
+    std::fs::create_dir_all(r.path().join("src/deep")).unwrap();
+    let o = r
+        .forge_cmd(&["verify"])
+        .current_dir(r.path().join("src/deep"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("Verdict: PASS\n"));
+}
