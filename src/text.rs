@@ -129,7 +129,11 @@ pub fn normalize(s: &str) -> String {
 }
 
 /// Slug of a scenario title: lowercase, runs of anything but ASCII letters and digits become
-/// one `-`, no leading or trailing `-`.
+/// one `-`, no leading or trailing `-`. The slug is the scenario's id in markers and reports.
+///
+/// ```
+/// assert_eq!(forge::text::slug("Guest pays by card!"), "guest-pays-by-card");
+/// ```
 pub fn slug(title: &str) -> String {
     let mut out = String::with_capacity(title.len());
     let mut dash = false;
