@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::guard::GuardConfig;
 use crate::report::Format;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
@@ -18,6 +19,8 @@ pub struct Config {
     pub verify: VerifyConfig,
     #[serde(default)]
     pub breaker: BreakerConfig,
+    #[serde(default)]
+    pub guard: GuardConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -87,6 +90,11 @@ impl Config {
         })
     }
 
+    /// The guard's project rules only (the hook needs nothing else).
+    pub fn load_guard(path: &Path) -> Result<GuardConfig> {
+        Config::load(path).map(|c| c.guard)
+    }
+
     /// Parses and validates; the error message names the key.
     pub fn parse(text: &str) -> std::result::Result<Config, String> {
         let config: Config = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
@@ -138,7 +146,7 @@ impl Config {
         if self.breaker.max_failures == 0 {
             return Err("`breaker.max_failures` must be at least 1".into());
         }
-        Ok(())
+        self.guard.validate()
     }
 }
 

@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod exec;
 pub mod git;
+pub mod guard;
 pub mod init;
 pub mod repo;
 pub mod report;

@@ -2,6 +2,7 @@
 
 mod change;
 mod demo;
+mod guard;
 mod init;
 mod report;
 mod verify;
@@ -29,6 +30,8 @@ enum Command {
     #[command(subcommand)]
     Change(change::Command),
     Report(report::Args),
+    #[command(subcommand)]
+    Guard(guard::Command),
     Demo(demo::Args),
 }
 
@@ -45,6 +48,7 @@ pub fn main() -> i32 {
         Command::Verify(a) => verify::run(a),
         Command::Change(c) => change::run(c),
         Command::Report(a) => report::run(a),
+        Command::Guard(c) => guard::run(c),
         Command::Demo(a) => demo::run(a),
     };
     match result {
