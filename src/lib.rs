@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 pub mod git;
 pub mod guard;
+pub mod hooks;
 pub mod init;
 pub mod repo;
 pub mod report;

@@ -2,6 +2,9 @@
 
 mod cli;
 
+#[global_allocator]
+static ALLOC: cli::watchdog::Capped = cli::watchdog::Capped;
+
 fn main() {
     std::process::exit(cli::main());
 }

@@ -25,6 +25,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Set the active change: the one the agent hooks verify on Stop (kept in .tmp/.forge/).
+    #[command(after_help = "Examples:\n  forge change use checkout\n  forge change use --clear")]
+    Use {
+        name: Option<String>,
+        /// No active change: the Stop hook lets agents stop without verifying.
+        #[arg(long, conflicts_with = "name")]
+        clear: bool,
+    },
     /// List scenarios and the `@scenario` markers that cover them (no tests are run).
     #[command(
         after_help = "Examples:\n  forge change scenarios\n  forge change scenarios checkout --json"
@@ -48,6 +56,40 @@ pub fn run(cmd: Command) -> Result<i32> {
             );
         }
         Command::List { json } => list(&project, json)?,
+        Command::Use { name, clear } => {
+            let path = forge::hooks::active_change_path(&project);
+            match (name, clear) {
+                (Some(name), false) => {
+                    forge::repo::validate_change_name(&name)?;
+                    if !spec::list_changes(&project)?.iter().any(|c| c.name == name) {
+                        return Err(forge::Error::usage(format!(
+                            "no change named `{name}`; create it with `forge change new {name}`"
+                        )));
+                    }
+                    forge::state::write_atomic(&path, format!("{name}\n").as_bytes())?;
+                    println!(
+                        "Active change: {name}. Agent Stop hooks now run `forge verify --change {name}`."
+                    );
+                }
+                (None, true) => {
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            return Err(forge::Error::io(
+                                format!("cannot remove {}", path.display()),
+                                e,
+                            ));
+                        }
+                    }
+                    println!("No active change.");
+                }
+                _ => match forge::hooks::active_change(&project) {
+                    Some(c) => println!("{c}"),
+                    None => println!("No active change: set one with `forge change use <name>`."),
+                },
+            }
+        }
         Command::Scenarios { name, json } => scenarios(&project, name.as_deref(), json)?,
     }
     Ok(EXIT_OK)

@@ -3,9 +3,11 @@
 mod change;
 mod demo;
 mod guard;
+mod hooks;
 mod init;
 mod report;
 mod verify;
+pub mod watchdog;
 
 use clap::{Parser, Subcommand};
 
@@ -32,6 +34,9 @@ enum Command {
     Report(report::Args),
     #[command(subcommand)]
     Guard(guard::Command),
+    Hook(hooks::HookArgs),
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
     Demo(demo::Args),
 }
 
@@ -49,6 +54,8 @@ pub fn main() -> i32 {
         Command::Change(c) => change::run(c),
         Command::Report(a) => report::run(a),
         Command::Guard(c) => guard::run(c),
+        Command::Hook(a) => hooks::hook(a),
+        Command::Hooks(c) => hooks::hooks(c),
         Command::Demo(a) => demo::run(a),
     };
     match result {

@@ -1,0 +1,212 @@
+use std::path::PathBuf;
+use std::time::Duration;
+
+use forge::error::{EXIT_OK, EXIT_USAGE, Error, Result};
+use forge::hooks::{self, Agent, Event, install};
+use forge::repo::Project;
+
+#[derive(clap::Args)]
+#[command(
+    about = "Answer one hook call from an agent (its stdin/stdout protocol); agents run this, not people",
+    long_about = "Called by an agent's hook system with the hook payload on stdin. AGENT is claude, codex or gemini; \
+EVENT is pre-tool-use, post-tool-use, stop or session-start (or the agent's own event name). \
+PreToolUse runs the guard; Stop runs `forge verify --change <active change>` and blocks the stop on FAIL \
+until the breaker opens; SessionStart adds the active change and its scenarios to the context. \
+Malformed, oversized or never-ending input is denied: the hook fails closed.",
+    after_help = "Examples:\n  echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf /\"},\"cwd\":\".\"}' | forge hook claude pre-tool-use\n  forge hook claude stop < payload.json"
+)]
+pub struct HookArgs {
+    /// claude, codex or gemini.
+    agent: String,
+    /// pre-tool-use, post-tool-use, stop, session-start (or PreToolUse, BeforeTool, AfterAgent, …).
+    event: String,
+}
+
+/// How long a PreToolUse decision may take before the watchdog denies.
+const DECISION_DEADLINE: Duration = Duration::from_secs(5);
+/// Memory a PreToolUse decision may use before it is denied (a parser runaway).
+const DECISION_MEMORY: usize = 512 * 1024 * 1024;
+
+pub fn hook(args: HookArgs) -> Result<i32> {
+    let (Some(agent), Some(event)) = (Agent::parse(&args.agent), Event::parse(&args.event)) else {
+        eprintln!(
+            "forge: error: unknown hook `{} {}`: agent is claude|codex|gemini, event is pre-tool-use|post-tool-use|stop|session-start",
+            args.agent, args.event
+        );
+        // Exit 2 blocks a tool call in every agent: a mistyped hook must not fail open.
+        return Ok(EXIT_USAGE);
+    };
+    let input = hooks::read_bounded(std::io::stdin(), hooks::MAX_INPUT, hooks::STDIN_DEADLINE);
+    if event == Event::PreToolUse {
+        super::watchdog::arm(DECISION_DEADLINE, DECISION_MEMORY);
+    }
+    let cwd = super::cwd()?;
+    let out = hooks::handle(agent, event, input, &cwd);
+    print!("{}", out.stdout);
+    eprint!("{}", out.stderr);
+    Ok(out.exit)
+}
+
+#[derive(clap::Subcommand)]
+#[command(
+    about = "Wire Forge into an agent's hooks (claude, codex, gemini), remove it, or show what is wired"
+)]
+pub enum HooksCommand {
+    /// Merge Forge's hooks into the agent's settings (idempotent; your own hooks are kept).
+    #[command(
+        after_help = "Examples:\n  forge hooks install claude            # .claude/settings.json\n  forge hooks install codex             # .codex/hooks.json (trust the project and its hooks in Codex)\n  forge hooks install gemini --global   # ~/.gemini/settings.json\n  forge hooks install claude --bin /usr/local/bin/forge"
+    )]
+    Install {
+        agent: String,
+        /// The user's settings instead of the project's.
+        #[arg(long)]
+        global: bool,
+        /// The forge binary the hooks call (default: `forge` if it is on PATH, else this binary's path).
+        #[arg(long)]
+        bin: Option<String>,
+    },
+    /// Remove only Forge's entries from the agent's settings.
+    #[command(
+        after_help = "Examples:\n  forge hooks uninstall claude\n  forge hooks uninstall gemini --global"
+    )]
+    Uninstall {
+        agent: String,
+        #[arg(long)]
+        global: bool,
+    },
+    /// Show which agents have Forge's hooks wired, in the project and for the user.
+    #[command(after_help = "Examples:\n  forge hooks status\n  forge hooks status --json")]
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_agent(s: &str) -> Result<Agent> {
+    Agent::parse(s)
+        .ok_or_else(|| Error::usage(format!("unknown agent `{s}`: use claude, codex or gemini")))
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"))
+}
+
+fn root() -> Result<PathBuf> {
+    let cwd = super::cwd()?;
+    Ok(match Project::discover(&cwd) {
+        Ok(p) => p.root,
+        Err(_) => forge::git::repo_root(&cwd)?,
+    })
+}
+
+/// `forge` when the `forge` on PATH is this very binary; else this binary's absolute path.
+fn default_bin() -> String {
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok());
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("forge"))
+            .find(|p| p.is_file())
+            .and_then(|p| p.canonicalize().ok())
+    });
+    match (me, on_path) {
+        (Some(a), Some(b)) if a == b => "forge".to_string(),
+        (Some(a), _) => a.display().to_string(),
+        _ => "forge".to_string(),
+    }
+}
+
+pub fn hooks(cmd: HooksCommand) -> Result<i32> {
+    match cmd {
+        HooksCommand::Install { agent, global, bin } => {
+            let agent = parse_agent(&agent)?;
+            let path = install::settings_path(agent, &root()?, global, &home());
+            let bin = bin.unwrap_or_else(default_bin);
+            let c = install::install(&path, agent, &bin)?;
+            if c.written {
+                println!(
+                    "Wired Forge into {} ({}): {}",
+                    agent.name(),
+                    path.display(),
+                    c.events.join(", ")
+                );
+            } else {
+                println!(
+                    "Forge is already wired into {} ({}); nothing changed.",
+                    agent.name(),
+                    path.display()
+                );
+            }
+            match agent {
+                Agent::Codex => println!(
+                    "Codex runs project hooks only in a trusted project, and each hook once trusted: review them in Codex (or run `codex exec --dangerously-bypass-hook-trust` in automation)."
+                ),
+                Agent::Gemini => println!(
+                    "Gemini runs project hooks only in a trusted folder; check that hooks are enabled in your Gemini CLI version's settings."
+                ),
+                Agent::Claude => {}
+            }
+            Ok(EXIT_OK)
+        }
+        HooksCommand::Uninstall { agent, global } => {
+            let agent = parse_agent(&agent)?;
+            let path = install::settings_path(agent, &root()?, global, &home());
+            let c = install::uninstall(&path, agent)?;
+            if c.written {
+                println!(
+                    "Removed Forge's hooks from {}: {}",
+                    path.display(),
+                    c.events.join(", ")
+                );
+            } else {
+                println!("No Forge hooks in {}; nothing changed.", path.display());
+            }
+            Ok(EXIT_OK)
+        }
+        HooksCommand::Status { json } => {
+            let root = root()?;
+            let mut rows = Vec::new();
+            for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+                for global in [false, true] {
+                    let path = install::settings_path(agent, &root, global, &home());
+                    let wired = install::status(&path, agent);
+                    rows.push((agent, global, path, wired));
+                }
+            }
+            if json {
+                let v: Vec<_> = rows
+                    .iter()
+                    .map(|(a, g, p, w)| match w {
+                        Ok(w) => serde_json::json!({"agent": a.name(), "scope": if *g {"user"} else {"project"}, "path": p, "events": w.iter().map(|(e, c)| serde_json::json!({"event": e, "command": c})).collect::<Vec<_>>()}),
+                        Err(e) => serde_json::json!({"agent": a.name(), "scope": if *g {"user"} else {"project"}, "path": p, "error": e.to_string()}),
+                    })
+                    .collect();
+                super::print_json(&v);
+            } else {
+                for (a, g, p, w) in &rows {
+                    let scope = if *g { "user" } else { "project" };
+                    match w {
+                        Ok(w) if w.is_empty() => {
+                            println!("{:7} {:8} not wired      {}", a.name(), scope, p.display())
+                        }
+                        Ok(w) => println!(
+                            "{:7} {:8} wired: {}  {}",
+                            a.name(),
+                            scope,
+                            w.iter()
+                                .map(|(e, _)| e.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            p.display()
+                        ),
+                        Err(e) => println!("{:7} {:8} UNREADABLE   {e}", a.name(), scope),
+                    }
+                }
+            }
+            Ok(EXIT_OK)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! A last line of defence for the PreToolUse hook: if a decision hangs or its memory runs away
+//! (a parser bug on hostile input), the process answers "deny" itself instead of being killed by
+//! the agent's timeout or the allocator — both of which the agents treat as "proceed".
+//!
+//! The answer is exit code 2 with the reason on stderr, which Claude Code, Codex CLI and Gemini
+//! CLI all read as a block.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+static USED: AtomicUsize = AtomicUsize::new(0);
+static LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// The system allocator, counting live bytes; over the armed limit it denies and exits.
+pub struct Capped;
+
+const DENY_MEMORY: &[u8] = b"Forge guard deny [resource-limit]: judging this tool call used too much memory; Forge denies what it cannot judge\n";
+const DENY_TIME: &[u8] = b"Forge guard deny [resource-limit]: judging this tool call took too long; Forge denies what it cannot judge\n";
+
+fn deny_now(msg: &[u8]) -> ! {
+    // SAFETY: write(2) and _exit(2) are async-signal-safe and allocate nothing; the message is a
+    // static buffer.
+    unsafe {
+        nix::libc::write(2, msg.as_ptr().cast(), msg.len());
+        nix::libc::_exit(2)
+    }
+}
+
+unsafe impl GlobalAlloc for Capped {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let limit = LIMIT.load(Ordering::Relaxed);
+        let used = USED.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        if limit != 0 && used > limit {
+            deny_now(DENY_MEMORY);
+        }
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        USED.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > layout.size() {
+            let grow = new_size - layout.size();
+            let limit = LIMIT.load(Ordering::Relaxed);
+            let used = USED.fetch_add(grow, Ordering::Relaxed) + grow;
+            if limit != 0 && used > limit {
+                deny_now(DENY_MEMORY);
+            }
+        } else {
+            USED.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+        }
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// From now on, deny if the process runs longer than `deadline` or holds more than `memory`
+/// bytes.
+pub fn arm(deadline: Duration, memory: usize) {
+    LIMIT.store(USED.load(Ordering::Relaxed) + memory, Ordering::Relaxed);
+    std::thread::spawn(move || {
+        std::thread::sleep(deadline);
+        deny_now(DENY_TIME);
+    });
+}

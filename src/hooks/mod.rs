@@ -1,0 +1,506 @@
+//! Live agent hooks: Forge's controls spoken in each agent's own hook protocol (Claude Code,
+//! Codex CLI, Gemini CLI). See `docs/hook-protocols.md` for the protocols as documented and as
+//! captured from the real clients.
+//!
+//! Every handler fails closed where failing open would let a tool run unchecked: malformed,
+//! truncated or oversized input, stdin that never closes, a broken config — all deny. (The
+//! agents treat a crashed hook or an unknown exit code as "proceed", so Forge answers instead of
+//! crashing; the binary's watchdog covers a hang or a memory runaway the same way.)
+
+pub mod install;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::breaker;
+use crate::config::Config;
+use crate::guard::{Decision, Guard, GuardResult};
+use crate::repo::Project;
+use crate::spec::Coverage;
+use crate::verify::{self, Verdict};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Agent> {
+        match s {
+            "claude" | "claude-code" => Some(Agent::Claude),
+            "codex" => Some(Agent::Codex),
+            "gemini" => Some(Agent::Gemini),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    PreToolUse,
+    PostToolUse,
+    Stop,
+    SessionStart,
+}
+
+impl Event {
+    /// Accepts Forge's kebab-case names and each agent's own event names.
+    pub fn parse(s: &str) -> Option<Event> {
+        match s {
+            "pre-tool-use" | "PreToolUse" | "BeforeTool" | "before-tool" => Some(Event::PreToolUse),
+            "post-tool-use" | "PostToolUse" | "AfterTool" | "after-tool" => {
+                Some(Event::PostToolUse)
+            }
+            "stop" | "Stop" | "AfterAgent" | "after-agent" => Some(Event::Stop),
+            "session-start" | "SessionStart" => Some(Event::SessionStart),
+            _ => None,
+        }
+    }
+
+    pub fn kebab(self) -> &'static str {
+        match self {
+            Event::PreToolUse => "pre-tool-use",
+            Event::PostToolUse => "post-tool-use",
+            Event::Stop => "stop",
+            Event::SessionStart => "session-start",
+        }
+    }
+
+    /// The event's name in `agent`'s settings file.
+    pub fn native(self, agent: Agent) -> &'static str {
+        match (agent, self) {
+            (Agent::Gemini, Event::PreToolUse) => "BeforeTool",
+            (Agent::Gemini, Event::PostToolUse) => "AfterTool",
+            (Agent::Gemini, Event::Stop) => "AfterAgent",
+            (_, Event::PreToolUse) => "PreToolUse",
+            (_, Event::PostToolUse) => "PostToolUse",
+            (_, Event::Stop) => "Stop",
+            (_, Event::SessionStart) => "SessionStart",
+        }
+    }
+
+    pub const ALL: [Event; 4] = [
+        Event::PreToolUse,
+        Event::PostToolUse,
+        Event::Stop,
+        Event::SessionStart,
+    ];
+}
+
+/// What the hook process prints and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HookOutput {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit: i32,
+}
+
+/// Largest payload read; a Write of a big file is the largest legitimate one.
+pub const MAX_INPUT: usize = 32 * 1024 * 1024;
+/// How long to wait for stdin to close.
+pub const STDIN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Reads all of `input` within `deadline` and `max` bytes; an error says which bound was hit.
+pub fn read_bounded<R: Read + Send + 'static>(
+    input: R,
+    max: usize,
+    deadline: Duration,
+) -> Result<Vec<u8>, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let r = input
+            .take(max as u64 + 1)
+            .read_to_end(&mut buf)
+            .map(|_| buf);
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(Ok(buf)) if buf.len() > max => {
+            Err(format!("the hook input is larger than {} MiB", max >> 20))
+        }
+        Ok(Ok(buf)) => Ok(buf),
+        Ok(Err(e)) => Err(format!("cannot read the hook input: {e}")),
+        Err(_) => Err(format!(
+            "the hook input did not end within {} s",
+            deadline.as_secs()
+        )),
+    }
+}
+
+/// The fields of a hook payload Forge reads; the rest is ignored.
+#[derive(Debug, Default, Deserialize)]
+struct Payload {
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default)]
+    tool_input: Option<Value>,
+    #[serde(default)]
+    stop_hook_active: Option<bool>,
+}
+
+/// Handles one hook call. `input` is the raw stdin (or the reason it could not be read);
+/// `fallback_cwd` is used when the payload names none.
+pub fn handle(
+    agent: Agent,
+    event: Event,
+    input: Result<Vec<u8>, String>,
+    fallback_cwd: &Path,
+) -> HookOutput {
+    let parsed: Result<(Payload, Value), String> = input.and_then(|bytes| {
+        let v: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("the hook input is not valid JSON ({e})"))?;
+        if !v.is_object() {
+            return Err("the hook input is not a JSON object".into());
+        }
+        let p: Payload = serde_json::from_value(v.clone())
+            .map_err(|e| format!("the hook input has a field of the wrong type ({e})"))?;
+        Ok((p, v))
+    });
+    match event {
+        Event::PreToolUse => {
+            let result = match parsed {
+                Err(e) => GuardResult::deny(
+                    "malformed-input",
+                    format!("{e}; Forge denies what it cannot read"),
+                ),
+                Ok((p, _)) => pre_tool_use(&p, fallback_cwd),
+            };
+            pre_tool_answer(agent, &result)
+        }
+        Event::PostToolUse => HookOutput::default(),
+        Event::Stop => {
+            let cwd = parsed
+                .as_ref()
+                .ok()
+                .and_then(|(p, _)| p.cwd.clone())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| fallback_cwd.to_path_buf());
+            let active = parsed
+                .as_ref()
+                .ok()
+                .and_then(|(p, _)| p.stop_hook_active)
+                .unwrap_or(false);
+            stop(agent, &cwd, active)
+        }
+        Event::SessionStart => {
+            let cwd = parsed
+                .as_ref()
+                .ok()
+                .and_then(|(p, _)| p.cwd.clone())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| fallback_cwd.to_path_buf());
+            session_start(
+                agent,
+                &cwd,
+                parsed.as_ref().ok().and_then(|(p, _)| p.session_id.clone()),
+            )
+        }
+    }
+}
+
+fn pre_tool_use(p: &Payload, fallback_cwd: &Path) -> GuardResult {
+    let Some(tool) = &p.tool_name else {
+        return GuardResult::deny(
+            "malformed-input",
+            "the hook input has no `tool_name`; Forge denies what it cannot read",
+        );
+    };
+    let input = p.tool_input.clone().unwrap_or(Value::Null);
+    let cwd = p
+        .cwd
+        .as_deref()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fallback_cwd.to_path_buf());
+    match Guard::for_cwd(&cwd) {
+        Ok(g) => g.check_tool(tool, &input, &cwd),
+        Err(e) => GuardResult::deny(
+            "config-error",
+            format!(
+                "Forge cannot load its configuration ({e}); a person must fix it before tools run"
+            ),
+        ),
+    }
+}
+
+/// The PreToolUse answer in each agent's protocol. Allow prints nothing: an explicit "allow"
+/// would bypass the agent's own permission prompts, which are not Forge's to waive.
+pub fn pre_tool_answer(agent: Agent, r: &GuardResult) -> HookOutput {
+    let reason = r.message();
+    match (agent, r.decision) {
+        (_, Decision::Allow) => HookOutput::default(),
+        (Agent::Claude, d) => HookOutput {
+            stdout: json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": d.as_str(),
+                "permissionDecisionReason": reason,
+            }})
+            .to_string(),
+            ..HookOutput::default()
+        },
+        // Codex treats "ask" as unsupported and proceeds: Forge denies instead, saying a person
+        // must approve it.
+        (Agent::Codex, d) => HookOutput {
+            stdout: json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": ask_as_deny(d, &reason),
+            }})
+            .to_string(),
+            ..HookOutput::default()
+        },
+        (Agent::Gemini, d) => HookOutput {
+            stdout: json!({"decision": "deny", "reason": ask_as_deny(d, &reason)}).to_string(),
+            ..HookOutput::default()
+        },
+    }
+}
+
+fn ask_as_deny(d: Decision, reason: &str) -> String {
+    if d == Decision::Ask {
+        format!("{reason} (this needs a person's approval; ask them to run it)")
+    } else {
+        reason.to_string()
+    }
+}
+
+/// The change the hooks verify: `FORGE_CHANGE`, else `.tmp/.forge/active-change`.
+pub fn active_change(project: &Project) -> Option<String> {
+    if let Ok(c) = std::env::var("FORGE_CHANGE")
+        && !c.trim().is_empty()
+    {
+        return Some(c.trim().to_string());
+    }
+    std::fs::read_to_string(active_change_path(project))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+pub fn active_change_path(project: &Project) -> PathBuf {
+    project.tmp_dir().join("active-change")
+}
+
+/// Stop: verify the active change. FAIL below the threshold blocks the stop and hands the
+/// failures back; CIRCUIT OPEN lets the agent stop and tells the person; PASS lets it stop.
+/// `stop_hook_active` needs no special case: every blocked stop is a counted attempt, and the
+/// breaker ends the loop.
+fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool) -> HookOutput {
+    let Ok(project) = Project::discover(cwd) else {
+        return HookOutput::default();
+    };
+    let Some(change) = active_change(&project) else {
+        return HookOutput::default();
+    };
+    let outcome = (|| -> crate::Result<(verify::VerifyReport, breaker::Outcome)> {
+        let config = Config::load(&project.config_path())?;
+        breaker::load(&project, &change)?;
+        let report = verify::run(&project, &config, Some(&change))?;
+        let o = breaker::record(
+            &project,
+            &change,
+            report.verdict,
+            config.breaker.max_failures,
+        )?;
+        Ok((report, o))
+    })();
+    match outcome {
+        Err(e) => {
+            // Forge cannot verify: the agent may stop, and the person is told why.
+            let msg = format!("Forge could not verify change \"{change}\": {e}");
+            system_message(agent, &msg)
+        }
+        Ok((report, o)) if o.state.open => {
+            let msg = format!(
+                "{} A person must step in: look at the failures, then run `forge verify --reset-breaker --change {change}`. {}",
+                o.line(),
+                summary(&report, 3)
+            );
+            system_message(agent, &msg)
+        }
+        Ok((report, o)) if report.verdict == Verdict::Fail => {
+            let reason = format!(
+                "Forge verify FAILED for change \"{change}\" — you cannot stop yet. {}\n{}",
+                summary(&report, 8),
+                o.line()
+            );
+            let stdout = match agent {
+                Agent::Gemini => json!({"decision": "deny", "reason": reason}),
+                _ => json!({"decision": "block", "reason": reason}),
+            };
+            HookOutput {
+                stdout: stdout.to_string(),
+                ..HookOutput::default()
+            }
+        }
+        Ok(_) => HookOutput::default(),
+    }
+}
+
+fn system_message(_agent: Agent, msg: &str) -> HookOutput {
+    HookOutput {
+        stdout: json!({"systemMessage": msg}).to_string(),
+        stderr: format!("{msg}\n"),
+        exit: 0,
+    }
+}
+
+/// A short, useful account of a FAIL: failing cases with their first message line, infra
+/// errors, failing and uncovered scenarios, commands that failed without cases.
+pub fn summary(r: &verify::VerifyReport, max_items: usize) -> String {
+    let mut lines = Vec::new();
+    if let Some(e) = &r.tests.infra_error {
+        lines.push(format!(
+            "Build/import error: {}",
+            crate::text::clip(e.lines().next().unwrap_or(""), 200)
+        ));
+    }
+    for c in r
+        .cases
+        .iter()
+        .filter(|c| c.status == crate::report::Status::Failed)
+        .take(max_items)
+    {
+        let first = c
+            .message
+            .as_deref()
+            .and_then(|m| m.lines().next())
+            .unwrap_or("");
+        lines.push(format!(
+            "Failing test {}: {}",
+            c.name,
+            crate::text::clip(first, 160)
+        ));
+    }
+    for s in &r.scenarios {
+        match s.status {
+            Coverage::Uncovered => lines.push(format!(
+                "Uncovered scenario {}/{}: add a test marked `@scenario {}/{}`",
+                s.change, s.id, s.change, s.id
+            )),
+            Coverage::Failing => lines.push(format!("Failing scenario {}/{}", s.change, s.id)),
+            Coverage::Covered => {}
+        }
+    }
+    for c in &r.commands {
+        if !c.ok && c.report.cases.is_empty() && c.report.infra_error.is_none() {
+            let how = if c.timed_out {
+                format!("timed out after {} s", c.timeout_secs)
+            } else {
+                format!("exit {:?}", c.exit_code)
+            };
+            lines.push(format!(
+                "Command `{}` failed ({how}); see {}",
+                c.name, c.log
+            ));
+        }
+    }
+    lines.truncate(max_items.max(1) + 4);
+    lines.join("\n")
+}
+
+fn session_start(agent: Agent, cwd: &Path, _session: Option<String>) -> HookOutput {
+    let Ok(project) = Project::discover(cwd) else {
+        return HookOutput::default();
+    };
+    let mut ctx = String::from(
+        "Forge guards this session: destructive commands, writes outside the repository and edits of .forge/ or .git/ are denied; `forge verify` runs when you stop.",
+    );
+    if let Some(change) = active_change(&project) {
+        let b = match breaker::load(&project, &change) {
+            Ok(Some(s)) if s.open => format!(
+                "CIRCUIT OPEN after {} consecutive failures — a person must reset it",
+                s.consecutive_failures
+            ),
+            Ok(Some(s)) => format!(
+                "{} consecutive verify failure(s), last verdict {}",
+                s.consecutive_failures,
+                s.last_verdict.map_or("none", |v| v.as_str())
+            ),
+            Ok(None) => "no verify attempts yet".into(),
+            Err(_) => "breaker state unreadable — a person must look at it".into(),
+        };
+        ctx.push_str(&format!("\nActive change: {change} ({b})."));
+        if let Ok(sc) = crate::spec::scenarios(&project, Some(&change))
+            && !sc.is_empty()
+        {
+            ctx.push_str(
+                "\nIts scenarios (cover each with a test marked `@scenario <change>/<id>`):",
+            );
+            for s in sc.iter().take(30) {
+                ctx.push_str(&format!("\n- {}/{}: {}", s.change, s.id, s.title));
+            }
+        }
+    }
+    let _ = agent;
+    HookOutput {
+        stdout: json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ctx}}).to_string(),
+        ..HookOutput::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_read_times_out_and_caps() {
+        let (r, _w) = std::io::pipe().unwrap();
+        let e = read_bounded(r, 10, Duration::from_millis(100)).unwrap_err();
+        assert!(e.contains("did not end"), "{e}");
+        let e = read_bounded(
+            std::io::Cursor::new(vec![b'x'; 11]),
+            10,
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert!(e.contains("larger"), "{e}");
+        assert_eq!(
+            read_bounded(
+                std::io::Cursor::new(b"{}".to_vec()),
+                10,
+                Duration::from_secs(1)
+            )
+            .unwrap(),
+            b"{}"
+        );
+    }
+
+    #[test]
+    fn malformed_pre_tool_input_is_denied_in_every_protocol() {
+        let dir = tempfile::tempdir().unwrap();
+        for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+            for input in [
+                Ok(b"{not json".to_vec()),
+                Ok(b"[1]".to_vec()),
+                Ok(b"{}".to_vec()),
+                Err("the hook input did not end".to_string()),
+            ] {
+                let o = handle(agent, Event::PreToolUse, input.clone(), dir.path());
+                assert_eq!(o.exit, 0);
+                let v: Value = serde_json::from_str(&o.stdout).unwrap();
+                let denied = v["hookSpecificOutput"]["permissionDecision"] == "deny"
+                    || v["decision"] == "deny";
+                assert!(denied, "{agent:?} {input:?}: {}", o.stdout);
+            }
+        }
+    }
+}

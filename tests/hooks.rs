@@ -1,0 +1,401 @@
+//! The hook protocols end to end: real payloads (captured from Claude Code 2.1.197 and Codex CLI
+//! 0.169 through the agent rig, see tests/fixtures/hooks/) fed to the built binary, and the
+//! answers checked in each agent's format.
+
+mod common;
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{Repo, tap_script};
+use serde_json::{Value, json};
+
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hooks");
+
+/// A real captured payload with its cwd pointed at `r` and, optionally, its tool input replaced.
+fn payload(rel: &str, r: &Repo, tool: Option<(&str, Value)>) -> Value {
+    let text = std::fs::read_to_string(format!("{FIX}/{rel}")).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["cwd"] = json!(r.path().display().to_string());
+    if let Some((name, input)) = tool {
+        v["tool_name"] = json!(name);
+        v["tool_input"] = input;
+    }
+    v
+}
+
+fn fixture_named(agent: &str, prefix: &str, contains: &str) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(format!("{FIX}/{agent}"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .find(|n| {
+            std::fs::read_to_string(format!("{FIX}/{agent}/{n}"))
+                .unwrap()
+                .contains(contains)
+        })
+        .unwrap_or_else(|| panic!("no {agent}/{prefix}* fixture containing {contains}"))
+}
+
+fn hook(r: &Repo, agent: &str, event: &str, stdin: &[u8]) -> common::Output {
+    let mut child = r
+        .forge_cmd(&["hook", agent, event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sin = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = sin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    common::Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn claude_decision(o: &common::Output) -> Option<String> {
+    if o.stdout.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .map(str::to_string)
+}
+
+#[test]
+fn claude_pre_tool_use_real_payloads() {
+    let r = Repo::bare();
+    let bash = fixture_named("claude", "PreToolUse", "\"Bash\"");
+    // The captured benign command: allowed, nothing printed (the agent's own permissions apply).
+    let o = hook(
+        &r,
+        "claude",
+        "pre-tool-use",
+        payload(&format!("claude/{bash}"), &r, None)
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
+    // The same payload, destructive.
+    let p = payload(
+        &format!("claude/{bash}"),
+        &r,
+        Some((
+            "Bash",
+            json!({"command": "rm -rf ~/", "description": "clean"}),
+        )),
+    );
+    let o = hook(&r, "claude", "pre-tool-use", p.to_string().as_bytes());
+    assert_eq!(o.code, 0);
+    assert_eq!(claude_decision(&o).as_deref(), Some("deny"));
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("[rm-outside-repo]") || reason.contains("[rm-repo]"),
+        "{reason}"
+    );
+    // A Write into Forge's state, from the captured Write payload.
+    let write = fixture_named("claude", "PreToolUse", "\"Write\"");
+    let target = r
+        .path()
+        .join(".forge/changes/c/verify-attempts.yaml")
+        .display()
+        .to_string();
+    let p = payload(
+        &format!("claude/{write}"),
+        &r,
+        Some((
+            "Write",
+            json!({"file_path": target, "content": "open: false"}),
+        )),
+    );
+    let o = hook(&r, "claude", "pre-tool-use", p.to_string().as_bytes());
+    assert_eq!(claude_decision(&o).as_deref(), Some("deny"), "{o:?}");
+    assert!(o.stdout.contains("forge-state"));
+    // Ask is passed through for Claude.
+    let p = payload(
+        &format!("claude/{bash}"),
+        &r,
+        Some(("Bash", json!({"command": "git commit --amend --no-edit"}))),
+    );
+    assert_eq!(
+        claude_decision(&hook(
+            &r,
+            "claude",
+            "pre-tool-use",
+            p.to_string().as_bytes()
+        ))
+        .as_deref(),
+        Some("ask")
+    );
+}
+
+#[test]
+fn codex_pre_tool_use_real_payload_and_ask_becomes_deny() {
+    let r = Repo::bare();
+    let pre = fixture_named("codex", "PreToolUse", "\"Bash\"");
+    let o = hook(
+        &r,
+        "codex",
+        "pre-tool-use",
+        payload(&format!("codex/{pre}"), &r, None)
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
+    for cmd in ["git push --force origin main", "sudo apt-get install -y jq"] {
+        let p = payload(
+            &format!("codex/{pre}"),
+            &r,
+            Some(("Bash", json!({"command": cmd}))),
+        );
+        let o = hook(&r, "codex", "pre-tool-use", p.to_string().as_bytes());
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        // Only fields Codex knows: it fails open on unknown ones.
+        assert_eq!(v.as_object().unwrap().len(), 1);
+        assert_eq!(v["hookSpecificOutput"].as_object().unwrap().len(), 3);
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{cmd}"
+        );
+    }
+}
+
+#[test]
+fn gemini_before_tool_protocol() {
+    let r = Repo::bare();
+    // Shape from the Gemini CLI hooks reference (no capture: the rig has no Gemini fake).
+    let p = json!({
+        "session_id": "s1", "transcript_path": "/tmp/t.json", "cwd": r.path(), "hook_event_name": "BeforeTool",
+        "timestamp": "2026-11-30T02:00:00Z", "tool_name": "write_file",
+        "tool_input": {"file_path": "/etc/cron.d/x", "content": "* * * * * root sh /tmp/x"}
+    });
+    let o = hook(&r, "gemini", "BeforeTool", p.to_string().as_bytes());
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert!(v["reason"].as_str().unwrap().contains("write-outside-repo"));
+    let mut ok = p.clone();
+    ok["tool_name"] = json!("run_shell_command");
+    ok["tool_input"] = json!({"command": "npm test"});
+    assert_eq!(
+        hook(&r, "gemini", "BeforeTool", ok.to_string().as_bytes()).stdout,
+        ""
+    );
+}
+
+#[test]
+fn malformed_truncated_oversized_and_endless_input_is_denied() {
+    let r = Repo::bare();
+    let bash = fixture_named("claude", "PreToolUse", "\"Bash\"");
+    let good = payload(&format!("claude/{bash}"), &r, None).to_string();
+    let truncated = &good.as_bytes()[..good.len() / 2];
+    let big = format!(
+        "{{\"tool_name\":\"Write\",\"tool_input\":{{\"content\":\"{}\"}}}}",
+        "x".repeat(33 * 1024 * 1024)
+    );
+    for input in [
+        b"not json".as_slice(),
+        truncated,
+        b"",
+        b"[]",
+        b"{\"tool_name\": 5}",
+        big.as_bytes(),
+    ] {
+        let o = hook(&r, "claude", "pre-tool-use", input);
+        assert_eq!(
+            claude_decision(&o).as_deref(),
+            Some("deny"),
+            "{:?}",
+            String::from_utf8_lossy(&input[..input.len().min(40)])
+        );
+    }
+    // stdin that never closes: an answer within a bounded time, and it is a deny.
+    let started = Instant::now();
+    let mut child = r
+        .forge_cmd(&["hook", "claude", "pre-tool-use"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _keep_open = child.stdin.take().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("did not end")
+    );
+}
+
+#[test]
+fn unknown_event_blocks_rather_than_fails_open() {
+    let r = Repo::bare();
+    let o = hook(&r, "claude", "pre-tool-usee", b"{}");
+    assert_eq!(o.code, 2);
+}
+
+fn failing_change_repo() -> Repo {
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    r.write(
+        "tests/run.sh",
+        &tap_script(&[("guest pays by card", false)]),
+    );
+    r.change("checkout", &["guest pays by card", "member gets discount"]);
+    let o = r.forge(&["change", "use", "checkout"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    r
+}
+
+#[test]
+fn stop_blocks_on_fail_until_the_breaker_opens() {
+    let r = failing_change_repo();
+    let stop = payload(
+        &format!(
+            "claude/{}",
+            fixture_named("claude", "Stop", "stop_hook_active")
+        ),
+        &r,
+        None,
+    );
+    for attempt in 1..=2 {
+        let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+        let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        assert_eq!(v["decision"], "block", "attempt {attempt}");
+        let reason = v["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("Failing test guest pays by card"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("Uncovered scenario checkout/member-gets-discount"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains(&format!("Breaker: {attempt}/3")),
+            "{reason}"
+        );
+    }
+    // Third failure opens the circuit: the agent may stop, the person is told.
+    let mut active = stop.clone();
+    active["stop_hook_active"] = json!(true);
+    let o = hook(&r, "claude", "stop", active.to_string().as_bytes());
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert!(v.get("decision").is_none(), "{o:?}");
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("CIRCUIT OPEN")
+    );
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("--reset-breaker --change checkout")
+    );
+    // Passing: stop allowed silently.
+    r.write(
+        "tests/run.sh",
+        &tap_script(&[("guest pays by card", true), ("member gets discount", true)]),
+    );
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert_eq!(o.stdout, "", "{o:?}");
+}
+
+#[test]
+fn stop_in_codex_and_gemini_formats_and_without_active_change() {
+    let r = failing_change_repo();
+    let codex_stop = payload(
+        &format!("codex/{}", fixture_named("codex", "Stop", "Stop")),
+        &r,
+        None,
+    );
+    let v: Value =
+        serde_json::from_str(&hook(&r, "codex", "stop", codex_stop.to_string().as_bytes()).stdout)
+            .unwrap();
+    assert_eq!(v["decision"], "block");
+    let g = json!({"session_id": "s", "cwd": r.path(), "hook_event_name": "AfterAgent", "prompt": "p", "prompt_response": "r", "stop_hook_active": false});
+    let v: Value =
+        serde_json::from_str(&hook(&r, "gemini", "AfterAgent", g.to_string().as_bytes()).stdout)
+            .unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert_eq!(r.forge(&["change", "use", "--clear"]).code, 0);
+    assert_eq!(
+        hook(&r, "claude", "stop", codex_stop.to_string().as_bytes()).stdout,
+        ""
+    );
+}
+
+#[test]
+fn session_start_adds_the_change_and_its_scenarios() {
+    let r = failing_change_repo();
+    let p = payload(
+        &format!(
+            "claude/{}",
+            fixture_named("claude", "SessionStart", "startup")
+        ),
+        &r,
+        None,
+    );
+    let o = hook(&r, "claude", "session-start", p.to_string().as_bytes());
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(ctx.contains("Active change: checkout"), "{ctx}");
+    assert!(ctx.contains("checkout/member-gets-discount"), "{ctx}");
+}
+
+#[test]
+fn hooks_install_status_uninstall_cli() {
+    let r = Repo::with_command("true", "none");
+    r.write(".claude/settings.json", "{\n  \"model\": \"opus\"\n}\n");
+    let o = r.forge(&["hooks", "install", "claude", "--bin", "forge"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let o = r.forge(&["hooks", "install", "claude", "--bin", "forge"]);
+    assert!(o.stdout.contains("already wired"), "{}", o.stdout);
+    let v = r.forge(&["hooks", "status", "--json"]).json();
+    let claude = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["agent"] == "claude" && x["scope"] == "project")
+        .unwrap();
+    assert_eq!(claude["events"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        r.forge(&["hooks", "install", "codex", "--bin", "forge"])
+            .code,
+        0
+    );
+    assert!(
+        r.read(".codex/hooks.json")
+            .contains("forge hook codex pre-tool-use")
+    );
+    assert_eq!(r.forge(&["hooks", "uninstall", "claude"]).code, 0);
+    assert_eq!(
+        r.read(".claude/settings.json"),
+        "{\n  \"model\": \"opus\"\n}\n"
+    );
+    assert_eq!(r.forge(&["hooks", "install", "vim"]).code, 2);
+    // An agent may not unwire the hooks itself.
+    let o = r.forge(&["guard", "check", "--", "forge hooks uninstall claude"]);
+    assert_eq!(o.code, 1, "{o:?}");
+}
