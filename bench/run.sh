@@ -19,7 +19,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR=${BENCH_DIR:-/tmp/forge-bench}
 RUNS=${RUNS:-5}
-GEN_VERSION=1   # bump when the generators change, so cached data is regenerated
+GEN_VERSION=2   # bump when the generators change, so cached data is regenerated
 
 die() { echo "bench: $*" >&2; exit 1; }
 log() { echo "bench: $*" >&2; }
@@ -35,7 +35,10 @@ esac
 mkdir -p "$BENCH_DIR"
 BENCH_DIR=$(cd "$BENCH_DIR" && pwd)
 
-if [ -z "${FORGE:-}" ]; then
+FORGE_ORIGIN="built from the working tree"
+if [ -n "${FORGE:-}" ]; then
+  FORGE_ORIGIN="prebuilt, FORGE=$FORGE"
+else
   log "building forge (cargo build --release)"
   (cd "$ROOT" && cargo build --release --quiet)
   FORGE=${CARGO_TARGET_DIR:-$ROOT/target}/release/forge
@@ -67,6 +70,8 @@ peak_rss() {
   echo "$best"
 }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+PASSED=0 CHECKED=0 MISSED=()
+tally() { CHECKED=$(( CHECKED + 1 )); if [ "$1" = 1 ]; then PASSED=$(( PASSED + 1 )); else MISSED+=("$2"); fi; }
 verdict() { if [ "$1" = 1 ]; then echo "PASS"; else echo "**FAIL**"; fi; }
 
 FORGE_CONFIG='verify:
@@ -89,7 +94,7 @@ out "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 out "- machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo)"
 out "- kernel: $(uname -sr)"
 out "- rustc: $(rustc --version 2>/dev/null || echo unknown)"
-out "- forge: $FORGE ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD -- src 2>/dev/null || echo ', uncommitted src changes'))"
+out "- forge: $FORGE ($FORGE_ORIGIN; repo at $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && [ -z "$(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null)" ] || echo ', plus uncommitted changes'))"
 out "- hyperfine: $(hyperfine --version | awk '{ print $2 }'), ripgrep: $(rg --version | awk 'NR == 1 { print $2 }')"
 out ""
 
@@ -109,6 +114,7 @@ sh_med=$(median "$BENCH_DIR/verify.csv" 1)
 fv_med=$(median "$BENCH_DIR/verify.csv" 2)
 ratio=$(awk -v a="$fv_med" -v b="$sh_med" 'BEGIN { printf "%.2f", a / b }')
 ok=$(awk -v r="$ratio" 'BEGIN { print (r <= 3) ? 1 : 0 }')
+tally "$ok" "verify overhead ${ratio}× (target ≤ 3×)"
 out "### 1. \`forge verify\` overhead (command: \`true\`)"
 out ""
 out "| \`sh -c true\` median | \`forge verify\` median | ratio | target | result |"
@@ -125,7 +131,8 @@ mkdir -p "$R"
 
 # gen KIND SHAPE BYTES OUT — writes OUT and OUT.expect ("passed failed skipped").
 # KIND junit|libtest; SHAPE many (the fixture structure repeated, names varied by a counter)
-# or few (1000 cases whose failure text / captured output fills the size).
+# or few (1000 cases whose failure text / captured output fills the size), or (libtest) onebin:
+# like many but every test in one test binary.
 gen() {
   local kind=$1 shape=$2 bytes=$3 file=$4
   if [ -f "$file.expect" ] && [ "$(cat "$file.gen" 2>/dev/null)" = "$GEN_VERSION $kind $shape $bytes" ]; then
@@ -181,7 +188,8 @@ if ($kind eq 'junit') {
     my ($reps, $filler) = @_;
     my ($tests, $failures, $list) = ('', '', '');
     my ($p, $f, $s) = (0, 0, 0);
-    for my $r (0 .. $reps - 1) {
+    # $reps < 0: as many as fill the target size
+    for (my $r = 0; $reps < 0 ? $size + length($tests) + length($failures) + length($list) + 200 < $target : $r < $reps; $r++) {
       my $id = "${bin}_$r";
       $tests .= "test tests::adds_amounts_$id ... ok\ntest tests::applies_discount_$id ... FAILED\ntest tests::guest_pays_by_card_$id ... FAILED\ntest tests::slow_settlement_$id ... ignored\ntest tests::refunds_are_positive_$id ... ok\n";
       $failures .= "---- tests::applies_discount_$id stdout ----\n" . $filler->($id) .
@@ -191,7 +199,7 @@ if ($kind eq 'junit') {
       $list .= "    tests::applies_discount_$id\n    tests::guest_pays_by_card_$id\n";
       $p += 2; $f += 2; $s += 1;
     }
-    my $n = $reps * 5;
+    my $n = $p + $f + $s;
     put "     Running unittests src/lib.rs (target/debug/deps/checkout_$bin-a1ac4adc9338dd24)\n\nrunning $n tests\n",
         $tests, "\nfailures:\n\n", $failures, "\nfailures:\n", $list,
         "\ntest result: FAILED. $p passed; $f failed; $s ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n";
@@ -200,6 +208,9 @@ if ($kind eq 'junit') {
   if ($shape eq 'many') {
     # binaries of 200 tests each until the size is reached
     $binary->(40, sub { '' }) while $size + length($tail) < $target;
+  } elsif ($shape eq 'onebin') {
+    # every test in a single binary (one huge `running N tests` section)
+    $binary->(-1, sub { '' });
   } else {
     # one binary of 1000 tests; its 400 failures carry captured stdout filling the size
     my $per = int($target / 400) + 1;
@@ -229,6 +240,7 @@ CASES=(
   "libtest many 100000000"
   "libtest few 10000000"
   "libtest few 100000000"
+  "libtest onebin 10000000"
 )
 for c in "${CASES[@]}"; do
   set -- $c
@@ -244,12 +256,12 @@ out "### 2. Report parsing (\`forge report FILE --format junit|libtest\`)"
 out ""
 out "\"many\" repeats the fixture's structure (names varied by a counter): the number of cases grows with"
 out "the size. \"few\" is 1000 test cases whose failure text (JUnit) or captured stdout (libtest) fills"
-out "the size. Baseline peak RSS on the real fixture: junit $(mib "$base_junit") MiB, libtest $(mib "$base_libtest") MiB."
+out "the size. \"onebin\" (libtest, informational) is \"many\" with every test in a single test binary."
+out "Baseline peak RSS on the real fixture: junit $(mib "$base_junit") MiB, libtest $(mib "$base_libtest") MiB."
 out ""
 out "| format | input | size | cases | median | throughput | target | peak RSS | RSS above baseline per case |"
 out "|---|---|---:|---:|---:|---:|---|---:|---:|"
 declare -A RSS
-all_speed_ok=1
 for c in "${CASES[@]}"; do
   set -- $c
   kind=$1 shape=$2 mb=$(( $3 / 1000000 ))
@@ -261,7 +273,7 @@ for c in "${CASES[@]}"; do
   got=$(head -1 "$BENCH_DIR/report.out")
   want="$ep passed, $ef failed, $es skipped"
   case "$got" in *"$want"*) ;; *) die "$f: forge says '$got', generated '$want'" ;; esac
-  runs=$RUNS; [ "$mb" -le 10 ] && runs=$(( RUNS * 3 ))
+  runs=$RUNS; [ "$mb" -le 10 ] && runs=$(( RUNS * 3 )); [ "$shape" = onebin ] && runs=3
   hyperfine "${NOSHELL[@]}" --style basic --warmup 1 --runs "$runs" \
     --export-csv "$BENCH_DIR/report.csv" "$FORGE report $f --format $kind" >&2
   med=$(median "$BENCH_DIR/report.csv" 1)
@@ -273,7 +285,7 @@ for c in "${CASES[@]}"; do
   per=$(awk -v r="$rss" -v b="$base" -v n="$cases" 'BEGIN { d = (r - b) * 1024 / n; printf "%.0f B", (d < 0 ? 0 : d) }')
   if [ "$mb" -ge 100 ]; then
     ok=$(awk -v m="$mbs" 'BEGIN { print (m >= 200) ? 1 : 0 }')
-    [ "$ok" = 1 ] || all_speed_ok=0
+    tally "$ok" "$kind $shape ${mb} MB parse $mbs MB/s (target ≥ 200 MB/s)"
     target="≥ 200 MB/s"; res=$(verdict "$ok")
   else
     target="(info)"; res=""
@@ -288,6 +300,7 @@ out "|---|---:|---:|---:|---|---|"
 for kind in junit libtest; do
   a=${RSS[$kind-few-10]} b=${RSS[$kind-few-100]}
   ok=$(awk -v a="$a" -v b="$b" 'BEGIN { print (b <= a * 1.25 + 2048) ? 1 : 0 }')
+  tally "$ok" "$kind few-cases RSS $(mib "$a") → $(mib "$b") MiB"
   out "| $kind | $(mib "$a") MiB | $(mib "$b") MiB | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%+.1f MiB", (b - a) / 1024 }') | ≤ +25% (+2 MiB slack) | $(verdict "$ok") |"
 done
 out ""
@@ -348,6 +361,7 @@ rg_med=$(median "$BENCH_DIR/scan.csv" 1)
 fs_med=$(median "$BENCH_DIR/scan.csv" 2)
 ratio=$(awk -v a="$fs_med" -v b="$rg_med" 'BEGIN { printf "%.2f", a / b }')
 ok=$(awk -v r="$ratio" 'BEGIN { print (r <= 2) ? 1 : 0 }')
+tally "$ok" "scenario scan ${ratio}× rg (target ≤ 2×)"
 scan_rss=$(cd "$S" && peak_rss "$FORGE" change scenarios --json)
 out "### 3. Scenario scan (\`forge change scenarios --json\`)"
 out ""
@@ -357,4 +371,6 @@ out "| \`rg -l @scenario\` median | \`forge change scenarios --json\` median | r
 out "|---:|---:|---:|---|---|"
 out "| $(ms "$rg_med") ms | $(ms "$fs_med") ms | ${ratio}× | ≤ 2× | $(verdict "$ok") |"
 out ""
+out "**Summary: $PASSED of $CHECKED targets met.**"
+for m in "${MISSED[@]}"; do out "- missed: $m"; done
 log "results saved to $RESULTS"

@@ -8,7 +8,6 @@ use std::io::{BufWriter, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
@@ -56,6 +55,9 @@ impl ExecOutcome {
 /// Runs `command` with `/bin/sh -c` in `opts.cwd`. stdin is closed (a command waiting for input
 /// gets EOF, never the terminal). stdout and stderr share one pipe, so the log interleaves them
 /// exactly as a terminal would show `2>&1`.
+///
+/// One thread does everything — drain the pipe, watch the clock, reap the child — with `poll(2)`:
+/// verify runs on every agent step, and helper threads cost more than the command `true` itself.
 pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
     if let Some(dir) = opts.log_path.parent() {
         std::fs::create_dir_all(dir)
@@ -94,85 +96,138 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
     })?;
     let pgid = Pid::from_raw(child.id() as i32);
 
-    let tail_cap = opts.tail_bytes;
-    let (done_tx, done_rx) = mpsc::channel::<(Vec<u8>, u64)>();
-    std::thread::spawn(move || {
-        let mut log = BufWriter::with_capacity(64 * 1024, log);
-        let mut tail = Tail::new(tail_cap);
-        let mut total = 0u64;
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
+    let mut log = BufWriter::with_capacity(64 * 1024, log);
+    let mut tail = Tail::new(opts.tail_bytes);
+    let mut output_bytes = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut status: Option<ExitStatus> = None;
+    let mut timed_out = false;
+    // What the clock is waiting for next.
+    let mut stage = Stage::Running;
+    let mut deadline = start + opts.timeout;
+    let mut eof = false;
+
+    while !eof {
+        let now = Instant::now();
+        if now >= deadline {
+            match stage {
+                Stage::Running => {
+                    timed_out = true;
+                    let _ = killpg(pgid, Signal::SIGTERM);
+                    stage = Stage::Terminating;
+                    deadline = now + KILL_GRACE;
+                }
+                Stage::Exited => {
+                    // The shell is gone but something it left holds the pipe: end the group.
+                    let _ = killpg(pgid, Signal::SIGTERM);
+                    stage = Stage::Terminating;
+                    deadline = now + KILL_GRACE;
+                }
+                Stage::Terminating => {
+                    let _ = killpg(pgid, Signal::SIGKILL);
+                    stage = Stage::Killed;
+                    deadline = now + DRAIN_GRACE;
+                }
+                // A process that left the group (setsid) can keep the pipe open forever: stop
+                // reading rather than hang.
+                Stage::Killed => break,
+            }
+            continue;
+        }
+        // Wake at least every 50 ms to notice the shell exiting while others hold the pipe.
+        let wait = deadline
+            .saturating_duration_since(now)
+            .min(Duration::from_millis(50));
+        if readable(&reader, wait) {
             match reader.read(&mut buf) {
-                Ok(0) => break,
+                Ok(0) => eof = true,
                 Ok(n) => {
                     // A full disk must not stop the drain: the child would block on the pipe.
                     let _ = log.write_all(&buf[..n]);
                     tail.push(&buf[..n]);
-                    total += n as u64;
+                    output_bytes += n as u64;
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => eof = true,
             }
         }
-        let _ = log.flush();
-        let _ = done_tx.send((tail.into_vec(), total));
-    });
-
-    let (status_tx, status_rx) = mpsc::channel::<std::io::Result<ExitStatus>>();
-    std::thread::spawn(move || {
-        let _ = status_tx.send(child.wait());
-    });
-
-    let mut timed_out = false;
-    let status = match status_rx.recv_timeout(opts.timeout) {
-        Ok(s) => s,
-        Err(_) => {
-            timed_out = true;
-            let _ = killpg(pgid, Signal::SIGTERM);
-            match status_rx.recv_timeout(KILL_GRACE) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = killpg(pgid, Signal::SIGKILL);
-                    status_rx
-                        .recv()
-                        .unwrap_or_else(|_| Err(std::io::Error::other("wait thread lost")))
-                }
+        if status.is_none()
+            && let Ok(Some(s)) = child.try_wait()
+        {
+            status = Some(s);
+            if stage == Stage::Running {
+                stage = Stage::Exited;
+                deadline = Instant::now() + DRAIN_GRACE;
             }
         }
+    }
+    let _ = log.flush();
+
+    let status = match status {
+        Some(s) => s,
+        None => wait_or_kill(&mut child, pgid, start + opts.timeout, &mut timed_out)?,
     };
     let duration = start.elapsed();
-
-    // The shell is gone; anything it left in its group still holds the pipe. Give it a moment
-    // to finish printing, then end the group so the log is complete and nothing lingers.
-    let (tail, output_bytes) = match done_rx.recv_timeout(DRAIN_GRACE) {
-        Ok(v) => v,
-        Err(_) => {
-            let _ = killpg(pgid, Signal::SIGTERM);
-            match done_rx.recv_timeout(KILL_GRACE) {
-                Ok(v) => v,
-                Err(_) => {
-                    let _ = killpg(pgid, Signal::SIGKILL);
-                    // A process that left the group (setsid) can keep the pipe open forever;
-                    // give up on the reader rather than hang.
-                    done_rx.recv_timeout(DRAIN_GRACE).unwrap_or_default()
-                }
-            }
-        }
-    };
     if timed_out {
         let _ = killpg(pgid, Signal::SIGKILL);
     }
-
-    let status = status.map_err(|e| Error::io(format!("cannot wait for `{command}`"), e))?;
     Ok(ExecOutcome {
         exit_code: status.code(),
         signal: status.signal(),
         timed_out,
         duration,
         output_bytes,
-        tail,
+        tail: tail.into_vec(),
         log_path: opts.log_path.clone(),
     })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Running,
+    Exited,
+    Terminating,
+    Killed,
+}
+
+/// Whether the pipe has data or hit EOF within `wait`.
+fn readable(reader: &std::io::PipeReader, wait: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut fds = nix::libc::pollfd {
+        fd: reader.as_raw_fd(),
+        events: nix::libc::POLLIN,
+        revents: 0,
+    };
+    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd for a file descriptor we own, for the duration of the call.
+    let n = unsafe { nix::libc::poll(&mut fds, 1, ms) };
+    n > 0 && fds.revents != 0
+}
+
+/// The output closed before the shell exited (it closed its stdout): wait for it up to the
+/// deadline, then kill the group.
+fn wait_or_kill(
+    child: &mut std::process::Child,
+    pgid: Pid,
+    deadline: Instant,
+    timed_out: &mut bool,
+) -> Result<ExitStatus> {
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return Ok(s),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                *timed_out = true;
+                let _ = killpg(pgid, Signal::SIGTERM);
+                std::thread::sleep(KILL_GRACE.min(Duration::from_millis(200)));
+                let _ = killpg(pgid, Signal::SIGKILL);
+                return child
+                    .wait()
+                    .map_err(|e| Error::io("cannot wait for the command", e));
+            }
+            Err(e) => return Err(Error::io("cannot wait for the command", e)),
+        }
+    }
 }
 
 /// A ring of the last `cap` bytes.

@@ -41,6 +41,12 @@ enum Command {
 }
 
 pub fn main() -> i32 {
+    // Die quietly on a closed pipe (`forge report x | head`), like other Unix tools, instead of
+    // panicking in `println!`.
+    // SAFETY: setting a signal disposition to its default before any thread starts.
+    unsafe {
+        nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

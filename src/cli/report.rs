@@ -33,9 +33,14 @@ pub fn run(args: Args) -> Result<i32> {
         super::print_json(&v);
         return Ok(EXIT_OK);
     }
+    // One buffered writer: a report can list hundreds of thousands of cases.
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, stdout.lock());
     let c = r.counts();
     let fmt = r.format.map_or("none".to_string(), |f| f.to_string());
-    println!(
+    let _ = writeln!(
+        out,
         "{}: {} passed, {} failed, {} skipped ({fmt})",
         args.file.display(),
         c.passed,
@@ -43,18 +48,24 @@ pub fn run(args: Args) -> Result<i32> {
         c.skipped
     );
     if let Some(e) = &r.infra_error {
-        println!("infrastructure error:\n  {}", e.replace('\n', "\n  "));
+        let _ = writeln!(out, "infrastructure error:\n  {}", e.replace('\n', "\n  "));
+    }
+    if let Some(e) = &r.incomplete {
+        let _ = writeln!(out, "incomplete: {e}");
     }
     for t in r.failing() {
-        println!("FAILED {}", t.name);
+        let _ = writeln!(out, "FAILED {}", t.name);
         if let Some(m) = &t.message {
             for l in m.lines() {
-                println!("    {l}");
+                let _ = writeln!(out, "    {l}");
             }
         }
     }
     for n in &r.notes {
-        println!("note: {n}");
+        let _ = writeln!(out, "note: {n}");
     }
+    let _ = out.flush();
+    // Freeing every case one by one only delays the exit.
+    std::mem::forget(r);
     Ok(EXIT_OK)
 }

@@ -472,7 +472,11 @@ impl Guard {
             ToolCall::Shell(line) => self.check_command(&line, cwd),
             ToolCall::Write(files) => {
                 let mut judge = Judge::new(&self.paths);
-                for f in &files {
+                for f in &files
+                    .iter()
+                    .map(|f| self.expand_home(f))
+                    .collect::<Vec<_>>()
+                {
                     let w = shell::Word {
                         arg: shell::Arg::Lit(f.clone()),
                         glob: false,
@@ -494,7 +498,11 @@ impl Guard {
             ToolCall::Read(files) => {
                 let mut judge = Judge::new(&self.paths);
                 let mut read = Vec::new();
-                for f in &files {
+                for f in &files
+                    .iter()
+                    .map(|f| self.expand_home(f))
+                    .collect::<Vec<_>>()
+                {
                     let w = shell::Word {
                         arg: shell::Arg::Lit(f.clone()),
                         glob: false,
@@ -514,6 +522,15 @@ impl Guard {
                 self.project_rules(canonical_tool(tool), None, &[], &[], &mut findings);
                 GuardResult::from_findings(findings)
             }
+        }
+    }
+
+    /// Tool paths are not shell words: an agent that writes `~/.bashrc` means the home folder.
+    fn expand_home(&self, f: &str) -> String {
+        match f.strip_prefix("~/") {
+            Some(rest) => self.paths.home.join(rest).display().to_string(),
+            None if f == "~" => self.paths.home.display().to_string(),
+            None => f.to_string(),
         }
     }
 

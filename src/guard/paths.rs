@@ -51,13 +51,11 @@ impl Paths {
         }
     }
 
-    /// The absolute, normalised path of `raw` for a command running in `cwd`.
+    /// The absolute, normalised path of `raw` for a command running in `cwd`. `~` is not
+    /// expanded here: the shell parse already did where bash would (a quoted `"~"` is a folder
+    /// named `~`).
     pub fn resolve(&self, raw: &str, cwd: &Path) -> PathBuf {
-        let p = if raw == "~" {
-            self.home.clone()
-        } else if let Some(rest) = raw.strip_prefix("~/") {
-            self.home.join(rest)
-        } else if Path::new(raw).is_absolute() {
+        let p = if Path::new(raw).is_absolute() {
             PathBuf::from(raw)
         } else {
             cwd.join(raw)
@@ -250,7 +248,12 @@ mod tests {
         assert_eq!(place("/var/tmp"), Place::Outside);
         assert_eq!(place("/dev/null"), Place::NullDevice);
         assert_eq!(place("/dev/sda"), Place::Device);
-        assert_eq!(place("~/.bashrc"), Place::Outside);
+        assert_eq!(place("/home/u/.bashrc"), Place::Outside);
+        assert_eq!(
+            place("~"),
+            Place::InRepo("src/~".into()),
+            "a quoted ~ is a plain name"
+        );
     }
 
     #[test]

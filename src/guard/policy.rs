@@ -344,11 +344,22 @@ impl<'a> Judge<'a> {
                 ops.clone()
             }
             "chmod" | "chown" | "chgrp" => ops.iter().skip(1).copied().collect(),
-            "cp" | "mv" | "install" | "ln" | "rsync" => {
+            // `mv` deletes its sources as surely as it writes its destination.
+            "mv" => ops.clone(),
+            "cp" | "install" | "ln" | "rsync" => {
                 let t = option_value(&inv.args, &["-t", "--target-directory"]);
                 match t {
                     Some(t) => vec![t],
                     None => ops.last().copied().into_iter().collect(),
+                }
+            }
+            "git" => {
+                // `git clone URL DIR` writes DIR.
+                let lit: Vec<&Word> = ops.to_vec();
+                if lit.first().and_then(|w| w.arg.lit()) == Some("clone") && lit.len() >= 3 {
+                    vec![lit[2]]
+                } else {
+                    vec![]
                 }
             }
             "sed" | "perl" if has_flag(&inv.args, 'i', &["--in-place"]) => {
@@ -375,8 +386,33 @@ impl<'a> Judge<'a> {
             "cp" | "install" | "rsync" => "copies files to",
             _ => "writes",
         };
-        for w in &writes {
+        let copies = matches!(name, "cp" | "mv" | "install" | "ln" | "rsync");
+        for (i, w) in writes.iter().enumerate() {
             // Recursive deletes were judged by `rm`; a plain delete is an ordinary write.
+            // A copy into an existing folder (`cp x /tmp/`) writes a file inside it.
+            let last = i + 1 == writes.len();
+            if copies
+                && last
+                && let Some(raw) = w.arg.lit()
+                && (raw.ends_with('/')
+                    || inv
+                        .cwd
+                        .as_deref()
+                        .is_some_and(|c| self.paths.resolve(raw, c).is_dir()))
+            {
+                let inner = Word {
+                    arg: Arg::Lit(format!("{}/_", raw.trim_end_matches('/'))),
+                    glob: false,
+                };
+                self.write(
+                    &Target {
+                        word: &inner,
+                        cwd: inv.cwd.as_deref(),
+                    },
+                    verb,
+                );
+                continue;
+            }
             self.write(
                 &Target {
                     word: w,
@@ -384,6 +420,29 @@ impl<'a> Judge<'a> {
                 },
                 verb,
             );
+        }
+        // `… | xargs rm -f`: the files written are whatever the input names.
+        let writer = matches!(
+            name,
+            "rm" | "rmdir"
+                | "unlink"
+                | "shred"
+                | "truncate"
+                | "touch"
+                | "mv"
+                | "cp"
+                | "chmod"
+                | "chown"
+                | "tee"
+        );
+        if writer && inv.dynamic_tail {
+            self.findings.push(finding(
+                "write-unknown-target",
+                format!(
+                    "`{}` changes files named by its input at run time; list them explicitly",
+                    inv.display()
+                ),
+            ));
         }
         if matches!(
             name,
@@ -466,11 +525,18 @@ impl<'a> Judge<'a> {
         }
         let Some(cwd) = t.cwd else { return };
         let path = self.paths.resolve(raw, cwd);
-        if let Some(kind) = secret_kind(&path, &self.paths.home) {
-            self.findings.push(finding(
-                "secrets",
-                format!("this reads {}, {kind}; agents may not read or copy secrets (use the `.example` file or ask the person)", path.display()),
-            ));
+        let mut hits = vec![path.clone()];
+        if t.word.glob {
+            hits.extend(glob_matches(&path));
+        }
+        for p in hits {
+            if let Some(kind) = secret_kind(&p, &self.paths.home) {
+                self.findings.push(finding(
+                    "secrets",
+                    format!("this reads {}, {kind}; agents may not read or copy secrets (use the `.example` file or ask the person)", p.display()),
+                ));
+                return;
+            }
         }
     }
 
@@ -604,6 +670,19 @@ impl<'a> Judge<'a> {
                 Some(a) if a.starts_with('-') => i += 1,
                 _ => break,
             }
+        }
+        // `git -c alias.x='reset --hard' x`: the subcommand is defined on the spot.
+        if args
+            .windows(2)
+            .any(|w| w[0] == Some("-c") && w[1].is_some_and(|v| v.starts_with("alias.")))
+            || args
+                .iter()
+                .any(|a| a.is_some_and(|a| a.starts_with("--config-env=alias.")))
+        {
+            self.findings.push(finding(
+                "dynamic-program",
+                format!("`{}` defines a git alias inline, so the command run is hidden; write the git command out", inv.display()),
+            ));
         }
         let Some(Some(sub)) = args.get(i).copied() else {
             return;
@@ -866,6 +945,30 @@ fn data_args<'i>(inv: &'i Invocation, name: &str) -> Vec<&'i Word> {
         out.push(first);
     }
     out
+}
+
+/// Existing files a glob in its last segment matches (`.env*` → `.env`, `.env.local`), at most a
+/// few thousand entries of one folder.
+fn glob_matches(pattern: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (
+        pattern.parent(),
+        pattern.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return vec![];
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    entries
+        .take(5000)
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name().to_str().is_some_and(|n| {
+                super::glob::matches(name, n) && (!n.starts_with('.') || name.starts_with('.'))
+            })
+        })
+        .map(|e| e.path())
+        .collect()
 }
 
 /// The folder part of a glob: `build/*.o` → `build`, `*` → `.`.

@@ -84,6 +84,18 @@ impl Invocation {
     }
 }
 
+/// Where a command's standard input comes from, for shells that would run it as a script.
+#[derive(Debug, Clone)]
+enum Stdin {
+    None,
+    /// An earlier pipeline stage.
+    Pipe,
+    /// A here-document or here-string, literal or computed.
+    Text(Arg),
+    /// `< file`: a script file Forge does not read.
+    File,
+}
+
 /// A file written by a redirection (`>`, `>>`, `&>`, `tee` is a program).
 #[derive(Debug, Clone)]
 pub struct Redirect {
@@ -249,7 +261,7 @@ impl Walker {
             ast::Command::Compound(c, redirects) => {
                 if let Some(r) = redirects {
                     for io in &r.0 {
-                        self.redirect(io, &cwd, depth);
+                        let _ = self.redirect(io, &cwd, depth);
                     }
                 }
                 self.compound(c, cwd, depth)
@@ -259,7 +271,7 @@ impl Walker {
                 let ast::FunctionBody(body, redirects) = &f.body;
                 if let Some(r) = redirects {
                     for io in &r.0 {
-                        self.redirect(io, &cwd, depth);
+                        let _ = self.redirect(io, &cwd, depth);
                     }
                 }
                 // A function body runs only when called; judging it as if it ran is the most
@@ -271,7 +283,7 @@ impl Walker {
             ast::Command::ExtendedTest(_, redirects) => {
                 if let Some(r) = redirects {
                     for io in &r.0 {
-                        self.redirect(io, &cwd, depth);
+                        let _ = self.redirect(io, &cwd, depth);
                     }
                 }
                 cwd
@@ -337,7 +349,13 @@ impl Walker {
         }
     }
 
-    fn redirect(&mut self, io: &ast::IoRedirect, cwd: &Option<PathBuf>, depth: usize) {
+    /// Records a redirection; returns what it feeds to stdin, if it does.
+    fn redirect(
+        &mut self,
+        io: &ast::IoRedirect,
+        cwd: &Option<PathBuf>,
+        depth: usize,
+    ) -> Option<Stdin> {
         use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
         match io {
             R::File(_, kind, target) => match target {
@@ -349,16 +367,28 @@ impl Walker {
                     };
                     match kind {
                         K::Write | K::Append | K::Clobber | K::ReadAndWrite => {
-                            self.out.writes.push(r)
+                            self.out.writes.push(r);
+                            None
                         }
-                        K::Read => self.out.reads.push(r),
-                        K::DuplicateInput | K::DuplicateOutput => {}
+                        K::Read => {
+                            self.out.reads.push(r);
+                            Some(Stdin::File)
+                        }
+                        K::DuplicateInput | K::DuplicateOutput => None,
                     }
                 }
                 T::ProcessSubstitution(_, sub) => {
+                    let first = self.out.invocations.len();
                     self.list(&sub.list, cwd.clone(), depth + 1);
+                    let programs = self.names_since(first);
+                    matches!(kind, K::Read).then(|| {
+                        Stdin::Text(Arg::Dyn {
+                            raw: "<(…)".into(),
+                            programs,
+                        })
+                    })
                 }
-                T::Fd(_) | T::Duplicate(_) => {}
+                T::Fd(_) | T::Duplicate(_) => None,
             },
             R::OutputAndError(w, _) => {
                 let word = self.word(w, cwd, depth);
@@ -366,14 +396,25 @@ impl Walker {
                     target: word,
                     cwd: cwd.clone(),
                 });
+                None
             }
             R::HereDocument(_, doc) => {
-                if doc.requires_expansion {
-                    self.substitutions_in(&doc.doc.value, cwd, depth, true);
+                let body = &doc.doc.value;
+                if doc.requires_expansion && (body.contains('$') || body.contains('`')) {
+                    let first = self.out.invocations.len();
+                    self.substitutions_in(body, cwd, depth, true);
+                    let programs = self.names_since(first);
+                    Some(Stdin::Text(Arg::Dyn {
+                        raw: "<<here-document>>".into(),
+                        programs,
+                    }))
+                } else {
+                    Some(Stdin::Text(Arg::Lit(body.clone())))
                 }
             }
             R::HereString(_, w) => {
-                self.word(w, cwd, depth);
+                let word = self.word(w, cwd, depth);
+                Some(Stdin::Text(word.arg))
             }
         }
     }
@@ -402,9 +443,18 @@ impl Walker {
         if let Some(sfx) = &s.suffix {
             items.extend(sfx.0.iter().map(|i| (i, true)));
         }
+        let mut stdin = if upstream.is_empty() {
+            Stdin::None
+        } else {
+            Stdin::Pipe
+        };
         for (item, is_arg) in items {
             match item {
-                I::IoRedirect(io) => self.redirect(io, &cwd, depth),
+                I::IoRedirect(io) => {
+                    if let Some(s) = self.redirect(io, &cwd, depth) {
+                        stdin = s;
+                    }
+                }
                 I::Word(w) => argv.push(self.word(w, &cwd, depth)),
                 I::AssignmentWord(_, w) if is_arg => argv.push(self.word(w, &cwd, depth)),
                 I::AssignmentWord(a, _) => {
@@ -443,7 +493,7 @@ impl Walker {
         {
             self.out.fork_bomb = true;
         }
-        self.invoke(argv, Vec::new(), cwd, depth, upstream)
+        self.invoke(argv, Vec::new(), cwd, depth, upstream, stdin)
     }
 
     /// Records one command after peeling wrappers; follows `cd`, `bash -c`, `eval`,
@@ -455,6 +505,7 @@ impl Walker {
         cwd: Option<PathBuf>,
         depth: usize,
         upstream: &[String],
+        stdin: Stdin,
     ) -> Option<PathBuf> {
         let mut dynamic_tail = false;
         loop {
@@ -491,6 +542,12 @@ impl Walker {
                 "timeout" => Some(
                     skip_options(rest, &["-s", "-k", "--signal", "--kill-after"]).saturating_add(1),
                 ),
+                // `python -m twine upload`: the module is the program.
+                "python" | "python3" | "python2"
+                    if rest.first().and_then(|w| w.arg.lit()) == Some("-m") && rest.len() > 1 =>
+                {
+                    Some(1)
+                }
                 "xargs" => {
                     dynamic_tail = true;
                     Some(skip_options(
@@ -542,6 +599,11 @@ impl Walker {
         }
 
         let program = match argv[0].arg.clone() {
+            // `{rm,-rf,/}`: bash brace-expands the program name itself.
+            Arg::Lit(p) if !argv[0].glob && p.starts_with('{') && p.contains(',') => Arg::Dyn {
+                raw: p,
+                programs: vec![],
+            },
             Arg::Lit(p) => Arg::Lit(base_name(&p)),
             d => d,
         };
@@ -577,6 +639,60 @@ impl Walker {
                             return cwd;
                         }
                     }
+                }
+                // No `-c` and no script file: the shell runs whatever arrives on stdin.
+                let has_script = args
+                    .iter()
+                    .any(|a| a.arg.lit().is_none_or(|s| !s.starts_with('-')));
+                if !has_script {
+                    match stdin {
+                        Stdin::Text(Arg::Lit(text)) => {
+                            self.push(program, args, wrappers, cwd.clone(), upstream, dynamic_tail);
+                            self.line(&text, cwd.clone(), depth + 1);
+                            return cwd;
+                        }
+                        Stdin::Text(Arg::Dyn { raw, programs }) => {
+                            self.push(
+                                Arg::Dyn { raw, programs },
+                                vec![],
+                                wrappers,
+                                cwd.clone(),
+                                upstream,
+                                dynamic_tail,
+                            );
+                            return cwd;
+                        }
+                        Stdin::Pipe => {
+                            let raw =
+                                format!("`… | {}`: a script read from a pipe", program.display());
+                            self.push(
+                                Arg::Dyn {
+                                    raw,
+                                    programs: upstream.to_vec(),
+                                },
+                                vec![],
+                                wrappers,
+                                cwd.clone(),
+                                upstream,
+                                dynamic_tail,
+                            );
+                            return cwd;
+                        }
+                        Stdin::None | Stdin::File => {}
+                    }
+                }
+            }
+            Some("source" | ".") => {
+                if let Some(Arg::Dyn { raw, programs }) = args.first().map(|a| a.arg.clone()) {
+                    self.push(
+                        Arg::Dyn { raw, programs },
+                        vec![],
+                        wrappers,
+                        cwd.clone(),
+                        upstream,
+                        dynamic_tail,
+                    );
+                    return cwd;
                 }
             }
             Some("eval") => {
@@ -666,7 +782,7 @@ impl Walker {
             if !nested.is_empty() {
                 let mut w = wrappers.to_vec();
                 w.push("find".into());
-                self.invoke(nested, w, cwd.clone(), depth + 1, upstream);
+                self.invoke(nested, w, cwd.clone(), depth + 1, upstream, Stdin::None);
             }
             i += 1;
         }
@@ -901,13 +1017,7 @@ fn shell_c_arg(args: &[Word]) -> Option<&Word> {
 }
 
 /// Joins `s` to `cwd` the way the shell would see the path (`~` already expanded by parsing).
-fn join_path(cwd: &Path, home: &Path, s: &str) -> PathBuf {
-    if let Some(rest) = s.strip_prefix("~/") {
-        return home.join(rest);
-    }
-    if s == "~" {
-        return home.to_path_buf();
-    }
+fn join_path(cwd: &Path, _home: &Path, s: &str) -> PathBuf {
     let p = Path::new(s);
     if p.is_absolute() {
         p.to_path_buf()

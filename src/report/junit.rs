@@ -66,15 +66,16 @@ pub fn parse<R: BufRead>(reader: R, path: &Path) -> Result<Report, ReportError> 
                     suite_file = attr(start, "file");
                 }
                 "testcase" => {
-                    let name = attr(start, "name").unwrap_or_default();
-                    let classname = attr(start, "classname").unwrap_or_default();
+                    let [name, classname, file] = attrs(start, ["name", "classname", "file"]);
+                    let name = name.unwrap_or_default();
+                    let classname = classname.unwrap_or_default();
                     let full = if classname.is_empty() || classname == name {
                         name.clone()
                     } else {
                         format!("{classname}.{name}")
                     };
                     let mut case = TestCase::new(full, Status::Passed);
-                    case.file = attr(start, "file").or_else(|| suite_file.clone());
+                    case.file = file.or_else(|| suite_file.clone());
                     case.suite = (!classname.is_empty()).then(|| classname.clone());
                     let o = Open {
                         case,
@@ -137,6 +138,7 @@ pub fn parse<R: BufRead>(reader: R, path: &Path) -> Result<Report, ReportError> 
                         in_problem: true,
                         ..
                     }) = &mut open
+                        && text.len() < 4096
                     {
                         text.push_str(entity(r));
                     }
@@ -208,14 +210,27 @@ fn entity(name: &str) -> &'static str {
 }
 
 fn attr(e: &BytesStart, key: &str) -> Option<String> {
-    e.attributes()
-        .flatten()
-        .find(|a| a.key.into_inner() == key)
-        .map(|a| {
-            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map(|v| v.into_owned())
-                .unwrap_or_else(|_| a.value.clone().into_owned())
-        })
+    let [v] = attrs(e, [key]);
+    v
+}
+
+/// Several attributes in one pass over the tag (a `<testcase>` is read once, not per key).
+fn attrs<const N: usize>(e: &BytesStart, keys: [&str; N]) -> [Option<String>; N] {
+    let mut out: [Option<String>; N] = std::array::from_fn(|_| None);
+    for a in e.attributes().with_checks(false).flatten() {
+        let k = a.key.into_inner();
+        if let Some(i) = keys.iter().position(|x| *x == k) {
+            let v = if a.value.contains('&') {
+                a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                    .map(|v| v.into_owned())
+                    .unwrap_or_else(|_| a.value.clone().into_owned())
+            } else {
+                a.value.clone().into_owned()
+            };
+            out[i] = Some(v);
+        }
+    }
+    out
 }
 
 /// A case that stands for a suite that never ran: pytest's collection failure, jest-junit's

@@ -9,8 +9,9 @@ pub struct Parser {
     report: Report,
     /// The source of the binary being run (`src/lib.rs`, `tests/api.rs`), from `Running …`.
     current_file: Option<String>,
-    /// Index of the first case of the current binary, so failure sections match within it.
-    binary_start: usize,
+    /// Failed cases of the current binary by name: failure sections name only failed tests, and
+    /// one binary may hold tens of thousands of cases.
+    failed_index: std::collections::HashMap<String, usize>,
     /// The failure section being read: case index and its lines.
     section: Option<(usize, Vec<String>)>,
     compile_error: Vec<String>,
@@ -24,11 +25,7 @@ impl LineParser for Parser {
                 .or_else(|| r.strip_suffix(" stderr ----"))
         }) {
             self.close_section();
-            let idx = self.report.cases[self.binary_start..]
-                .iter()
-                .position(|c| c.name == name)
-                .map(|i| i + self.binary_start);
-            if let Some(idx) = idx {
+            if let Some(&idx) = self.failed_index.get(name) {
                 self.section = Some((idx, Vec::new()));
             }
             return;
@@ -54,6 +51,10 @@ impl LineParser for Parser {
                 if let Some(status) = status {
                     let mut case = TestCase::new(name, status);
                     case.file = self.current_file.clone().or_else(|| doctest_file(name));
+                    if status == Status::Failed {
+                        self.failed_index
+                            .insert(name.to_string(), self.report.cases.len());
+                    }
                     self.report.cases.push(case);
                 }
             }
@@ -65,12 +66,12 @@ impl LineParser for Parser {
             let rest = rest.strip_prefix("unittests ").unwrap_or(rest);
             let file = rest.split(" (").next().unwrap_or(rest).trim();
             self.current_file = (!file.is_empty()).then(|| file.to_string());
-            self.binary_start = self.report.cases.len();
+            self.failed_index.clear();
             return;
         }
         if t.starts_with("Doc-tests ") {
             self.current_file = None;
-            self.binary_start = self.report.cases.len();
+            self.failed_index.clear();
             return;
         }
         if line.starts_with("error[E") || line.starts_with("error: could not compile") {
