@@ -109,7 +109,7 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
     for (i, cmd) in config.verify.commands.iter().enumerate() {
         commands.push(run_command(project, &logs, i, cmd)?);
     }
-    exec::prune_logs(&logs, KEEP_LOGS);
+    exec::maybe_prune_logs(&logs, KEEP_LOGS);
 
     let cases: Vec<TestCase> = commands
         .iter()

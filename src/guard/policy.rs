@@ -247,7 +247,7 @@ impl<'a> Judge<'a> {
                 if programs.iter().any(|p| DOWNLOADERS.contains(&p.as_str())) {
                     self.findings.push(finding(
                         "pipe-to-shell",
-                        format!("`{raw}` runs code downloaded from the network; download it, review it, then run the file"),
+                        format!("`{raw}` runs code straight from the network; download the file, review it, then run it"),
                     ));
                 } else {
                     self.findings.push(finding(
@@ -273,7 +273,7 @@ impl<'a> Judge<'a> {
         {
             self.findings.push(finding(
                 "pipe-to-shell",
-                format!("`{name}` would run code straight from a download; save the file, review it, then run it"),
+                format!("`{}` runs code straight from the network; download the file, review it, then run it", inv.display()),
             ));
         }
         match name {
@@ -546,6 +546,7 @@ impl<'a> Judge<'a> {
         if !recursive {
             return;
         }
+        let shown = inv.display();
         let ops = operands(&inv.args);
         if ops.is_empty() && inv.dynamic_tail {
             self.findings.push(finding(
@@ -559,11 +560,11 @@ impl<'a> Judge<'a> {
         for w in ops {
             let raw = match &w.arg {
                 Arg::Lit(s) => s.as_str(),
-                Arg::Dyn { raw, .. } => {
+                Arg::Dyn { .. } => {
                     self.findings.push(finding(
                         "rm-unknown-target",
                         format!(
-                            "`rm -r {raw}` deletes a path computed at run time; write the path out"
+                            "`{shown}` deletes a path computed at run time; write the path out"
                         ),
                     ));
                     continue;
@@ -572,7 +573,7 @@ impl<'a> Judge<'a> {
             let Some(cwd) = inv.cwd.as_deref() else {
                 self.findings.push(finding(
                     "rm-unknown-target",
-                    format!("`rm -r {raw}` after a `cd` to a folder computed at run time"),
+                    format!("`{shown}` after a `cd` to a folder computed at run time"),
                 ));
                 continue;
             };
@@ -583,19 +584,35 @@ impl<'a> Judge<'a> {
             match self.paths.place(&path) {
                 Place::RepoRoot => self.findings.push(finding(
                     "rm-repo",
-                    format!("`rm -r {raw}` deletes the {}repository {}; delete only the files you mean", if whole { "contents of the " } else { "" }, path.display()),
+                    format!(
+                        "`{shown}` deletes the {}repository {}; delete only the files you mean",
+                        if whole { "contents of the " } else { "" },
+                        path.display()
+                    ),
                 )),
                 Place::RepoAncestor => self.findings.push(finding(
                     "rm-repo",
-                    format!("`rm -r {raw}` deletes {}, which contains the repository", path.display()),
+                    format!(
+                        "`{shown}` deletes {}, which contains the repository",
+                        path.display()
+                    ),
                 )),
-                Place::Git | Place::ForgeState | Place::ForgeRunState => self.findings.push(finding(
-                    "rm-repo",
-                    format!("`rm -r {raw}` deletes {}, the repository's history or Forge's state", path.display()),
-                )),
+                Place::Git | Place::ForgeState | Place::ForgeRunState => {
+                    self.findings.push(finding(
+                        "rm-repo",
+                        format!(
+                            "`{shown}` deletes {}, the repository's history or Forge's state",
+                            path.display()
+                        ),
+                    ))
+                }
                 Place::Outside | Place::Device => self.findings.push(finding(
                     "rm-outside-repo",
-                    format!("`rm -r {raw}` deletes {}, outside the repository {}; delete only inside it", path.display(), self.paths.root.display()),
+                    format!(
+                        "`{shown}` deletes {}, outside the repository {}; delete only inside it",
+                        path.display(),
+                        self.paths.root.display()
+                    ),
                 )),
                 Place::InRepo(_) | Place::Temp | Place::NullDevice | Place::AgentConfig => {}
             }

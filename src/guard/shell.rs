@@ -663,8 +663,7 @@ impl Walker {
                             return cwd;
                         }
                         Stdin::Pipe => {
-                            let raw =
-                                format!("`… | {}`: a script read from a pipe", program.display());
+                            let raw = format!("{} | {}", upstream.join(" | "), program.display());
                             self.push(
                                 Arg::Dyn {
                                     raw,
