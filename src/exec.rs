@@ -356,7 +356,7 @@ pub fn prune_logs(dir: &Path, keep: usize) {
 /// Prunes one run in eight (by pid): listing and sorting the folder on every verify would cost
 /// more than running `true`; at most a few extra logs linger between prunes.
 pub fn maybe_prune_logs(dir: &Path, keep: usize) {
-    if std::process::id() % 8 == 0 {
+    if std::process::id().is_multiple_of(8) {
         prune_logs(dir, keep);
     }
 }
