@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::guard::GuardConfig;
@@ -13,7 +13,7 @@ use crate::report::Format;
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 pub const DEFAULT_MAX_FAILURES: u32 = 3;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub verify: VerifyConfig,
@@ -23,13 +23,13 @@ pub struct Config {
     pub guard: GuardConfig,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyConfig {
     pub commands: Vec<CommandConfig>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandConfig {
     pub name: String,
@@ -44,7 +44,7 @@ pub struct CommandConfig {
     pub report_path: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BreakerConfig {
     #[serde(default = "default_max_failures")]
@@ -93,6 +93,52 @@ impl Config {
     /// The guard's project rules only (the hook needs nothing else).
     pub fn load_guard(path: &Path) -> Result<GuardConfig> {
         Config::load(path).map(|c| c.guard)
+    }
+
+    /// Like [`Config::load`], through a cache of the parsed config in `cache_dir`, keyed by a
+    /// hash of the file's bytes and Forge's version. The PreToolUse hook loads the config on
+    /// every tool call, and YAML parsing of a thousand project rules costs ten times the
+    /// decision; the cache is read with serde_json instead. A config that changed misses the
+    /// cache and is parsed (and validated) afresh; errors are never cached.
+    pub fn load_cached(path: &Path, cache_dir: &Path) -> Result<Config> {
+        let text = match std::fs::read(path) {
+            Ok(t) => t,
+            Err(_) => return Config::load(path),
+        };
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut h);
+            env!("CARGO_PKG_VERSION").hash(&mut h);
+            format!("{:016x}", h.finish())
+        };
+        let cache = cache_dir.join(format!("config-{key}.json"));
+        if let Ok(bytes) = std::fs::read(&cache)
+            && let Ok(c) = serde_json::from_slice::<Config>(&bytes)
+        {
+            return Ok(c);
+        }
+        let text = String::from_utf8(text).map_err(|_| Error::Config {
+            path: path.to_path_buf(),
+            message: "is not UTF-8 text".into(),
+        })?;
+        let config = Config::parse(&text).map_err(|message| Error::Config {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        // Best effort: a cache that cannot be written only costs speed.
+        if let Ok(json) = serde_json::to_vec(&config) {
+            if let Ok(entries) = std::fs::read_dir(cache_dir) {
+                for e in entries.flatten() {
+                    let name = e.file_name();
+                    if name.to_string_lossy().starts_with("config-") {
+                        let _ = std::fs::remove_file(e.path());
+                    }
+                }
+            }
+            let _ = crate::state::write_atomic(&cache, &json);
+        }
+        Ok(config)
     }
 
     /// Parses and validates; the error message names the key.
@@ -167,6 +213,33 @@ mod tests {
         assert_eq!(c.breaker.max_failures, 5);
         let c = Config::parse("verify:\n  commands:\n    - {name: t, run: 'true'}\n").unwrap();
         assert_eq!(c.breaker.max_failures, DEFAULT_MAX_FAILURES);
+    }
+
+    #[test]
+    fn cached_load_matches_and_follows_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        let cache = dir.path().join("cache");
+        std::fs::write(&path, "verify:\n  commands:\n    - {name: t, run: x}\nguard:\n  rules:\n    - {decision: deny, reason: r, program: p, tool: [Bash, Write]}\n").unwrap();
+        let a = Config::load_cached(&path, &cache).unwrap();
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1);
+        let b = Config::load_cached(&path, &cache).unwrap();
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap()
+        );
+        assert_eq!(b.guard.rules[0].program.as_deref(), Some("p"));
+        // An edit misses the cache; the old entry is replaced.
+        std::fs::write(&path, "verify:\n  commands:\n    - {name: t, run: y}\n").unwrap();
+        let c = Config::load_cached(&path, &cache).unwrap();
+        assert_eq!(c.verify.commands[0].run, "y");
+        assert!(c.guard.rules.is_empty());
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1);
+        // Errors are reported, never cached.
+        std::fs::write(&path, "verify: {commands: []}\n").unwrap();
+        let e = Config::load_cached(&path, &cache).unwrap_err().to_string();
+        assert!(e.contains("verify.commands"), "{e}");
+        assert!(Config::load_cached(&path, &cache).is_err());
     }
 
     #[test]

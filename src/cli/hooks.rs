@@ -36,7 +36,11 @@ pub fn hook(args: HookArgs) -> Result<i32> {
         // Exit 2 blocks a tool call in every agent: a mistyped hook must not fail open.
         return Ok(EXIT_USAGE);
     };
-    let input = hooks::read_bounded(std::io::stdin(), hooks::MAX_INPUT, hooks::STDIN_DEADLINE);
+    let input = hooks::read_bounded(
+        std::io::stdin().lock(),
+        hooks::MAX_INPUT,
+        hooks::STDIN_DEADLINE,
+    );
     if event == Event::PreToolUse {
         super::watchdog::arm(DECISION_DEADLINE, DECISION_MEMORY);
     }

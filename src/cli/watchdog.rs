@@ -60,12 +60,19 @@ unsafe impl GlobalAlloc for Capped {
     }
 }
 
-/// From now on, deny if the process runs longer than `deadline` or holds more than `memory`
-/// bytes.
+extern "C" fn on_alarm(_: nix::libc::c_int) {
+    deny_now(DENY_TIME);
+}
+
+/// From now on, deny if the process runs longer than `deadline` (whole seconds, at least one)
+/// or holds more than `memory` bytes. A `SIGALRM` handler rather than a timer thread: this runs
+/// on every tool call.
 pub fn arm(deadline: Duration, memory: usize) {
     LIMIT.store(USED.load(Ordering::Relaxed) + memory, Ordering::Relaxed);
-    std::thread::spawn(move || {
-        std::thread::sleep(deadline);
-        deny_now(DENY_TIME);
-    });
+    let handler: extern "C" fn(nix::libc::c_int) = on_alarm;
+    // SAFETY: the handler only calls async-signal-safe functions (write, _exit).
+    unsafe {
+        nix::libc::signal(nix::libc::SIGALRM, handler as nix::libc::sighandler_t);
+        nix::libc::alarm(deadline.as_secs().max(1) as nix::libc::c_uint);
+    }
 }

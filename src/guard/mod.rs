@@ -119,7 +119,7 @@ impl GuardResult {
 }
 
 /// `guard:` in `.forge/config.yaml`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GuardConfig {
     #[serde(default)]
@@ -127,38 +127,66 @@ pub struct GuardConfig {
 }
 
 /// A project rule. Every condition given must hold; at least one is required.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleConfig {
     /// A name for messages; defaults to `project-rule-<n>`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     pub decision: Decision,
     pub reason: String,
     /// The program (base name), after wrappers such as `sudo` or `env`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
     /// Arguments that must all be present (globs with `*`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// A path glob, relative to the repository root, matched against the files the call writes
     /// (or reads, for read tools).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Tool names the rule applies to (`Bash`, `Write`, `Edit`, `Read`, …).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<OneOrMany>,
     /// Default rule ids this allow rule relaxes. A project rule can relax a default only by
     /// naming it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relaxes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum OneOrMany {
     One(String),
     Many(Vec<String>),
+}
+
+/// By hand rather than `#[serde(untagged)]`, which buffers every value: the hook reads up to
+/// thousands of rules per tool call.
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a tool name or a list of tool names")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<OneOrMany, E> {
+                Ok(OneOrMany::One(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<OneOrMany, A::Error> {
+                let mut v = Vec::new();
+                while let Some(x) = seq.next_element::<String>()? {
+                    v.push(x);
+                }
+                Ok(OneOrMany::Many(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl OneOrMany {
@@ -416,9 +444,18 @@ impl Guard {
         config: Option<&GuardConfig>,
         phase: Option<Phase>,
     ) -> Guard {
+        Guard::with_rules(
+            root,
+            home,
+            config.map(|c| c.rules.clone()).unwrap_or_default(),
+            phase,
+        )
+    }
+
+    fn with_rules(root: &Path, home: &Path, rules: Vec<RuleConfig>, phase: Option<Phase>) -> Guard {
         Guard {
             paths: Paths::new(root, home),
-            rules: config.map(|c| c.rules.clone()).unwrap_or_default(),
+            rules,
             phase,
         }
     }
@@ -431,8 +468,11 @@ impl Guard {
             .unwrap_or_else(|| PathBuf::from("/root"));
         let (root, config) = match crate::repo::Project::discover(cwd) {
             Ok(p) => {
-                let c = crate::config::Config::load_guard(&p.config_path())?;
-                (p.root, Some(c))
+                let c = crate::config::Config::load_cached(
+                    &p.config_path(),
+                    &p.tmp_dir().join("cache"),
+                )?;
+                (p.root, Some(c.guard))
             }
             Err(_) => (
                 find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf()),
@@ -444,7 +484,12 @@ impl Guard {
             message,
             recovery: "Fix or remove the run state (a person), then retry.".into(),
         })?;
-        Ok(Guard::new(&root, &home, config.as_ref(), phase))
+        Ok(Guard::with_rules(
+            &root,
+            &home,
+            config.map(|c| c.rules).unwrap_or_default(),
+            phase,
+        ))
     }
 
     pub fn check_command(&self, line: &str, cwd: &Path) -> GuardResult {

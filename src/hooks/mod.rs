@@ -10,6 +10,7 @@
 pub mod install;
 
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -115,30 +116,53 @@ pub const MAX_INPUT: usize = 32 * 1024 * 1024;
 pub const STDIN_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Reads all of `input` within `deadline` and `max` bytes; an error says which bound was hit.
-pub fn read_bounded<R: Read + Send + 'static>(
-    input: R,
+/// `poll(2)` bounds the wait in this thread: the hook runs on every tool call, and a helper
+/// thread would cost more than the decision.
+pub fn read_bounded<R: Read + AsRawFd>(
+    mut input: R,
     max: usize,
     deadline: Duration,
 ) -> Result<Vec<u8>, String> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let r = input
-            .take(max as u64 + 1)
-            .read_to_end(&mut buf)
-            .map(|_| buf);
-        let _ = tx.send(r);
-    });
-    match rx.recv_timeout(deadline) {
-        Ok(Ok(buf)) if buf.len() > max => {
-            Err(format!("the hook input is larger than {} MiB", max >> 20))
+    let end = std::time::Instant::now() + deadline;
+    let mut buf = Vec::with_capacity(8192);
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(format!(
+                "the hook input did not end within {} s",
+                deadline.as_secs()
+            ));
         }
-        Ok(Ok(buf)) => Ok(buf),
-        Ok(Err(e)) => Err(format!("cannot read the hook input: {e}")),
-        Err(_) => Err(format!(
-            "the hook input did not end within {} s",
-            deadline.as_secs()
-        )),
+        let mut fds = nix::libc::pollfd {
+            fd: input.as_raw_fd(),
+            events: nix::libc::POLLIN,
+            revents: 0,
+        };
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd for a descriptor `input` owns, for the duration of the call.
+        let n = unsafe { nix::libc::poll(&mut fds, 1, ms) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(format!("cannot read the hook input: {e}"));
+        }
+        if n == 0 {
+            continue;
+        }
+        match input.read(&mut chunk) {
+            Ok(0) => return Ok(buf),
+            Ok(k) => {
+                buf.extend_from_slice(&chunk[..k]);
+                if buf.len() > max {
+                    return Err(format!("the hook input is larger than {} MiB", max >> 20));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot read the hook input: {e}")),
+        }
     }
 }
 
@@ -466,16 +490,21 @@ mod tests {
         let (r, _w) = std::io::pipe().unwrap();
         let e = read_bounded(r, 10, Duration::from_millis(100)).unwrap_err();
         assert!(e.contains("did not end"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; 11]).unwrap();
         let e = read_bounded(
-            std::io::Cursor::new(vec![b'x'; 11]),
+            std::fs::File::open(&big).unwrap(),
             10,
             Duration::from_secs(1),
         )
         .unwrap_err();
         assert!(e.contains("larger"), "{e}");
+        let ok = dir.path().join("ok");
+        std::fs::write(&ok, b"{}").unwrap();
         assert_eq!(
             read_bounded(
-                std::io::Cursor::new(b"{}".to_vec()),
+                std::fs::File::open(&ok).unwrap(),
                 10,
                 Duration::from_secs(1)
             )

@@ -1,0 +1,2 @@
+/* The baseline: a static binary that does nothing. */
+int main(void) { return 0; }
