@@ -70,6 +70,49 @@ pub struct StatusEntry {
     pub change: Change,
 }
 
+/// `user.name` read straight from the repository's and the user's git config files, without
+/// starting `git` (3 ms): for attributing timeline events, which verify writes on every run.
+/// Handles the common `[user] name = …` form; `include`s and `-c` overrides are not followed.
+pub fn user_name_from_files(root: &Path) -> Option<String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let candidates = [
+        Some(root.join(".git/config")),
+        home.map(|h| h.join(".gitconfig")),
+        xdg.map(|x| x.join("git/config")),
+    ];
+    candidates.into_iter().flatten().find_map(|p| {
+        let text = std::fs::read_to_string(p).ok()?;
+        config_value(&text, "user", "name")
+    })
+}
+
+fn config_value(text: &str, section: &str, key: &str) -> Option<String> {
+    let mut in_section = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let name = t.trim_start_matches('[').split([']', ' ', '"']).next().unwrap_or("");
+            in_section = name.eq_ignore_ascii_case(section);
+            continue;
+        }
+        if !in_section {
+            continue;
+        }
+        if let Some((k, v)) = t.split_once('=')
+            && k.trim().eq_ignore_ascii_case(key)
+        {
+            let v = v.trim().trim_matches('"').to_string();
+            if !v.is_empty() {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
 /// Every changed, staged, untracked or conflicted path, from `git status --porcelain=v2 -z`.
 /// Ignored files are not listed. Renames list the new path.
 pub fn status(cwd: &Path) -> Result<Vec<StatusEntry>> {
@@ -231,6 +274,7 @@ mod tests {
             vec!["a.txt", "b c.txt", "n/new.txt"]
         );
         assert_eq!(user_name(d).as_deref(), Some("Ada L"));
+        assert_eq!(user_name_from_files(d).as_deref(), Some("Ada L"));
         let root = repo_root(&d.join("n")).unwrap();
         assert_eq!(root.canonicalize().unwrap(), d.canonicalize().unwrap());
     }

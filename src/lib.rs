@@ -18,6 +18,8 @@ pub mod report;
 pub mod spec;
 pub mod state;
 pub mod text;
+pub mod timeline;
+pub mod timeline_html;
 pub mod verify;
 
 pub use error::{Error, Result};

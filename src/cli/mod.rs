@@ -6,6 +6,7 @@ mod guard;
 mod hooks;
 mod init;
 mod report;
+mod timeline;
 mod verify;
 pub mod watchdog;
 
@@ -38,6 +39,7 @@ enum Command {
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),
     Demo(demo::Args),
+    Timeline(timeline::Args),
 }
 
 pub fn main() -> i32 {
@@ -63,6 +65,7 @@ pub fn main() -> i32 {
         Command::Hook(a) => hooks::hook(a),
         Command::Hooks(c) => hooks::hooks(c),
         Command::Demo(a) => demo::run(a),
+        Command::Timeline(a) => timeline::run(a),
     };
     match result {
         Ok(code) => code,

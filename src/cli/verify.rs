@@ -49,6 +49,8 @@ pub fn run(args: Args) -> Result<i32> {
         Some(c) => Some(breaker::record(&project, c, report.verdict, max_failures)?),
         None => None,
     };
+    let rec = forge::timeline::Recorder::for_cli(&project);
+    forge::timeline::record_verify(&rec, &report, outcome.as_ref());
     if args.json {
         let mut v = serde_json::to_value(&report)
             .map_err(|e| Error::usage(format!("cannot encode the report: {e}")))?;
@@ -90,6 +92,20 @@ fn reset(project: &Project, change: &str, json: bool) -> Result<i32> {
         .map(|t| t.to_string())
         .unwrap_or_else(|_| jiff::Timestamp::now().to_string());
     let r = breaker::reset(project, change, &by, &at)?;
+    let rec = forge::timeline::Recorder::for_cli(project);
+    rec.record_or_warn(
+        Some(change),
+        "breaker",
+        serde_json::json!({
+            "event": "reset",
+            "by": by,
+            "before": r.before.as_ref().map(|b| serde_json::json!({"consecutive_failures": b.consecutive_failures, "open": b.open})),
+            "unreadable": r.unreadable,
+            "consecutive_failures": 0,
+            "open": false,
+            "total_attempts": r.after.total_attempts,
+        }),
+    );
     if json {
         super::print_json(&r);
         return Ok(EXIT_OK);

@@ -199,46 +199,76 @@ pub fn handle(
             .map_err(|e| format!("the hook input has a field of the wrong type ({e})"))?;
         Ok((p, v))
     });
+    let payload = parsed.as_ref().ok().map(|(p, _)| p);
+    let cwd = payload
+        .and_then(|p| p.cwd.clone())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fallback_cwd.to_path_buf());
+    let session = payload.and_then(|p| p.session_id.clone());
     match event {
         Event::PreToolUse => {
-            let result = match parsed {
+            let result = match &parsed {
                 Err(e) => GuardResult::deny(
                     "malformed-input",
                     format!("{e}; Forge denies what it cannot read"),
                 ),
-                Ok((p, _)) => pre_tool_use(&p, fallback_cwd),
+                Ok((p, _)) => pre_tool_use(p, fallback_cwd),
             };
+            if let Some(rec) = recorder(agent, session.as_deref(), &cwd) {
+                let (tool, target) = match payload {
+                    Some(p) => (p.tool_name.clone().unwrap_or_default(), describe_input(p.tool_input.as_ref())),
+                    None => (String::new(), String::new()),
+                };
+                rec.1.record_or_warn(
+                    rec.0.as_deref(),
+                    "guard",
+                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip(&result.reason, 300)}),
+                );
+            }
             pre_tool_answer(agent, &result)
         }
-        Event::PostToolUse => HookOutput::default(),
+        Event::PostToolUse => {
+            if let Some((change, rec)) = recorder(agent, session.as_deref(), &cwd) {
+                let tool = payload.and_then(|p| p.tool_name.clone()).unwrap_or_default();
+                let target = describe_input(payload.and_then(|p| p.tool_input.as_ref()));
+                rec.record_or_warn(change.as_deref(), "tool", json!({"tool": tool, "target": target}));
+            }
+            HookOutput::default()
+        }
         Event::Stop => {
-            let cwd = parsed
-                .as_ref()
-                .ok()
-                .and_then(|(p, _)| p.cwd.clone())
-                .map(PathBuf::from)
-                .unwrap_or_else(|| fallback_cwd.to_path_buf());
-            let active = parsed
-                .as_ref()
-                .ok()
-                .and_then(|(p, _)| p.stop_hook_active)
-                .unwrap_or(false);
-            stop(agent, &cwd, active)
+            let active = payload.and_then(|p| p.stop_hook_active).unwrap_or(false);
+            stop(agent, &cwd, active, session.as_deref())
         }
         Event::SessionStart => {
-            let cwd = parsed
-                .as_ref()
-                .ok()
-                .and_then(|(p, _)| p.cwd.clone())
-                .map(PathBuf::from)
-                .unwrap_or_else(|| fallback_cwd.to_path_buf());
-            session_start(
-                agent,
-                &cwd,
-                parsed.as_ref().ok().and_then(|(p, _)| p.session_id.clone()),
-            )
+            if let Some((change, rec)) = recorder(agent, session.as_deref(), &cwd) {
+                rec.record_or_warn(change.as_deref(), "hook", json!({"event": "session-start"}));
+            }
+            session_start(agent, &cwd, session)
         }
     }
+}
+
+/// The timeline recorder for a hook call in a Forge project (none elsewhere), with the active
+/// change. Events are attributed to the agent and its session.
+fn recorder(agent: Agent, session: Option<&str>, cwd: &Path) -> Option<(Option<String>, crate::timeline::Recorder)> {
+    let project = Project::discover(cwd).ok()?;
+    let session = session
+        .map(str::to_string)
+        .or_else(|| std::env::var("FORGE_SESSION").ok())
+        .unwrap_or_else(|| format!("{}-unknown-session", agent.name()));
+    let actor = format!("{}:{}", agent.name(), session);
+    let change = active_change(&project);
+    Some((change, crate::timeline::Recorder::new(&project, &session, &actor)))
+}
+
+/// A short description of what a tool call touches, for the timeline.
+fn describe_input(input: Option<&Value>) -> String {
+    let Some(v) = input else { return String::new() };
+    let s = ["command", "cmd", "file_path", "path", "notebook_path", "absolute_path", "pattern", "url", "query"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    crate::text::clip(&s, 300)
 }
 
 fn pre_tool_use(p: &Payload, fallback_cwd: &Path) -> GuardResult {
@@ -327,7 +357,7 @@ pub fn active_change_path(project: &Project) -> PathBuf {
 /// failures back; CIRCUIT OPEN lets the agent stop and tells the person; PASS lets it stop.
 /// `stop_hook_active` needs no special case: every blocked stop is a counted attempt, and the
 /// breaker ends the loop.
-fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool) -> HookOutput {
+fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>) -> HookOutput {
     let Ok(project) = Project::discover(cwd) else {
         return HookOutput::default();
     };
@@ -344,6 +374,9 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool) -> HookOutput {
             report.verdict,
             config.breaker.max_failures,
         )?;
+        if let Some((_, rec)) = recorder(agent, session, cwd) {
+            crate::timeline::record_verify(&rec, &report, Some(&o));
+        }
         Ok((report, o))
     })();
     match outcome {

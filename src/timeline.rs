@@ -1,0 +1,633 @@
+//! The session timeline: one append-only JSONL log per session
+//! (`.forge/sessions/<session>/timeline.jsonl`), every line an attributed event in a SHA-256
+//! hash chain, so an edited, removed or reordered line is detected.
+//!
+//! A line is written in one fixed field order and ends with `"prev":"<64 hex>","hash":"<64 hex>"}`;
+//! `hash` is the SHA-256 of the line with `,"hash":"…"` removed, i.e. of the exact bytes before
+//! it plus `}`. Checking a chain therefore needs no JSON parser and no re-serialisation: it is
+//! byte-exact and runs at hashing speed.
+//!
+//! Appends take an exclusive lock on the file, read only its tail (for `seq` and `prev`) and
+//! write the line with one `write` — concurrent agents never interleave or break the chain, and
+//! the cost does not grow with the log.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::repo::Project;
+
+pub const TIMELINE_FILE: &str = "timeline.jsonl";
+const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+/// `,"prev":"<64>","hash":"<64>"}` — the fixed tail of every line.
+const TAIL_LEN: usize = 9 + 64 + 10 + 64 + 2;
+
+/// One event, as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Event {
+    pub ts: String,
+    pub seq: u64,
+    pub session: String,
+    pub change: Option<String>,
+    pub actor: String,
+    pub kind: String,
+    pub data: Value,
+    pub prev: String,
+    pub hash: String,
+}
+
+/// Who records, where: the session and actor every event from this process carries.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    pub root: PathBuf,
+    pub session: String,
+    pub actor: String,
+}
+
+impl Recorder {
+    pub fn new(project: &Project, session: &str, actor: &str) -> Recorder {
+        Recorder {
+            root: project.root.clone(),
+            session: sanitize(session),
+            actor: actor.to_string(),
+        }
+    }
+
+    /// The recorder for a command a person (or a script) runs: session from `FORGE_SESSION`,
+    /// else one per terminal session and day; actor from `FORGE_ACTOR`, else `human:<git user>`.
+    pub fn for_cli(project: &Project) -> Recorder {
+        let session = std::env::var("FORGE_SESSION").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
+            // SAFETY: getsid(0) only reads the calling process's session id.
+            let sid = unsafe { nix::libc::getsid(0) };
+            let day = jiff::Timestamp::now().strftime("%Y%m%d").to_string();
+            format!("term-{day}-{sid}")
+        });
+        let actor = std::env::var("FORGE_ACTOR").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
+            if std::env::var_os("CLAUDECODE").is_some() {
+                "agent:claude".to_string()
+            } else {
+                let who = crate::git::user_name_from_files(&project.root)
+                    .or_else(|| std::env::var("USER").ok())
+                    .unwrap_or_else(|| "unknown".into());
+                format!("human:{who}")
+            }
+        });
+        Recorder::new(project, &session, &actor)
+    }
+
+    pub fn path(&self) -> PathBuf {
+        session_path(&self.root, &self.session)
+    }
+
+    /// Appends one event; returns it as written.
+    pub fn record(&self, change: Option<&str>, kind: &str, data: Value) -> Result<Event> {
+        append(&self.path(), &self.session, change, &self.actor, kind, data)
+    }
+
+    /// Like [`Recorder::record`], for callers whose own work must not fail because the log
+    /// could not be written: the failure is reported on stderr instead.
+    pub fn record_or_warn(&self, change: Option<&str>, kind: &str, data: Value) {
+        if let Err(e) = self.record(change, kind, data) {
+            eprintln!("forge: warning: could not write the timeline {}: {e}", self.path().display());
+        }
+    }
+}
+
+/// Session ids become folder names: keep them to a safe alphabet.
+pub fn sanitize(session: &str) -> String {
+    let s: String = session
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .take(120)
+        .collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() { "unnamed".into() } else { s }
+}
+
+pub fn sessions_dir(root: &Path) -> PathBuf {
+    root.join(".forge/sessions")
+}
+
+pub fn session_path(root: &Path, session: &str) -> PathBuf {
+    sessions_dir(root).join(sanitize(session)).join(TIMELINE_FILE)
+}
+
+fn now() -> String {
+    let t = jiff::Timestamp::now();
+    t.round(jiff::Unit::Microsecond).unwrap_or(t).to_string()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const H: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(H[(b >> 4) as usize] as char);
+        s.push(H[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// The line for an event: fields in a fixed order, then the hash of everything before it.
+fn render(ts: &str, seq: u64, session: &str, change: Option<&str>, actor: &str, kind: &str, data: &Value, prev: &str) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let change = change.map_or("null".to_string(), q);
+    let data = serde_json::to_string(data).unwrap_or_else(|_| "null".into());
+    let body = format!(
+        "{{\"ts\":{},\"seq\":{seq},\"session\":{},\"change\":{change},\"actor\":{},\"kind\":{},\"data\":{data},\"prev\":\"{prev}\"",
+        q(ts),
+        q(session),
+        q(actor),
+        q(kind)
+    );
+    let mut h = Sha256::new();
+    h.update(body.as_bytes());
+    h.update(b"}");
+    let hash = hex(&h.finalize());
+    format!("{body},\"hash\":\"{hash}\"}}\n")
+}
+
+/// `prev` and `hash` of a stored line, read from its fixed tail; `None` if the tail is damaged.
+fn tail_fields(line: &[u8]) -> Option<(&str, &str)> {
+    if line.len() < TAIL_LEN + 2 {
+        return None;
+    }
+    let tail = std::str::from_utf8(&line[line.len() - TAIL_LEN..]).ok()?;
+    let prev = tail.strip_prefix(",\"prev\":\"")?.get(..64)?;
+    let rest = tail.get(9 + 64..)?;
+    let hash = rest.strip_prefix("\",\"hash\":\"")?.get(..64)?;
+    if rest.get(10 + 64..)? != "\"}" {
+        return None;
+    }
+    Some((prev, hash))
+}
+
+/// `seq` of a stored line, read from its fixed head (`{"ts":"…","seq":N,`).
+fn head_seq(line: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(&line[..line.len().min(120)]).ok()?;
+    let i = s.find(",\"seq\":")? + 7;
+    let end = s[i..].find(',')? + i;
+    s[i..end].parse().ok()
+}
+
+/// Whether a line's hash matches its bytes.
+fn hash_ok(line: &[u8], hash: &str) -> bool {
+    let body = &line[..line.len() - (TAIL_LEN - 9 - 64 - 1)]; // up to and including prev's quote
+    let mut h = Sha256::new();
+    h.update(body);
+    h.update(b"}");
+    hex(&h.finalize()) == hash
+}
+
+/// Appends an event to the timeline at `path` under an exclusive lock.
+pub fn append(path: &Path, session: &str, change: Option<&str>, actor: &str, kind: &str, data: Value) -> Result<Event> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    }
+    let mut file = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    file.lock().map_err(|e| Error::io(format!("cannot lock {}", path.display()), e))?;
+    let (last, torn) = read_tail(&mut file).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let (mut seq, mut prev) = match &last {
+        Some((s, h)) => (s + 1, h.clone()),
+        None => (1, GENESIS.to_string()),
+    };
+    let mut out = String::new();
+    if let Some(torn) = torn {
+        // A writer was killed mid-line. End the fragment, and say so in the chain: nothing is
+        // dropped silently, and verification can tell damage from tampering.
+        out.push('\n');
+        let mut h = Sha256::new();
+        h.update(&torn);
+        let data = serde_json::json!({"torn_bytes": torn.len(), "torn_sha256": hex(&h.finalize())});
+        let line = render(&now(), seq, session, None, "forge", "repair", &data, &prev);
+        let (_, hash) = tail_fields(line.trim_end().as_bytes()).expect("rendered line");
+        prev = hash.to_string();
+        seq += 1;
+        out.push_str(&line);
+    }
+    let ts = now();
+    let line = render(&ts, seq, session, change, actor, kind, &data, &prev);
+    let (_, hash) = tail_fields(line.trim_end().as_bytes()).map(|(p, h)| (p.to_string(), h.to_string())).expect("rendered line");
+    out.push_str(&line);
+    file.write_all(out.as_bytes()).map_err(|e| Error::io(format!("cannot append to {}", path.display()), e))?;
+    Ok(Event {
+        ts,
+        seq,
+        session: session.to_string(),
+        change: change.map(str::to_string),
+        actor: actor.to_string(),
+        kind: kind.to_string(),
+        data,
+        prev,
+        hash,
+    })
+}
+
+/// The last complete line's `(seq, hash)` and a torn trailing fragment, reading only the tail.
+#[allow(clippy::type_complexity)]
+fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<Vec<u8>>)> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok((None, None));
+    }
+    let mut window = 64 * 1024u64;
+    loop {
+        let start = len.saturating_sub(window);
+        file.seek(SeekFrom::Start(start))?;
+        let mut buf = Vec::with_capacity((len - start) as usize);
+        Read::by_ref(file).take(len - start).read_to_end(&mut buf)?;
+        let ends_clean = buf.last() == Some(&b'\n');
+        let body_end = if ends_clean { buf.len() - 1 } else { buf.len() };
+        let last_nl = memchr::memrchr(b'\n', &buf[..body_end]);
+        let torn = if ends_clean {
+            None
+        } else {
+            let from = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+            if from == 0 && start > 0 {
+                window *= 4;
+                continue;
+            }
+            Some(buf[from..].to_vec())
+        };
+        let complete_end = if ends_clean { buf.len() - 1 } else { memchr::memrchr(b'\n', &buf).unwrap_or(0) };
+        if complete_end == 0 && !ends_clean {
+            return Ok((None, torn));
+        }
+        let line_start = match memchr::memrchr(b'\n', &buf[..complete_end]) {
+            Some(i) => i + 1,
+            None if start == 0 => 0,
+            None => {
+                window *= 4;
+                continue;
+            }
+        };
+        let _ = last_nl;
+        let line = &buf[line_start..complete_end];
+        let last = match (head_seq(line), tail_fields(line)) {
+            (Some(seq), Some((_, hash))) => Some((seq, hash.to_string())),
+            // A damaged last line: continue the chain from it anyway; `verify` reports it.
+            _ => {
+                let mut h = Sha256::new();
+                h.update(line);
+                Some((0, hex(&h.finalize())))
+            }
+        };
+        return Ok((last, torn));
+    }
+}
+
+/// What `forge timeline verify` found in one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChainReport {
+    pub path: String,
+    pub events: u64,
+    /// Torn lines that a later `repair` event accounts for.
+    pub repaired: Vec<usize>,
+    /// The first problem: line number (1-based) and what is wrong.
+    pub error: Option<(usize, String)>,
+}
+
+/// Checks a timeline's chain line by line, reading it as a stream.
+pub fn verify_file(path: &Path) -> Result<ChainReport> {
+    let file = File::open(path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut report = ChainReport {
+        path: path.display().to_string(),
+        events: 0,
+        repaired: vec![],
+        error: None,
+    };
+    let mut prev = GENESIS.to_string();
+    let mut prev_seq = 0u64;
+    let mut line = Vec::with_capacity(1024);
+    let mut n = 0usize;
+    let mut pending_torn: Option<(usize, Vec<u8>)> = None;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        let complete = line.last() == Some(&b'\n');
+        let body = if complete { &line[..line.len() - 1] } else { &line[..] };
+        let fail = |report: &mut ChainReport, msg: String| {
+            report.error = Some((n, msg));
+        };
+        let (Some(seq), Some((p, h))) = (head_seq(body), tail_fields(body)) else {
+            if !complete {
+                fail(&mut report, "the last line is torn (a writer was killed mid-write); the next append will repair it".into());
+                break;
+            }
+            pending_torn = Some((n, body.to_vec()));
+            continue;
+        };
+        if let Some((torn_line, torn)) = pending_torn.take() {
+            // Only a `repair` event that names the fragment's hash accounts for it.
+            let mut hh = Sha256::new();
+            hh.update(&torn);
+            let want = hex(&hh.finalize());
+            let is_repair = std::str::from_utf8(body).is_ok_and(|s| s.contains("\"kind\":\"repair\"") && s.contains(&want));
+            if !is_repair {
+                fail(&mut report, format!("line {torn_line} is not a valid event (edited or corrupted)"));
+                break;
+            }
+            report.repaired.push(torn_line);
+        }
+        if !hash_ok(body, h) {
+            fail(&mut report, "its hash does not match its content: the line was edited".into());
+            break;
+        }
+        if p != prev {
+            fail(&mut report, "its `prev` is not the hash of the line before: a line was removed, inserted or reordered".into());
+            break;
+        }
+        if seq != prev_seq + 1 {
+            fail(&mut report, format!("`seq` is {seq}, expected {}: lines were removed or reordered", prev_seq + 1));
+            break;
+        }
+        prev = h.to_string();
+        prev_seq = seq;
+        report.events += 1;
+    }
+    if report.error.is_none()
+        && let Some((torn_line, _)) = pending_torn
+    {
+        report.error = Some((torn_line, "is not a valid event (edited or corrupted)".into()));
+    }
+    Ok(report)
+}
+
+/// Every session timeline in the project.
+pub fn files(root: &Path) -> Result<Vec<PathBuf>> {
+    let dir = sessions_dir(root);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(Error::io(format!("cannot list {}", dir.display()), e)),
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join(TIMELINE_FILE))
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Which events to read.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub change: Option<String>,
+    pub session: Option<String>,
+    pub kind: Option<String>,
+    /// RFC 3339; events at or after it.
+    pub since: Option<String>,
+}
+
+/// Reads the matching events of every session, merged in time order. Lines are pre-screened
+/// with a substring search before any JSON is parsed, so filtering a large log costs about
+/// what `grep` does.
+pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
+    let needle = filter
+        .change
+        .as_ref()
+        .map(|c| format!("\"change\":{}", serde_json::to_string(c).unwrap_or_default()))
+        .or_else(|| filter.kind.as_ref().map(|k| format!("\"kind\":{}", serde_json::to_string(k).unwrap_or_default())));
+    let finder = needle.as_ref().map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned());
+    let mut events = Vec::new();
+    for path in files(root)? {
+        if let Some(s) = &filter.session
+            && path.parent().and_then(|p| p.file_name()).is_none_or(|n| n.to_string_lossy() != sanitize(s))
+        {
+            continue;
+        }
+        let file = File::open(&path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+        let mut reader = BufReader::with_capacity(1 << 20, file);
+        let mut line = Vec::with_capacity(1024);
+        loop {
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+            if n == 0 {
+                break;
+            }
+            if let Some(f) = &finder
+                && f.find(&line).is_none()
+            {
+                continue;
+            }
+            let Ok(ev) = serde_json::from_slice::<Event>(&line) else { continue };
+            if filter.change.as_ref().is_some_and(|c| ev.change.as_deref() != Some(c.as_str()))
+                || filter.kind.as_ref().is_some_and(|k| &ev.kind != k)
+                || filter.since.as_ref().is_some_and(|t| ev.ts.as_str() < t.as_str())
+            {
+                continue;
+            }
+            events.push(ev);
+        }
+    }
+    events.sort_by(|a, b| (&a.ts, &a.session, a.seq).cmp(&(&b.ts, &b.session, b.seq)));
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tl(dir: &Path) -> PathBuf {
+        dir.join("s1/timeline.jsonl")
+    }
+
+    #[test]
+    fn appends_chain_and_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = tl(dir.path());
+        for i in 0..5 {
+            let e = append(&p, "s1", Some("checkout"), "human:ada", "verify", serde_json::json!({"i": i, "verdict": "FAIL"})).unwrap();
+            assert_eq!(e.seq, i + 1);
+        }
+        let r = verify_file(&p).unwrap();
+        assert_eq!((r.events, r.error.clone()), (5, None));
+        // The hash is the SHA-256 of the line without its hash field, as `sha256sum` would see it.
+        let first = std::fs::read_to_string(&p).unwrap().lines().next().unwrap().to_string();
+        let ev: Event = serde_json::from_str(&first).unwrap();
+        let body = first.replace(&format!(",\"hash\":\"{}\"", ev.hash), "");
+        assert_eq!(hex(&Sha256::digest(body.as_bytes())), ev.hash);
+        assert_eq!(ev.prev, GENESIS);
+    }
+
+    fn tamper(p: &Path, f: impl FnOnce(&mut Vec<String>)) {
+        let text = std::fs::read_to_string(p).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        f(&mut lines);
+        std::fs::write(p, lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn edits_removals_and_reorders_are_detected_at_their_line() {
+        for (what, line) in [("edit", 3), ("delete", 3), ("swap", 2), ("insert", 3)] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = tl(dir.path());
+            for i in 0..5 {
+                append(&p, "s1", None, "a", "guard", serde_json::json!({"i": i})).unwrap();
+            }
+            tamper(&p, |l| match what {
+                "edit" => l[2] = l[2].replace("\"i\":2", "\"i\":7"),
+                "delete" => {
+                    l.remove(2);
+                }
+                "swap" => l.swap(1, 2),
+                _ => {
+                    let copy = l[1].clone();
+                    l.insert(2, copy);
+                }
+            });
+            let r = verify_file(&p).unwrap();
+            assert_eq!(r.error.as_ref().map(|e| e.0), Some(line), "{what}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn torn_last_line_is_reported_then_repaired_by_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = tl(dir.path());
+        for i in 0..3 {
+            append(&p, "s1", None, "a", "guard", serde_json::json!({"i": i})).unwrap();
+        }
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"{\"ts\":\"2026-11-30T00:00:00Z\",\"seq\":4,\"sess").unwrap();
+        drop(f);
+        let r = verify_file(&p).unwrap();
+        assert_eq!(r.error.as_ref().map(|e| e.0), Some(4));
+        assert!(r.error.unwrap().1.contains("torn"));
+        let e = append(&p, "s1", None, "a", "guard", serde_json::json!({"i": 3})).unwrap();
+        assert_eq!(e.seq, 5, "repair event took seq 4");
+        let r = verify_file(&p).unwrap();
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.repaired, vec![4]);
+        assert_eq!(r.events, 5);
+    }
+
+    #[test]
+    fn concurrent_appends_keep_the_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = tl(dir.path());
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..50 {
+                        append(p, "s1", None, "a", "guard", serde_json::json!({"t": t, "i": i})).unwrap();
+                    }
+                });
+            }
+        });
+        let r = verify_file(&p).unwrap();
+        assert_eq!((r.events, r.error), (400, None));
+    }
+
+    #[test]
+    fn read_merges_sessions_and_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        append(&session_path(root, "a"), "a", Some("c1"), "x", "verify", serde_json::json!({})).unwrap();
+        append(&session_path(root, "b"), "b", Some("c2"), "y", "guard", serde_json::json!({})).unwrap();
+        append(&session_path(root, "a"), "a", Some("c2"), "x", "breaker", serde_json::json!({})).unwrap();
+        let all = read(root, &Filter::default()).unwrap();
+        assert_eq!(all.len(), 3);
+        assert!(all.windows(2).all(|w| w[0].ts <= w[1].ts));
+        let c2 = read(root, &Filter { change: Some("c2".into()), ..Filter::default() }).unwrap();
+        assert_eq!(c2.len(), 2);
+        let k = read(root, &Filter { kind: Some("guard".into()), ..Filter::default() }).unwrap();
+        assert_eq!(k.len(), 1);
+        let s = read(root, &Filter { session: Some("a".into()), ..Filter::default() }).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(sanitize("../../etc"), "_.._etc");
+    }
+}
+
+/// Records a verify verdict (with counts) and, with a change, the breaker's move.
+pub fn record_verify(rec: &Recorder, report: &crate::verify::VerifyReport, outcome: Option<&crate::breaker::Outcome>) {
+    use crate::spec::Coverage;
+    let n = |k: Coverage| report.scenarios.iter().filter(|s| s.status == k).count();
+    let change = report.change.as_deref();
+    rec.record_or_warn(
+        change,
+        "verify",
+        serde_json::json!({
+            "verdict": report.verdict.as_str(),
+            "passed": report.tests.passed,
+            "failed": report.tests.failed,
+            "skipped": report.tests.skipped,
+            "infra_error": report.tests.infra_error.is_some(),
+            "failing": report.tests.failing.iter().take(20).collect::<Vec<_>>(),
+            "commands": report.commands.iter().map(|c| serde_json::json!({
+                "name": c.name, "exit_code": c.exit_code, "timed_out": c.timed_out, "duration_ms": c.duration_ms,
+            })).collect::<Vec<_>>(),
+            "scenarios": {"covered": n(Coverage::Covered), "failing": n(Coverage::Failing), "uncovered": n(Coverage::Uncovered)},
+        }),
+    );
+    if let Some(o) = outcome {
+        let event = if o.state.open && !o.was_open {
+            "opened"
+        } else if o.state.open {
+            "still-open"
+        } else if o.was_open {
+            "closed"
+        } else if o.state.consecutive_failures == 0 {
+            "passed"
+        } else {
+            "counted"
+        };
+        rec.record_or_warn(
+            change,
+            "breaker",
+            serde_json::json!({
+                "event": event,
+                "consecutive_failures": o.state.consecutive_failures,
+                "max_failures": o.max_failures,
+                "open": o.state.open,
+                "total_attempts": o.state.total_attempts,
+            }),
+        );
+    }
+}
+
+/// One line of text for an event, for the table view.
+pub fn summary(e: &Event) -> String {
+    let d = &e.data;
+    let s = |k: &str| d.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let u = |k: &str| d.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    match e.kind.as_str() {
+        "verify" => format!("{} — {} passed, {} failed, {} skipped", s("verdict"), u("passed"), u("failed"), u("skipped")),
+        "breaker" => format!(
+            "{} — {}/{} consecutive failures{}",
+            s("event"),
+            u("consecutive_failures"),
+            u("max_failures"),
+            if d.get("open").and_then(|v| v.as_bool()) == Some(true) { ", OPEN" } else { "" }
+        ),
+        "guard" => format!("{} [{}] {}: {}", s("decision"), s("rule"), s("tool"), crate::text::clip(&s("target"), 80)),
+        "budget" => format!(
+            "${:.4} {} ({} tokens) from {}",
+            d.get("usd").and_then(|v| v.as_f64()).unwrap_or(0.0),
+            s("model"),
+            u("tokens"),
+            s("source")
+        ),
+        _ => crate::text::clip(&d.to_string(), 100),
+    }
+}
