@@ -21,6 +21,8 @@ pub struct Config {
     pub breaker: BreakerConfig,
     #[serde(default)]
     pub guard: GuardConfig,
+    #[serde(default)]
+    pub budget: crate::budget::BudgetConfig,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -192,6 +194,7 @@ impl Config {
         if self.breaker.max_failures == 0 {
             return Err("`breaker.max_failures` must be at least 1".into());
         }
+        self.budget.validate()?;
         self.guard.validate()
     }
 }

@@ -94,7 +94,11 @@ fn config_value(text: &str, section: &str, key: &str) -> Option<String> {
     for line in text.lines() {
         let t = line.trim();
         if t.starts_with('[') {
-            let name = t.trim_start_matches('[').split([']', ' ', '"']).next().unwrap_or("");
+            let name = t
+                .trim_start_matches('[')
+                .split([']', ' ', '"'])
+                .next()
+                .unwrap_or("");
             in_section = name.eq_ignore_ascii_case(section);
             continue;
         }

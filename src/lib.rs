@@ -6,6 +6,7 @@
 //! later control (budget, guard, run) reuses rather than re-implements it.
 
 pub mod breaker;
+pub mod budget;
 pub mod config;
 pub mod error;
 pub mod exec;

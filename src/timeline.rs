@@ -61,22 +61,28 @@ impl Recorder {
     /// The recorder for a command a person (or a script) runs: session from `FORGE_SESSION`,
     /// else one per terminal session and day; actor from `FORGE_ACTOR`, else `human:<git user>`.
     pub fn for_cli(project: &Project) -> Recorder {
-        let session = std::env::var("FORGE_SESSION").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
-            // SAFETY: getsid(0) only reads the calling process's session id.
-            let sid = unsafe { nix::libc::getsid(0) };
-            let day = jiff::Timestamp::now().strftime("%Y%m%d").to_string();
-            format!("term-{day}-{sid}")
-        });
-        let actor = std::env::var("FORGE_ACTOR").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
-            if std::env::var_os("CLAUDECODE").is_some() {
-                "agent:claude".to_string()
-            } else {
-                let who = crate::git::user_name_from_files(&project.root)
-                    .or_else(|| std::env::var("USER").ok())
-                    .unwrap_or_else(|| "unknown".into());
-                format!("human:{who}")
-            }
-        });
+        let session = std::env::var("FORGE_SESSION")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| {
+                // SAFETY: getsid(0) only reads the calling process's session id.
+                let sid = unsafe { nix::libc::getsid(0) };
+                let day = jiff::Timestamp::now().strftime("%Y%m%d").to_string();
+                format!("term-{day}-{sid}")
+            });
+        let actor = std::env::var("FORGE_ACTOR")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| {
+                if std::env::var_os("CLAUDECODE").is_some() {
+                    "agent:claude".to_string()
+                } else {
+                    let who = crate::git::user_name_from_files(&project.root)
+                        .or_else(|| std::env::var("USER").ok())
+                        .unwrap_or_else(|| "unknown".into());
+                    format!("human:{who}")
+                }
+            });
         Recorder::new(project, &session, &actor)
     }
 
@@ -93,7 +99,10 @@ impl Recorder {
     /// could not be written: the failure is reported on stderr instead.
     pub fn record_or_warn(&self, change: Option<&str>, kind: &str, data: Value) {
         if let Err(e) = self.record(change, kind, data) {
-            eprintln!("forge: warning: could not write the timeline {}: {e}", self.path().display());
+            eprintln!(
+                "forge: warning: could not write the timeline {}: {e}",
+                self.path().display()
+            );
         }
     }
 }
@@ -102,7 +111,13 @@ impl Recorder {
 pub fn sanitize(session: &str) -> String {
     let s: String = session
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(120)
         .collect();
     let s = s.trim_start_matches('.').to_string();
@@ -114,7 +129,9 @@ pub fn sessions_dir(root: &Path) -> PathBuf {
 }
 
 pub fn session_path(root: &Path, session: &str) -> PathBuf {
-    sessions_dir(root).join(sanitize(session)).join(TIMELINE_FILE)
+    sessions_dir(root)
+        .join(sanitize(session))
+        .join(TIMELINE_FILE)
 }
 
 fn now() -> String {
@@ -133,7 +150,17 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The line for an event: fields in a fixed order, then the hash of everything before it.
-fn render(ts: &str, seq: u64, session: &str, change: Option<&str>, actor: &str, kind: &str, data: &Value, prev: &str) -> String {
+#[allow(clippy::too_many_arguments)]
+fn render(
+    ts: &str,
+    seq: u64,
+    session: &str,
+    change: Option<&str>,
+    actor: &str,
+    kind: &str,
+    data: &Value,
+    prev: &str,
+) -> String {
     let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
     let change = change.map_or("null".to_string(), q);
     let data = serde_json::to_string(data).unwrap_or_else(|_| "null".into());
@@ -184,9 +211,17 @@ fn hash_ok(line: &[u8], hash: &str) -> bool {
 }
 
 /// Appends an event to the timeline at `path` under an exclusive lock.
-pub fn append(path: &Path, session: &str, change: Option<&str>, actor: &str, kind: &str, data: Value) -> Result<Event> {
+pub fn append(
+    path: &Path,
+    session: &str,
+    change: Option<&str>,
+    actor: &str,
+    kind: &str,
+    data: Value,
+) -> Result<Event> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     }
     let mut file = OpenOptions::new()
         .create(true)
@@ -194,8 +229,10 @@ pub fn append(path: &Path, session: &str, change: Option<&str>, actor: &str, kin
         .append(true)
         .open(path)
         .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
-    file.lock().map_err(|e| Error::io(format!("cannot lock {}", path.display()), e))?;
-    let (last, torn) = read_tail(&mut file).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    file.lock()
+        .map_err(|e| Error::io(format!("cannot lock {}", path.display()), e))?;
+    let (last, torn) = read_tail(&mut file)
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     let (mut seq, mut prev) = match &last {
         Some((s, h)) => (s + 1, h.clone()),
         None => (1, GENESIS.to_string()),
@@ -216,9 +253,12 @@ pub fn append(path: &Path, session: &str, change: Option<&str>, actor: &str, kin
     }
     let ts = now();
     let line = render(&ts, seq, session, change, actor, kind, &data, &prev);
-    let (_, hash) = tail_fields(line.trim_end().as_bytes()).map(|(p, h)| (p.to_string(), h.to_string())).expect("rendered line");
+    let (_, hash) = tail_fields(line.trim_end().as_bytes())
+        .map(|(p, h)| (p.to_string(), h.to_string()))
+        .expect("rendered line");
     out.push_str(&line);
-    file.write_all(out.as_bytes()).map_err(|e| Error::io(format!("cannot append to {}", path.display()), e))?;
+    file.write_all(out.as_bytes())
+        .map_err(|e| Error::io(format!("cannot append to {}", path.display()), e))?;
     Ok(Event {
         ts,
         seq,
@@ -258,7 +298,11 @@ fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<
             }
             Some(buf[from..].to_vec())
         };
-        let complete_end = if ends_clean { buf.len() - 1 } else { memchr::memrchr(b'\n', &buf).unwrap_or(0) };
+        let complete_end = if ends_clean {
+            buf.len() - 1
+        } else {
+            memchr::memrchr(b'\n', &buf).unwrap_or(0)
+        };
         if complete_end == 0 && !ends_clean {
             return Ok((None, torn));
         }
@@ -298,7 +342,8 @@ pub struct ChainReport {
 
 /// Checks a timeline's chain line by line, reading it as a stream.
 pub fn verify_file(path: &Path) -> Result<ChainReport> {
-    let file = File::open(path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    let file =
+        File::open(path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut report = ChainReport {
         path: path.display().to_string(),
@@ -321,7 +366,11 @@ pub fn verify_file(path: &Path) -> Result<ChainReport> {
         }
         n += 1;
         let complete = line.last() == Some(&b'\n');
-        let body = if complete { &line[..line.len() - 1] } else { &line[..] };
+        let body = if complete {
+            &line[..line.len() - 1]
+        } else {
+            &line[..]
+        };
         let fail = |report: &mut ChainReport, msg: String| {
             report.error = Some((n, msg));
         };
@@ -338,15 +387,22 @@ pub fn verify_file(path: &Path) -> Result<ChainReport> {
             let mut hh = Sha256::new();
             hh.update(&torn);
             let want = hex(&hh.finalize());
-            let is_repair = std::str::from_utf8(body).is_ok_and(|s| s.contains("\"kind\":\"repair\"") && s.contains(&want));
+            let is_repair = std::str::from_utf8(body)
+                .is_ok_and(|s| s.contains("\"kind\":\"repair\"") && s.contains(&want));
             if !is_repair {
-                fail(&mut report, format!("line {torn_line} is not a valid event (edited or corrupted)"));
+                fail(
+                    &mut report,
+                    format!("line {torn_line} is not a valid event (edited or corrupted)"),
+                );
                 break;
             }
             report.repaired.push(torn_line);
         }
         if !hash_ok(body, h) {
-            fail(&mut report, "its hash does not match its content: the line was edited".into());
+            fail(
+                &mut report,
+                "its hash does not match its content: the line was edited".into(),
+            );
             break;
         }
         if p != prev {
@@ -354,7 +410,13 @@ pub fn verify_file(path: &Path) -> Result<ChainReport> {
             break;
         }
         if seq != prev_seq + 1 {
-            fail(&mut report, format!("`seq` is {seq}, expected {}: lines were removed or reordered", prev_seq + 1));
+            fail(
+                &mut report,
+                format!(
+                    "`seq` is {seq}, expected {}: lines were removed or reordered",
+                    prev_seq + 1
+                ),
+            );
             break;
         }
         prev = h.to_string();
@@ -364,7 +426,10 @@ pub fn verify_file(path: &Path) -> Result<ChainReport> {
     if report.error.is_none()
         && let Some((torn_line, _)) = pending_torn
     {
-        report.error = Some((torn_line, "is not a valid event (edited or corrupted)".into()));
+        report.error = Some((
+            torn_line,
+            "is not a valid event (edited or corrupted)".into(),
+        ));
     }
     Ok(report)
 }
@@ -403,17 +468,33 @@ pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
     let needle = filter
         .change
         .as_ref()
-        .map(|c| format!("\"change\":{}", serde_json::to_string(c).unwrap_or_default()))
-        .or_else(|| filter.kind.as_ref().map(|k| format!("\"kind\":{}", serde_json::to_string(k).unwrap_or_default())));
-    let finder = needle.as_ref().map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned());
+        .map(|c| {
+            format!(
+                "\"change\":{}",
+                serde_json::to_string(c).unwrap_or_default()
+            )
+        })
+        .or_else(|| {
+            filter
+                .kind
+                .as_ref()
+                .map(|k| format!("\"kind\":{}", serde_json::to_string(k).unwrap_or_default()))
+        });
+    let finder = needle
+        .as_ref()
+        .map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned());
     let mut events = Vec::new();
     for path in files(root)? {
         if let Some(s) = &filter.session
-            && path.parent().and_then(|p| p.file_name()).is_none_or(|n| n.to_string_lossy() != sanitize(s))
+            && path
+                .parent()
+                .and_then(|p| p.file_name())
+                .is_none_or(|n| n.to_string_lossy() != sanitize(s))
         {
             continue;
         }
-        let file = File::open(&path).map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+        let file = File::open(&path)
+            .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
         let mut reader = BufReader::with_capacity(1 << 20, file);
         let mut line = Vec::with_capacity(1024);
         loop {
@@ -429,10 +510,18 @@ pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
             {
                 continue;
             }
-            let Ok(ev) = serde_json::from_slice::<Event>(&line) else { continue };
-            if filter.change.as_ref().is_some_and(|c| ev.change.as_deref() != Some(c.as_str()))
+            let Ok(ev) = serde_json::from_slice::<Event>(&line) else {
+                continue;
+            };
+            if filter
+                .change
+                .as_ref()
+                .is_some_and(|c| ev.change.as_deref() != Some(c.as_str()))
                 || filter.kind.as_ref().is_some_and(|k| &ev.kind != k)
-                || filter.since.as_ref().is_some_and(|t| ev.ts.as_str() < t.as_str())
+                || filter
+                    .since
+                    .as_ref()
+                    .is_some_and(|t| ev.ts.as_str() < t.as_str())
             {
                 continue;
             }
@@ -443,124 +532,12 @@ pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
     Ok(events)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tl(dir: &Path) -> PathBuf {
-        dir.join("s1/timeline.jsonl")
-    }
-
-    #[test]
-    fn appends_chain_and_verify() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = tl(dir.path());
-        for i in 0..5 {
-            let e = append(&p, "s1", Some("checkout"), "human:ada", "verify", serde_json::json!({"i": i, "verdict": "FAIL"})).unwrap();
-            assert_eq!(e.seq, i + 1);
-        }
-        let r = verify_file(&p).unwrap();
-        assert_eq!((r.events, r.error.clone()), (5, None));
-        // The hash is the SHA-256 of the line without its hash field, as `sha256sum` would see it.
-        let first = std::fs::read_to_string(&p).unwrap().lines().next().unwrap().to_string();
-        let ev: Event = serde_json::from_str(&first).unwrap();
-        let body = first.replace(&format!(",\"hash\":\"{}\"", ev.hash), "");
-        assert_eq!(hex(&Sha256::digest(body.as_bytes())), ev.hash);
-        assert_eq!(ev.prev, GENESIS);
-    }
-
-    fn tamper(p: &Path, f: impl FnOnce(&mut Vec<String>)) {
-        let text = std::fs::read_to_string(p).unwrap();
-        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-        f(&mut lines);
-        std::fs::write(p, lines.join("\n") + "\n").unwrap();
-    }
-
-    #[test]
-    fn edits_removals_and_reorders_are_detected_at_their_line() {
-        for (what, line) in [("edit", 3), ("delete", 3), ("swap", 2), ("insert", 3)] {
-            let dir = tempfile::tempdir().unwrap();
-            let p = tl(dir.path());
-            for i in 0..5 {
-                append(&p, "s1", None, "a", "guard", serde_json::json!({"i": i})).unwrap();
-            }
-            tamper(&p, |l| match what {
-                "edit" => l[2] = l[2].replace("\"i\":2", "\"i\":7"),
-                "delete" => {
-                    l.remove(2);
-                }
-                "swap" => l.swap(1, 2),
-                _ => {
-                    let copy = l[1].clone();
-                    l.insert(2, copy);
-                }
-            });
-            let r = verify_file(&p).unwrap();
-            assert_eq!(r.error.as_ref().map(|e| e.0), Some(line), "{what}: {r:?}");
-        }
-    }
-
-    #[test]
-    fn torn_last_line_is_reported_then_repaired_by_the_next_append() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = tl(dir.path());
-        for i in 0..3 {
-            append(&p, "s1", None, "a", "guard", serde_json::json!({"i": i})).unwrap();
-        }
-        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
-        f.write_all(b"{\"ts\":\"2026-11-30T00:00:00Z\",\"seq\":4,\"sess").unwrap();
-        drop(f);
-        let r = verify_file(&p).unwrap();
-        assert_eq!(r.error.as_ref().map(|e| e.0), Some(4));
-        assert!(r.error.unwrap().1.contains("torn"));
-        let e = append(&p, "s1", None, "a", "guard", serde_json::json!({"i": 3})).unwrap();
-        assert_eq!(e.seq, 5, "repair event took seq 4");
-        let r = verify_file(&p).unwrap();
-        assert_eq!(r.error, None, "{r:?}");
-        assert_eq!(r.repaired, vec![4]);
-        assert_eq!(r.events, 5);
-    }
-
-    #[test]
-    fn concurrent_appends_keep_the_chain() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = tl(dir.path());
-        std::thread::scope(|s| {
-            for t in 0..8 {
-                let p = &p;
-                s.spawn(move || {
-                    for i in 0..50 {
-                        append(p, "s1", None, "a", "guard", serde_json::json!({"t": t, "i": i})).unwrap();
-                    }
-                });
-            }
-        });
-        let r = verify_file(&p).unwrap();
-        assert_eq!((r.events, r.error), (400, None));
-    }
-
-    #[test]
-    fn read_merges_sessions_and_filters() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        append(&session_path(root, "a"), "a", Some("c1"), "x", "verify", serde_json::json!({})).unwrap();
-        append(&session_path(root, "b"), "b", Some("c2"), "y", "guard", serde_json::json!({})).unwrap();
-        append(&session_path(root, "a"), "a", Some("c2"), "x", "breaker", serde_json::json!({})).unwrap();
-        let all = read(root, &Filter::default()).unwrap();
-        assert_eq!(all.len(), 3);
-        assert!(all.windows(2).all(|w| w[0].ts <= w[1].ts));
-        let c2 = read(root, &Filter { change: Some("c2".into()), ..Filter::default() }).unwrap();
-        assert_eq!(c2.len(), 2);
-        let k = read(root, &Filter { kind: Some("guard".into()), ..Filter::default() }).unwrap();
-        assert_eq!(k.len(), 1);
-        let s = read(root, &Filter { session: Some("a".into()), ..Filter::default() }).unwrap();
-        assert_eq!(s.len(), 2);
-        assert_eq!(sanitize("../../etc"), "_.._etc");
-    }
-}
-
 /// Records a verify verdict (with counts) and, with a change, the breaker's move.
-pub fn record_verify(rec: &Recorder, report: &crate::verify::VerifyReport, outcome: Option<&crate::breaker::Outcome>) {
+pub fn record_verify(
+    rec: &Recorder,
+    report: &crate::verify::VerifyReport,
+    outcome: Option<&crate::breaker::Outcome>,
+) {
     use crate::spec::Coverage;
     let n = |k: Coverage| report.scenarios.iter().filter(|s| s.status == k).count();
     let change = report.change.as_deref();
@@ -612,15 +589,31 @@ pub fn summary(e: &Event) -> String {
     let s = |k: &str| d.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
     let u = |k: &str| d.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
     match e.kind.as_str() {
-        "verify" => format!("{} — {} passed, {} failed, {} skipped", s("verdict"), u("passed"), u("failed"), u("skipped")),
+        "verify" => format!(
+            "{} — {} passed, {} failed, {} skipped",
+            s("verdict"),
+            u("passed"),
+            u("failed"),
+            u("skipped")
+        ),
         "breaker" => format!(
             "{} — {}/{} consecutive failures{}",
             s("event"),
             u("consecutive_failures"),
             u("max_failures"),
-            if d.get("open").and_then(|v| v.as_bool()) == Some(true) { ", OPEN" } else { "" }
+            if d.get("open").and_then(|v| v.as_bool()) == Some(true) {
+                ", OPEN"
+            } else {
+                ""
+            }
         ),
-        "guard" => format!("{} [{}] {}: {}", s("decision"), s("rule"), s("tool"), crate::text::clip(&s("target"), 80)),
+        "guard" => format!(
+            "{} [{}] {}: {}",
+            s("decision"),
+            s("rule"),
+            s("tool"),
+            crate::text::clip(&s("target"), 80)
+        ),
         "budget" => format!(
             "${:.4} {} ({} tokens) from {}",
             d.get("usd").and_then(|v| v.as_f64()).unwrap_or(0.0),
@@ -629,5 +622,188 @@ pub fn summary(e: &Event) -> String {
             s("source")
         ),
         _ => crate::text::clip(&d.to_string(), 100),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tl(dir: &Path) -> PathBuf {
+        dir.join("s1/timeline.jsonl")
+    }
+
+    #[test]
+    fn appends_chain_and_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = tl(dir.path());
+        for i in 0..5 {
+            let e = append(
+                &p,
+                "s1",
+                Some("checkout"),
+                "human:ada",
+                "verify",
+                serde_json::json!({"i": i, "verdict": "FAIL"}),
+            )
+            .unwrap();
+            assert_eq!(e.seq, i + 1);
+        }
+        let r = verify_file(&p).unwrap();
+        assert_eq!((r.events, r.error.clone()), (5, None));
+        // The hash is the SHA-256 of the line without its hash field, as `sha256sum` would see it.
+        let first = std::fs::read_to_string(&p)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        let ev: Event = serde_json::from_str(&first).unwrap();
+        let body = first.replace(&format!(",\"hash\":\"{}\"", ev.hash), "");
+        assert_eq!(hex(&Sha256::digest(body.as_bytes())), ev.hash);
+        assert_eq!(ev.prev, GENESIS);
+    }
+
+    fn tamper(p: &Path, f: impl FnOnce(&mut Vec<String>)) {
+        let text = std::fs::read_to_string(p).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        f(&mut lines);
+        std::fs::write(p, lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn edits_removals_and_reorders_are_detected_at_their_line() {
+        for (what, line) in [("edit", 3), ("delete", 3), ("swap", 2), ("insert", 3)] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = tl(dir.path());
+            for i in 0..5 {
+                append(&p, "s1", None, "a", "guard", serde_json::json!({"i": i})).unwrap();
+            }
+            tamper(&p, |l| match what {
+                "edit" => l[2] = l[2].replace("\"i\":2", "\"i\":7"),
+                "delete" => {
+                    l.remove(2);
+                }
+                "swap" => l.swap(1, 2),
+                _ => {
+                    let copy = l[1].clone();
+                    l.insert(2, copy);
+                }
+            });
+            let r = verify_file(&p).unwrap();
+            assert_eq!(r.error.as_ref().map(|e| e.0), Some(line), "{what}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn torn_last_line_is_reported_then_repaired_by_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = tl(dir.path());
+        for i in 0..3 {
+            append(&p, "s1", None, "a", "guard", serde_json::json!({"i": i})).unwrap();
+        }
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"{\"ts\":\"2026-11-30T00:00:00Z\",\"seq\":4,\"sess")
+            .unwrap();
+        drop(f);
+        let r = verify_file(&p).unwrap();
+        assert_eq!(r.error.as_ref().map(|e| e.0), Some(4));
+        assert!(r.error.unwrap().1.contains("torn"));
+        let e = append(&p, "s1", None, "a", "guard", serde_json::json!({"i": 3})).unwrap();
+        assert_eq!(e.seq, 5, "repair event took seq 4");
+        let r = verify_file(&p).unwrap();
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.repaired, vec![4]);
+        assert_eq!(r.events, 5);
+    }
+
+    #[test]
+    fn concurrent_appends_keep_the_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = tl(dir.path());
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..50 {
+                        append(
+                            p,
+                            "s1",
+                            None,
+                            "a",
+                            "guard",
+                            serde_json::json!({"t": t, "i": i}),
+                        )
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        let r = verify_file(&p).unwrap();
+        assert_eq!((r.events, r.error), (400, None));
+    }
+
+    #[test]
+    fn read_merges_sessions_and_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        append(
+            &session_path(root, "a"),
+            "a",
+            Some("c1"),
+            "x",
+            "verify",
+            serde_json::json!({}),
+        )
+        .unwrap();
+        append(
+            &session_path(root, "b"),
+            "b",
+            Some("c2"),
+            "y",
+            "guard",
+            serde_json::json!({}),
+        )
+        .unwrap();
+        append(
+            &session_path(root, "a"),
+            "a",
+            Some("c2"),
+            "x",
+            "breaker",
+            serde_json::json!({}),
+        )
+        .unwrap();
+        let all = read(root, &Filter::default()).unwrap();
+        assert_eq!(all.len(), 3);
+        assert!(all.windows(2).all(|w| w[0].ts <= w[1].ts));
+        let c2 = read(
+            root,
+            &Filter {
+                change: Some("c2".into()),
+                ..Filter::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c2.len(), 2);
+        let k = read(
+            root,
+            &Filter {
+                kind: Some("guard".into()),
+                ..Filter::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(k.len(), 1);
+        let s = read(
+            root,
+            &Filter {
+                session: Some("a".into()),
+                ..Filter::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(sanitize("../../etc"), "_.._etc");
     }
 }

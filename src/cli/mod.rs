@@ -1,11 +1,13 @@
 //! Command-line interface: parses arguments and maps each subcommand onto the library.
 
+mod budget;
 mod change;
 mod demo;
 mod guard;
 mod hooks;
 mod init;
 mod report;
+mod status;
 mod timeline;
 mod verify;
 pub mod watchdog;
@@ -40,6 +42,9 @@ enum Command {
     Hooks(hooks::HooksCommand),
     Demo(demo::Args),
     Timeline(timeline::Args),
+    #[command(subcommand)]
+    Budget(budget::Command),
+    Status(status::Args),
 }
 
 pub fn main() -> i32 {
@@ -66,6 +71,8 @@ pub fn main() -> i32 {
         Command::Hooks(c) => hooks::hooks(c),
         Command::Demo(a) => demo::run(a),
         Command::Timeline(a) => timeline::run(a),
+        Command::Budget(c) => budget::run(c),
+        Command::Status(a) => status::run(a),
     };
     match result {
         Ok(code) => code,

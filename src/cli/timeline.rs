@@ -59,8 +59,13 @@ pub fn run(args: Args) -> Result<i32> {
             for r in &reports {
                 let rel = project.rel(std::path::Path::new(&r.path));
                 match &r.error {
-                    None if r.repaired.is_empty() => println!("ok    {rel}: {} events, chain intact", r.events),
-                    None => println!("ok    {rel}: {} events, chain intact; torn line(s) {:?} repaired", r.events, r.repaired),
+                    None if r.repaired.is_empty() => {
+                        println!("ok    {rel}: {} events, chain intact", r.events)
+                    }
+                    None => println!(
+                        "ok    {rel}: {} events, chain intact; torn line(s) {:?} repaired",
+                        r.events, r.repaired
+                    ),
                     Some((line, msg)) => println!("BAD   {rel}:{line}: {msg}"),
                 }
             }
@@ -70,7 +75,9 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(since) = &args.since
         && since.parse::<jiff::Timestamp>().is_err()
     {
-        return Err(Error::usage(format!("--since `{since}` is not an RFC 3339 time (e.g. 2026-11-30T09:00:00Z)")));
+        return Err(Error::usage(format!(
+            "--since `{since}` is not an RFC 3339 time (e.g. 2026-11-30T09:00:00Z)"
+        )));
     }
     let filter = Filter {
         change: args.change,
@@ -81,7 +88,8 @@ pub fn run(args: Args) -> Result<i32> {
     let events = timeline::read(&project.root, &filter)?;
     if let Some(path) = args.html {
         let page = forge::timeline_html::render(&events);
-        std::fs::write(&path, page).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        std::fs::write(&path, page)
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
         println!("Wrote {} ({} events).", path.display(), events.len());
         return Ok(EXIT_OK);
     }

@@ -179,6 +179,8 @@ struct Payload {
     tool_input: Option<Value>,
     #[serde(default)]
     stop_hook_active: Option<bool>,
+    #[serde(default)]
+    transcript_path: Option<String>,
 }
 
 /// Handles one hook call. `input` is the raw stdin (or the reason it could not be read);
@@ -212,11 +214,21 @@ pub fn handle(
                     "malformed-input",
                     format!("{e}; Forge denies what it cannot read"),
                 ),
-                Ok((p, _)) => pre_tool_use(p, fallback_cwd),
+                Ok((p, _)) => {
+                    let r = pre_tool_use(p, fallback_cwd);
+                    if r.decision == Decision::Deny {
+                        r
+                    } else {
+                        over_budget(&cwd, session.as_deref()).unwrap_or(r)
+                    }
+                }
             };
             if let Some(rec) = recorder(agent, session.as_deref(), &cwd) {
                 let (tool, target) = match payload {
-                    Some(p) => (p.tool_name.clone().unwrap_or_default(), describe_input(p.tool_input.as_ref())),
+                    Some(p) => (
+                        p.tool_name.clone().unwrap_or_default(),
+                        describe_input(p.tool_input.as_ref()),
+                    ),
                     None => (String::new(), String::new()),
                 };
                 rec.1.record_or_warn(
@@ -229,13 +241,45 @@ pub fn handle(
         }
         Event::PostToolUse => {
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &cwd) {
-                let tool = payload.and_then(|p| p.tool_name.clone()).unwrap_or_default();
+                let tool = payload
+                    .and_then(|p| p.tool_name.clone())
+                    .unwrap_or_default();
                 let target = describe_input(payload.and_then(|p| p.tool_input.as_ref()));
-                rec.record_or_warn(change.as_deref(), "tool", json!({"tool": tool, "target": target}));
+                rec.record_or_warn(
+                    change.as_deref(),
+                    "tool",
+                    json!({"tool": tool, "target": target}),
+                );
+                ingest_spend(
+                    &cwd,
+                    session.as_deref(),
+                    payload.and_then(|p| p.transcript_path.as_deref()),
+                    &rec,
+                    change.as_deref(),
+                );
             }
             HookOutput::default()
         }
         Event::Stop => {
+            if let Some((change, rec)) = recorder(agent, session.as_deref(), &cwd) {
+                ingest_spend(
+                    &cwd,
+                    session.as_deref(),
+                    payload.and_then(|p| p.transcript_path.as_deref()),
+                    &rec,
+                    change.as_deref(),
+                );
+            }
+            if let Some(r) = over_budget(&cwd, session.as_deref()) {
+                // Over budget: no more verify-and-retry loops; the person decides.
+                return system_message(
+                    agent,
+                    &format!(
+                        "{} Stopping here: a person must decide whether to raise the limit.",
+                        r.reason
+                    ),
+                );
+            }
             let active = payload.and_then(|p| p.stop_hook_active).unwrap_or(false);
             stop(agent, &cwd, active, session.as_deref())
         }
@@ -250,7 +294,11 @@ pub fn handle(
 
 /// The timeline recorder for a hook call in a Forge project (none elsewhere), with the active
 /// change. Events are attributed to the agent and its session.
-fn recorder(agent: Agent, session: Option<&str>, cwd: &Path) -> Option<(Option<String>, crate::timeline::Recorder)> {
+fn recorder(
+    agent: Agent,
+    session: Option<&str>,
+    cwd: &Path,
+) -> Option<(Option<String>, crate::timeline::Recorder)> {
     let project = Project::discover(cwd).ok()?;
     let session = session
         .map(str::to_string)
@@ -258,16 +306,94 @@ fn recorder(agent: Agent, session: Option<&str>, cwd: &Path) -> Option<(Option<S
         .unwrap_or_else(|| format!("{}-unknown-session", agent.name()));
     let actor = format!("{}:{}", agent.name(), session);
     let change = active_change(&project);
-    Some((change, crate::timeline::Recorder::new(&project, &session, &actor)))
+    Some((
+        change,
+        crate::timeline::Recorder::new(&project, &session, &actor),
+    ))
+}
+
+/// Reads the new part of a Claude Code transcript and books its spend to the active change and
+/// the session (ledgers and timeline). Failures are reported, never fatal to the hook.
+fn ingest_spend(
+    cwd: &Path,
+    session: Option<&str>,
+    transcript: Option<&str>,
+    rec: &crate::timeline::Recorder,
+    change: Option<&str>,
+) {
+    let (Some(t), Ok(project)) = (transcript, Project::discover(cwd)) else {
+        return;
+    };
+    let result = (|| -> crate::Result<Vec<crate::budget::Spend>> {
+        let config = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))?;
+        let spends = crate::budget::ingest_transcript(
+            Path::new(t),
+            &project.tmp_dir().join("transcripts"),
+            &config.budget,
+        )?;
+        crate::budget::record(&project, change, session, &spends)?;
+        Ok(spends)
+    })();
+    match result {
+        Ok(spends) => {
+            for s in spends {
+                rec.record_or_warn(
+                    change,
+                    "budget",
+                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_read": s.tokens.cache_read, "unpriced": s.usd.is_none()}),
+                );
+            }
+        }
+        Err(e) => eprintln!("forge: could not record spend from {t}: {e}"),
+    }
+}
+
+/// A deny when the change's or the session's spend is at or over its limit. A ledger that does
+/// not parse denies too (fail closed).
+fn over_budget(cwd: &Path, session: Option<&str>) -> Option<GuardResult> {
+    let project = Project::discover(cwd).ok()?;
+    let config = match Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))
+    {
+        Ok(c) => c,
+        Err(_) => return None, // the guard already reported a broken config
+    };
+    let b = &config.budget;
+    if b.change.usd.is_none()
+        && b.change.tokens.is_none()
+        && b.session.usd.is_none()
+        && b.session.tokens.is_none()
+    {
+        return None;
+    }
+    let change = active_change(&project);
+    match crate::budget::standings(&project, b, change.as_deref(), session) {
+        Ok(st) => st.iter().find(|s| s.over).map(|s| {
+            GuardResult::deny(
+                if s.scope.starts_with("change") { "budget-change" } else { "budget-session" },
+                format!("the spend budget is used up ({}); a person must raise the limit in .forge/config.yaml or stop here", s.describe()),
+            )
+        }),
+        Err(e) => Some(GuardResult::deny("budget-unreadable", format!("{e}"))),
+    }
 }
 
 /// A short description of what a tool call touches, for the timeline.
 fn describe_input(input: Option<&Value>) -> String {
     let Some(v) = input else { return String::new() };
-    let s = ["command", "cmd", "file_path", "path", "notebook_path", "absolute_path", "pattern", "url", "query"]
-        .iter()
-        .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
-        .unwrap_or_default();
+    let s = [
+        "command",
+        "cmd",
+        "file_path",
+        "path",
+        "notebook_path",
+        "absolute_path",
+        "pattern",
+        "url",
+        "query",
+    ]
+    .iter()
+    .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
+    .unwrap_or_default();
     crate::text::clip(&s, 300)
 }
 

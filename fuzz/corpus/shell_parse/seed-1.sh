@@ -1,0 +1,1 @@
+cd src && (make; echo ok) | tee log.txt || echo $(whoami) `date`

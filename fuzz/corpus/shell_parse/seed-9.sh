@@ -1,0 +1,1 @@
+for f in *.txt; do case $f in a*) rm "$f";; esac; done; if [[ -n ${X:-y} ]]; then echo $((1+2)); fi

@@ -1,0 +1,118 @@
+use forge::breaker;
+use forge::config::Config;
+use forge::error::{EXIT_OK, Result};
+use forge::repo::Project;
+use forge::timeline::{self, Filter};
+
+#[derive(clap::Args)]
+#[command(
+    about = "One screen for a person: active change, last verdict, breaker, spend, recent guard denials",
+    after_help = "Examples:\n  forge status\n  forge status --json"
+)]
+pub struct Args {
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let project = Project::discover(&super::cwd()?)?;
+    let config = Config::load(&project.config_path())?;
+    let change = forge::hooks::active_change(&project);
+    let breaker_state = match &change {
+        Some(c) => breaker::load(&project, c).map_err(|e| e.to_string()),
+        None => Ok(None),
+    };
+    let spend = forge::budget::standings(&project, &config.budget, change.as_deref(), None)
+        .map_err(|e| e.to_string());
+    let denials = timeline::read(
+        &project.root,
+        &Filter {
+            kind: Some("guard".into()),
+            ..Filter::default()
+        },
+    )?
+    .into_iter()
+    .filter(|e| e.data.get("decision").and_then(|d| d.as_str()) == Some("deny"))
+    .rev()
+    .take(5)
+    .collect::<Vec<_>>();
+    let last_verify = match &change {
+        Some(c) => timeline::read(
+            &project.root,
+            &Filter {
+                change: Some(c.clone()),
+                kind: Some("verify".into()),
+                ..Filter::default()
+            },
+        )?
+        .pop(),
+        None => None,
+    };
+    if args.json {
+        super::print_json(&serde_json::json!({
+            "change": change,
+            "last_verify": last_verify,
+            "breaker": breaker_state.as_ref().ok(),
+            "breaker_error": breaker_state.as_ref().err(),
+            "spend": spend.as_ref().ok(),
+            "spend_error": spend.as_ref().err(),
+            "recent_denials": denials,
+        }));
+        return Ok(EXIT_OK);
+    }
+    match &change {
+        Some(c) => println!("Active change: {c}"),
+        None => println!("Active change: none (set one with `forge change use <name>`)"),
+    }
+    match &last_verify {
+        Some(e) => println!("Last verify:   {} ({})", timeline::summary(e), e.ts),
+        None => println!("Last verify:   none recorded"),
+    }
+    match &breaker_state {
+        Ok(Some(s)) if s.open => println!(
+            "Breaker:       CIRCUIT OPEN after {} consecutive failures — a person must reset it",
+            s.consecutive_failures
+        ),
+        Ok(Some(s)) => println!(
+            "Breaker:       {}/{} consecutive failures, {} attempts",
+            s.consecutive_failures, config.breaker.max_failures, s.total_attempts
+        ),
+        Ok(None) => println!("Breaker:       no attempts"),
+        Err(e) => println!("Breaker:       UNREADABLE — {e}"),
+    }
+    match &spend {
+        Ok(st) if st.is_empty() => println!("Spend:         -"),
+        Ok(st) => {
+            for s in st {
+                println!(
+                    "Spend:         {}{}",
+                    s.describe(),
+                    if s.over {
+                        "  OVER LIMIT"
+                    } else if s.warn {
+                        "  (near limit)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        Err(e) => println!("Spend:         UNREADABLE — {e}"),
+    }
+    if denials.is_empty() {
+        println!("Guard:         no denials recorded");
+    } else {
+        println!("Guard denials (most recent first):");
+        for e in &denials {
+            println!(
+                "  {}  {}",
+                &e.ts[..e.ts.len().min(19)],
+                timeline::summary(e)
+            );
+        }
+    }
+    let runs = project.tmp_dir().join("runs");
+    let open_runs = std::fs::read_dir(&runs).map(|d| d.count()).unwrap_or(0);
+    println!("Runs:          {open_runs} under .tmp/.forge/runs/");
+    Ok(EXIT_OK)
+}
