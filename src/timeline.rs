@@ -621,6 +621,9 @@ pub fn summary(e: &Event) -> String {
             u("tokens"),
             s("source")
         ),
+        "tool" => format!("{}: {}", s("tool"), crate::text::clip(&s("target"), 80)),
+        "hook" => s("event"),
+        "repair" => format!("repaired a torn line of {} bytes", u("torn_bytes")),
         _ => crate::text::clip(&d.to_string(), 100),
     }
 }

@@ -1,1 +1,4 @@
-cat <<EOF\n$(rm -rf /)\nEOF\necho done
+cat <<EOF
+$(rm -rf /)
+EOF
+echo done

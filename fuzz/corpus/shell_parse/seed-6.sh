@@ -1,1 +1,3 @@
-cat <<-'X'\n\tliteral $(x)\n\tX
+cat <<-'X'
+	literal $(x)
+	X
