@@ -623,6 +623,7 @@ pub fn summary(e: &Event) -> String {
         ),
         "tool" => format!("{}: {}", s("tool"), crate::text::clip(&s("target"), 80)),
         "hook" => s("event"),
+        "note" => crate::text::clip(&s("text"), 120),
         "repair" => format!("repaired a torn line of {} bytes", u("torn_bytes")),
         _ => crate::text::clip(&d.to_string(), 100),
     }

@@ -49,7 +49,8 @@ pub enum Command {
         /// The model, for pricing tokens (and for codex-json, which does not name it).
         #[arg(long)]
         model: Option<String>,
-        /// claude-json, codex-json or gemini-json, followed by the file.
+        /// claude-json, codex-json, gemini-json or claude-transcript (read incrementally: only
+        /// what was added since the last call), followed by the file.
         #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
         from: Vec<String>,
     },

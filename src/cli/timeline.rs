@@ -34,6 +34,13 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Sub {
+    /// Add a note to the timeline (a person's remark, attributed like any event).
+    #[command(after_help = "Examples:\n  forge timeline note \"reviewed the failing discount test with Ada\" --change checkout")]
+    Note {
+        text: String,
+        #[arg(long)]
+        change: Option<String>,
+    },
     /// Check every session's hash chain; exit 1 naming the first bad line.
     #[command(after_help = "Examples:\n  forge timeline verify\n  forge timeline verify --json")]
     Verify {
@@ -44,6 +51,12 @@ enum Sub {
 
 pub fn run(args: Args) -> Result<i32> {
     let project = Project::discover(&super::cwd()?)?;
+    if let Some(Sub::Note { text, change }) = &args.command {
+        let rec = timeline::Recorder::for_cli(&project);
+        let e = rec.record(change.as_deref(), "note", serde_json::json!({"text": text}))?;
+        println!("Noted in {} (seq {}).", project.rel(&rec.path()), e.seq);
+        return Ok(EXIT_OK);
+    }
     if let Some(Sub::Verify { json }) = args.command {
         let mut reports = Vec::new();
         for f in timeline::files(&project.root)? {
