@@ -39,24 +39,119 @@ impl Rng {
     fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len())]
     }
+    fn text(&mut self, xs: &[&'static str]) -> &'static str {
+        xs[self.below(xs.len())]
+    }
     fn chance(&mut self, percent: usize) -> bool {
         self.below(100) < percent
     }
 }
 
 const TOKENS: &[&str] = &[
-    "$(", ")", "`", "<<", "<<-", "<<<", "'", "\"", "\\", "|", "||", "&&", "&", ";", ";;", "(", ")",
-    "{", "}", "${", "$((", "))", "<(", ">(", "#", "\n", " ", "\t", ">", ">>", "<", "2>&1", "&>",
-    "$", "~", "*", "?", "[", "]", "=", "!", "EOF", "-", "--", "/", ".", "..", "$HOME", "$PWD",
-    "$'\\x72m'", "rm", "-rf", "sudo", "bash -c", "sh -c", "eval", "find", "-exec", "{}", "+",
-    "xargs", "env", "cd", "cat", "echo", "git", "curl", "tee", "if", "then", "fi", "for", "in",
-    "do", "done", "case", "esac", "while", "function", "x=1", "a[0]=", "~/.bashrc", ".git/config",
-    "/etc/passwd", "\u{e9}", "\u{0}", "\u{7f}", "\u{1f600}",
+    "$(",
+    ")",
+    "`",
+    "<<",
+    "<<-",
+    "<<<",
+    "'",
+    "\"",
+    "\\",
+    "|",
+    "||",
+    "&&",
+    "&",
+    ";",
+    ";;",
+    "(",
+    ")",
+    "{",
+    "}",
+    "${",
+    "$((",
+    "))",
+    "<(",
+    ">(",
+    "#",
+    "\n",
+    " ",
+    "\t",
+    ">",
+    ">>",
+    "<",
+    "2>&1",
+    "&>",
+    "$",
+    "~",
+    "*",
+    "?",
+    "[",
+    "]",
+    "=",
+    "!",
+    "EOF",
+    "-",
+    "--",
+    "/",
+    ".",
+    "..",
+    "$HOME",
+    "$PWD",
+    "$'\\x72m'",
+    "rm",
+    "-rf",
+    "sudo",
+    "bash -c",
+    "sh -c",
+    "eval",
+    "find",
+    "-exec",
+    "{}",
+    "+",
+    "xargs",
+    "env",
+    "cd",
+    "cat",
+    "echo",
+    "git",
+    "curl",
+    "tee",
+    "if",
+    "then",
+    "fi",
+    "for",
+    "in",
+    "do",
+    "done",
+    "case",
+    "esac",
+    "while",
+    "function",
+    "x=1",
+    "a[0]=",
+    "~/.bashrc",
+    ".git/config",
+    "/etc/passwd",
+    "\u{e9}",
+    "\u{0}",
+    "\u{7f}",
+    "\u{1f600}",
 ];
 
 const WORDS: &[&str] = &[
-    "rm -rf /", "ls", "echo hi", "sudo rm -rf ~", "cat .env", "git push --force", "true",
-    "find . -delete", "xargs rm", "tee /etc/x", "echo $(whoami)", "dd of=/dev/sda", "chmod -R 777 /",
+    "rm -rf /",
+    "ls",
+    "echo hi",
+    "sudo rm -rf ~",
+    "cat .env",
+    "git push --force",
+    "true",
+    "find . -delete",
+    "xargs rm",
+    "tee /etc/x",
+    "echo $(whoami)",
+    "dd of=/dev/sda",
+    "chmod -R 777 /",
 ];
 
 /// Nesting pairs; each level of the generated input picks one.
@@ -91,7 +186,7 @@ fn token_soup(r: &mut Rng) -> String {
     let n = 1 + r.below(30);
     let mut s = String::new();
     for _ in 0..n {
-        s.push_str(r.pick(TOKENS));
+        s.push_str(r.text(TOKENS));
         if r.chance(40) {
             s.push(' ');
         }
@@ -111,7 +206,7 @@ fn nested(r: &mut Rng) -> String {
         close.push(*c);
     }
     let mut s = open;
-    s.push_str(r.pick(WORDS));
+    s.push_str(r.text(WORDS));
     for c in close.iter().rev() {
         s.push_str(c);
     }
@@ -145,7 +240,7 @@ fn mutate(r: &mut Rng, input: &[u8]) -> Vec<u8> {
                 b.drain(at..end);
             }
             3 => {
-                let t = r.pick(TOKENS).as_bytes().to_vec();
+                let t = r.text(TOKENS).as_bytes().to_vec();
                 b.splice(at..at, t);
             }
             _ => {
@@ -271,7 +366,10 @@ fn generated_inputs_never_panic_hang_or_answer_garbage() {
         let agent = agents[i % 3];
         let input = match r.below(10) {
             0..=5 => Input::Shell(shell_input(&mut r)),
-            6 | 7 => Input::Hook(agent, mutate(&mut r, r.pick(&fixtures).clone().as_slice())),
+            6 | 7 => {
+                let base = r.pick(&fixtures).clone();
+                Input::Hook(agent, mutate(&mut r, &base))
+            }
             8 => {
                 let tool = *r.pick(&["Bash", "run_shell_command", "shell", "exec_command"]);
                 Input::Hook(agent, bash_payload(&shell_input(&mut r), empty, tool))

@@ -25,7 +25,11 @@ fuzz_target!(|data: &[u8]| {
         if !out.stdout.is_empty() {
             let v: serde_json::Value = serde_json::from_str(&out.stdout)
                 .unwrap_or_else(|e| panic!("{agent:?}: answer is not JSON ({e}): {}", out.stdout));
-            assert!(v.is_object(), "{agent:?}: answer is not an object: {}", out.stdout);
+            assert!(
+                v.is_object(),
+                "{agent:?}: answer is not an object: {}",
+                out.stdout
+            );
         }
     }
 });

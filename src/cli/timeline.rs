@@ -35,7 +35,9 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Sub {
     /// Add a note to the timeline (a person's remark, attributed like any event).
-    #[command(after_help = "Examples:\n  forge timeline note \"reviewed the failing discount test with Ada\" --change checkout")]
+    #[command(
+        after_help = "Examples:\n  forge timeline note \"reviewed the failing discount test with Ada\" --change checkout"
+    )]
     Note {
         text: String,
         #[arg(long)]

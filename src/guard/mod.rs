@@ -463,6 +463,12 @@ impl Guard {
     /// The guard for the repository containing `cwd`: its `.forge/config.yaml` rules (a broken
     /// config is an error) and the active run's phase.
     pub fn for_cwd(cwd: &Path) -> Result<Guard> {
+        if !cwd.is_absolute() {
+            return Err(Error::usage(format!(
+                "the folder {} is not an absolute path",
+                cwd.display()
+            )));
+        }
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/root"));
@@ -525,6 +531,7 @@ impl Guard {
                     let w = shell::Word {
                         arg: shell::Arg::Lit(f.clone()),
                         glob: false,
+                        brace: false,
                     };
                     judge.write(
                         &policy::Target {
@@ -551,6 +558,7 @@ impl Guard {
                     let w = shell::Word {
                         arg: shell::Arg::Lit(f.clone()),
                         glob: false,
+                        brace: false,
                     };
                     judge.read(&policy::Target {
                         word: &w,

@@ -73,6 +73,10 @@ impl Paths {
                 .components()
                 .next()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned());
+            // `.tmp` holds Forge's run state: deleting it deletes that state.
+            if self.root.join(".tmp/.forge").starts_with(p) {
+                return Place::ForgeRunState;
+            }
             return match first.as_deref() {
                 Some(".git") => Place::Git,
                 Some(".forge") => Place::ForgeState,
@@ -84,12 +88,24 @@ impl Paths {
         if self.root.starts_with(p) {
             return Place::RepoAncestor;
         }
-        if self
+        // The temp folder is scratch space, except next to the repository: a checkout under
+        // /tmp must not make its sibling projects fair game.
+        if let Some(t) = self
             .temp
             .iter()
-            .any(|t| p.starts_with(t) && p != t.as_path())
+            .find(|t| p.starts_with(t) && p != t.as_path())
         {
-            return Place::Temp;
+            let parent = self.root.parent();
+            let parent_is_temp = parent.is_some_and(|pp| self.temp.iter().any(|t| t == pp));
+            let beside_repo = !parent_is_temp && parent.is_some_and(|pp| p.starts_with(pp));
+            // Another checkout under the temp folder is someone's work, not scratch space.
+            let in_project = p
+                .ancestors()
+                .take_while(|a| a != t)
+                .any(|a| a.join(".git").exists() || a.join(".forge").exists());
+            if !beside_repo && !in_project {
+                return Place::Temp;
+            }
         }
         if let Ok(dev) = p.strip_prefix("/dev") {
             let d = dev.to_string_lossy();
@@ -237,6 +253,16 @@ mod tests {
             Place::ForgeState
         );
         assert_eq!(place("../.tmp/.forge/runs"), Place::ForgeRunState);
+        assert_eq!(
+            place("../.tmp"),
+            Place::ForgeRunState,
+            "an ancestor of the run state"
+        );
+        assert_eq!(
+            place("../../sibling-project"),
+            Place::Outside,
+            "beside the repository, even under /tmp"
+        );
         assert_eq!(place("../.claude/settings.json"), Place::AgentConfig);
         assert_eq!(
             place("../etc-link/passwd"),

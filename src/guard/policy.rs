@@ -193,6 +193,8 @@ pub struct Target<'a> {
 
 pub struct Judge<'a> {
     pub paths: &'a Paths,
+    /// Symlinks made earlier in the same command line (`ln -s ~ h; rm -rf h/`): link → target.
+    links: Vec<(PathBuf, PathBuf)>,
     pub findings: Vec<Finding>,
     /// Paths this call writes, resolved (for project path rules and phase scope).
     pub written: Vec<PathBuf>,
@@ -202,9 +204,25 @@ impl<'a> Judge<'a> {
     pub fn new(paths: &'a Paths) -> Self {
         Judge {
             paths,
+            links: Vec::new(),
             findings: Vec::new(),
             written: Vec::new(),
         }
+    }
+
+    /// A path as the command sees it, through links made earlier on the same line.
+    fn resolve(&self, raw: &str, cwd: &Path) -> PathBuf {
+        let p = self.paths.resolve(raw, cwd);
+        for (link, target) in self.links.iter().rev() {
+            if let Ok(rest) = p.strip_prefix(link) {
+                return if rest.as_os_str().is_empty() {
+                    target.clone()
+                } else {
+                    target.join(rest)
+                };
+            }
+        }
+        p
     }
 
     pub fn analysis(&mut self, a: &Analysis) {
@@ -276,8 +294,40 @@ impl<'a> Judge<'a> {
                 format!("`{}` runs code straight from the network; download the file, review it, then run it", inv.display()),
             ));
         }
+        if name == "ln"
+            && has_flag(&inv.args, 's', &["--symbolic"])
+            && let Some(cwd) = inv.cwd.as_deref()
+        {
+            let ops = operands(&inv.args);
+            if let (Some(t), Some(l)) = (
+                ops.first().and_then(|w| w.arg.lit()),
+                ops.get(1).and_then(|w| w.arg.lit()),
+            ) {
+                let target = self.resolve(t, cwd);
+                let link = self.resolve(l, cwd);
+                self.links.push((link, target));
+            }
+        }
+        // `rsync --delete SRC DEST` empties DEST of everything SRC lacks: a recursive delete.
+        if name == "rsync" && inv.lit_args().flatten().any(|a| a.starts_with("--delete")) {
+            if let Some(dest) = operands(&inv.args).last() {
+                let as_rm = Invocation {
+                    program: Arg::Lit("rm".into()),
+                    args: vec![
+                        Word {
+                            arg: Arg::Lit("-r".into()),
+                            glob: false,
+                            brace: false,
+                        },
+                        (*dest).clone(),
+                    ],
+                    ..inv.clone()
+                };
+                self.rm(&as_rm, "rm");
+            }
+        }
         match name {
-            "rm" | "rmdir" | "unlink" | "shred" => self.rm(inv, name),
+            "rm" | "rmdir" | "unlink" | "shred" | "rimraf" => self.rm(inv, name),
             "find" => self.find(inv),
             "git" => self.git(inv),
             "dd" => self.dd(inv),
@@ -353,15 +403,8 @@ impl<'a> Judge<'a> {
                     None => ops.last().copied().into_iter().collect(),
                 }
             }
-            "git" => {
-                // `git clone URL DIR` writes DIR.
-                let lit: Vec<&Word> = ops.to_vec();
-                if lit.first().and_then(|w| w.arg.lit()) == Some("clone") && lit.len() >= 3 {
-                    vec![lit[2]]
-                } else {
-                    vec![]
-                }
-            }
+            "git" => git_written(&inv.args),
+            "patch" => ops.first().copied().into_iter().collect(),
             "sed" | "perl" if has_flag(&inv.args, 'i', &["--in-place"]) => {
                 ops.iter().skip(1).copied().collect()
             }
@@ -398,11 +441,12 @@ impl<'a> Judge<'a> {
                     || inv
                         .cwd
                         .as_deref()
-                        .is_some_and(|c| self.paths.resolve(raw, c).is_dir()))
+                        .is_some_and(|c| self.resolve(raw, c).is_dir()))
             {
                 let inner = Word {
                     arg: Arg::Lit(format!("{}/_", raw.trim_end_matches('/'))),
                     glob: false,
+                    brace: false,
                 };
                 self.write(
                     &Target {
@@ -482,7 +526,7 @@ impl<'a> Judge<'a> {
             ));
             return;
         };
-        let path = self.paths.resolve(raw, cwd);
+        let path = self.resolve(raw, cwd);
         self.written.push(path.clone());
         let shown = path.display();
         match self.paths.place(&path) {
@@ -524,7 +568,7 @@ impl<'a> Judge<'a> {
             return;
         }
         let Some(cwd) = t.cwd else { return };
-        let path = self.paths.resolve(raw, cwd);
+        let path = self.resolve(raw, cwd);
         let mut hits = vec![path.clone()];
         if t.word.glob {
             hits.extend(glob_matches(&path));
@@ -541,7 +585,8 @@ impl<'a> Judge<'a> {
     }
 
     fn rm(&mut self, inv: &Invocation, name: &str) {
-        let recursive = name == "rm" && has_flag(&inv.args, 'r', &["--recursive"])
+        let recursive = name == "rimraf"
+            || (name == "rm" && has_flag(&inv.args, 'r', &["--recursive"]))
             || has_flag(&inv.args, 'R', &[]);
         if !recursive {
             return;
@@ -579,7 +624,7 @@ impl<'a> Judge<'a> {
             };
             // A glob deletes what its folder holds: `*` in the root is the repository's content.
             let target = if w.glob { glob_dir(raw) } else { raw };
-            let path = self.paths.resolve(target, cwd);
+            let path = self.resolve(target, cwd);
             let whole = w.glob;
             match self.paths.place(&path) {
                 Place::RepoRoot => self.findings.push(finding(
@@ -642,6 +687,7 @@ impl<'a> Judge<'a> {
             vec![Word {
                 arg: Arg::Lit(".".into()),
                 glob: false,
+                brace: false,
             }]
         } else {
             roots.into_iter().cloned().collect()
@@ -657,7 +703,7 @@ impl<'a> Judge<'a> {
                 ));
                 continue;
             };
-            let path = self.paths.resolve(raw, cwd);
+            let path = self.resolve(raw, cwd);
             let bad = match self.paths.place(&path) {
                 Place::RepoRoot => !filtered,
                 Place::RepoAncestor
@@ -687,6 +733,18 @@ impl<'a> Judge<'a> {
                 Some(a) if a.starts_with('-') => i += 1,
                 _ => break,
             }
+        }
+        if args.windows(2).any(|w| {
+            w[0] == Some("-c")
+                && w[1].is_some_and(|v| v.to_ascii_lowercase().starts_with("core.hookspath"))
+        }) {
+            self.findings.push(finding(
+                "no-verify",
+                format!(
+                    "`{}` switches off the project's git hooks; fix what they report instead",
+                    inv.display()
+                ),
+            ));
         }
         // `git -c alias.x='reset --hard' x`: the subcommand is defined on the spot.
         if args
@@ -761,6 +819,20 @@ impl<'a> Judge<'a> {
                     self.findings.push(finding("git-discard", format!("`{shown}` discards every uncommitted change; restore single files you changed yourself")));
                 }
             }
+            "config" if has("--global") || has("--system") => {
+                self.findings.push(finding(
+                    "write-outside-repo",
+                    format!(
+                        "`{shown}` changes git settings outside the repository; ask the person"
+                    ),
+                ));
+            }
+            "switch" if has("-f") || has("--force") || has("--discard-changes") => {
+                self.findings.push(finding(
+                    "git-discard",
+                    format!("`{shown}` discards uncommitted changes; commit or stash first"),
+                ));
+            }
             "stash" if has("clear") => {
                 self.findings.push(finding(
                     "git-stash-clear",
@@ -812,6 +884,7 @@ impl<'a> Judge<'a> {
                 let w = Word {
                     arg: Arg::Lit(of.to_string()),
                     glob: false,
+                    brace: false,
                 };
                 self.write(
                     &Target {
@@ -881,7 +954,11 @@ impl<'a> Judge<'a> {
     fn forge(&mut self, inv: &Invocation) {
         let args: Vec<&str> = inv.lit_args().flatten().collect();
         let human = match args.first().copied() {
-            Some("verify") => args.contains(&"--reset-breaker"),
+            // Raising the threshold is as much a person's call as resetting the breaker.
+            Some("verify") => {
+                args.contains(&"--reset-breaker")
+                    || args.iter().any(|a| a.starts_with("--max-failures"))
+            }
             Some("hooks") => true,
             Some("change") => args.get(1) == Some(&"use"),
             Some("budget") => args
@@ -899,6 +976,29 @@ impl<'a> Judge<'a> {
                 ),
             ));
         }
+    }
+}
+
+/// The paths a git command changes in the working tree (pathspecs of `rm`, `mv`, `checkout`,
+/// `restore`, the folder of `clone` and `init`): `git rm .forge/…` is as much an edit of Forge's
+/// state as `rm` is.
+fn git_written(args: &[Word]) -> Vec<&Word> {
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].arg.lit() {
+            Some("-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace") => i += 2,
+            Some(a) if a.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    let Some(sub) = args.get(i).and_then(|w| w.arg.lit()) else {
+        return vec![];
+    };
+    let ops = operands(&args[i + 1..]);
+    match sub {
+        "rm" | "mv" | "checkout" | "restore" | "init" => ops,
+        "clone" => ops.get(1).copied().into_iter().collect(),
+        _ => vec![],
     }
 }
 
@@ -981,11 +1081,31 @@ fn glob_matches(pattern: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok())
         .filter(|e| {
             e.file_name().to_str().is_some_and(|n| {
-                super::glob::matches(name, n) && (!n.starts_with('.') || name.starts_with('.'))
+                super::glob::matches(&classes_to_any(name), n)
+                    && (!n.starts_with('.') || name.starts_with('.'))
             })
         })
         .map(|e| e.path())
         .collect()
+}
+
+/// `[abc]` → `?`: the glob matcher has no character classes, and for finding secrets matching
+/// more is the safe side.
+fn classes_to_any(pattern: &str) -> String {
+    let mut out = String::new();
+    let mut in_class = false;
+    for c in pattern.chars() {
+        match (c, in_class) {
+            ('[', false) => {
+                in_class = true;
+                out.push('?');
+            }
+            (']', true) => in_class = false,
+            (_, true) => {}
+            (c, false) => out.push(c),
+        }
+    }
+    out
 }
 
 /// The folder part of a glob: `build/*.o` → `build`, `*` → `.`.

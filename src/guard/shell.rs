@@ -48,6 +48,8 @@ impl Arg {
 pub struct Word {
     pub arg: Arg,
     pub glob: bool,
+    /// Unquoted `{a,b}` that bash expands into several words.
+    pub brace: bool,
 }
 
 /// One command the line would run.
@@ -280,12 +282,14 @@ impl Walker {
                 self.functions.pop();
                 cwd
             }
-            ast::Command::ExtendedTest(_, redirects) => {
+            ast::Command::ExtendedTest(test, redirects) => {
                 if let Some(r) = redirects {
                     for io in &r.0 {
                         let _ = self.redirect(io, &cwd, depth);
                     }
                 }
+                // `[[ $(rm -rf /) ]]`: substitutions in a test run.
+                self.substitutions_in(&test.to_string(), &cwd, depth, false);
                 cwd
             }
         }
@@ -338,12 +342,17 @@ impl Walker {
                 self.list(&w.1.list, cwd.clone(), depth);
                 cwd
             }
-            C::Coprocess(_) | C::Arithmetic(_) | C::ArithmeticForClause(_) => {
-                // Arithmetic and coprocesses run nothing a policy cares about beyond their body,
-                // which brush does not expose for coprocesses: treat as unknown.
-                if matches!(c, C::Coprocess(_)) {
-                    self.out.problems.push("a coprocess".to_string());
+            C::Arithmetic(_) | C::ArithmeticForClause(_) => {
+                // `(( $(rm -rf /) ))`: substitutions in arithmetic run too.
+                self.substitutions_in(&c.to_string(), &cwd, depth, false);
+                if let C::ArithmeticForClause(f) = c {
+                    self.list(&f.body.list, cwd.clone(), depth);
                 }
+                cwd
+            }
+            C::Coprocess(_) => {
+                // brush does not expose a coprocess's body: judge it as unknown.
+                self.out.problems.push("a coprocess".to_string());
                 cwd
             }
         }
@@ -480,12 +489,37 @@ impl Walker {
                             programs,
                         },
                         glob: false,
+                        brace: false,
                     });
                 }
             }
         }
         if argv.is_empty() {
             return cwd;
+        }
+        // `rm -rf {~,x}`: bash expands braces in arguments before the command sees them.
+        if argv.iter().skip(1).any(|w| w.brace) {
+            let mut out = vec![argv[0].clone()];
+            for w in argv.into_iter().skip(1) {
+                match (&w.arg, w.brace) {
+                    (Arg::Lit(s), true) => out.extend(expand_braces(s).into_iter().map(|x| {
+                        // Tilde expansion comes after brace expansion: `{~,x}` deletes the home.
+                        let x = match x.strip_prefix('~') {
+                            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                                format!("{}{rest}", self.home.display())
+                            }
+                            _ => x,
+                        };
+                        Word {
+                            arg: Arg::Lit(x),
+                            glob: w.glob,
+                            brace: false,
+                        }
+                    })),
+                    _ => out.push(w),
+                }
+            }
+            argv = out;
         }
         if let Some(f) = self.functions.last()
             && argv[0].arg.lit() == Some(f.as_str())
@@ -502,7 +536,7 @@ impl Walker {
         &mut self,
         mut argv: Vec<Word>,
         mut wrappers: Vec<String>,
-        cwd: Option<PathBuf>,
+        mut cwd: Option<PathBuf>,
         depth: usize,
         upstream: &[String],
         stdin: Stdin,
@@ -515,6 +549,41 @@ impl Walker {
             let Some(prog) = first.arg.lit().map(base_name) else {
                 break;
             };
+            // `env -S 'rm -rf /'` splits a string into the command; `env -C dir` changes folder.
+            if prog == "env" {
+                let pos = argv
+                    .iter()
+                    .position(|w| matches!(w.arg.lit(), Some("-S" | "--split-string")));
+                if let Some(i) = pos
+                    && let Some(Arg::Lit(split)) = argv.get(i + 1).map(|w| w.arg.clone())
+                {
+                    let words: Vec<Word> = split
+                        .split_whitespace()
+                        .map(|x| Word {
+                            arg: Arg::Lit(x.to_string()),
+                            glob: false,
+                            brace: false,
+                        })
+                        .collect();
+                    let tail: Vec<Word> = argv[i + 2..].to_vec();
+                    argv.truncate(i);
+                    argv.extend(words);
+                    argv.extend(tail);
+                    continue;
+                }
+                let pos = argv
+                    .iter()
+                    .position(|w| matches!(w.arg.lit(), Some("-C" | "--chdir")));
+                if let Some(i) = pos {
+                    let dir = argv.get(i + 1).map(|w| w.arg.clone());
+                    cwd = match (dir, &cwd) {
+                        (Some(Arg::Lit(d)), Some(c)) => Some(join_path(c, &self.home, &d)),
+                        _ => None,
+                    };
+                    argv.drain(i..(i + 2).min(argv.len()));
+                    continue;
+                }
+            }
             let rest = &argv[1..];
             let skip = match prog.as_str() {
                 "sudo" | "doas" => Some(skip_options(
@@ -533,7 +602,11 @@ impl Walker {
                     Some(skip_options(rest, &[]))
                 }
                 "exec" => Some(skip_options(rest, &["-a"])),
-                "nohup" | "builtin" | "unbuffer" => Some(0),
+                "nohup" | "builtin" | "unbuffer" | "setsid" | "nocache" => Some(0),
+                "watch" => Some(skip_options(rest, &["-n", "-d", "--interval"])),
+                "flock" => Some(skip_options(rest, &["-w", "-E", "--timeout"]).saturating_add(1)),
+                "npx" | "pnpx" | "bunx" => Some(skip_options(rest, &["-p", "--package", "-c"])),
+                "busybox" => Some(0),
                 "time" => Some(skip_options(rest, &["-f", "-o"])),
                 "nice" => Some(skip_options(rest, &["-n"])),
                 "ionice" => Some(skip_options(rest, &["-c", "-n", "-p"])),
@@ -623,7 +696,23 @@ impl Walker {
                 self.push(program, args, wrappers, cwd, upstream, dynamic_tail);
                 return next;
             }
-            Some("bash" | "sh" | "zsh" | "dash" | "ksh" | "fish" | "busybox") => {
+            Some("bash" | "sh" | "zsh" | "dash" | "ksh" | "fish") => {
+                // `bash $OPTS "…"`: options computed at run time may include `-c`.
+                if let Some(d) = args
+                    .iter()
+                    .take_while(|a| a.arg.lit().is_none_or(|s| s.starts_with('-')))
+                    .find(|a| a.arg.lit().is_none())
+                {
+                    self.push(
+                        d.arg.clone(),
+                        vec![],
+                        wrappers,
+                        cwd.clone(),
+                        upstream,
+                        dynamic_tail,
+                    );
+                    return cwd;
+                }
                 if let Some(script) = shell_c_arg(&args) {
                     match &script.arg {
                         Arg::Lit(s) => {
@@ -680,6 +769,56 @@ impl Walker {
                         Stdin::None | Stdin::File => {}
                     }
                 }
+            }
+            // `su -c 'cmd'`, `script -c 'cmd'`, `trap 'cmd' EXIT`: a string that runs as code.
+            Some("su" | "script" | "runuser") | Some("trap") => {
+                let code = if name.as_deref() == Some("trap") {
+                    args.iter()
+                        .find(|a| a.arg.lit().is_none_or(|s| !s.starts_with('-')))
+                } else {
+                    args.iter()
+                        .position(|a| matches!(a.arg.lit(), Some("-c" | "--command")))
+                        .and_then(|i| args.get(i + 1))
+                };
+                match code.map(|w| &w.arg) {
+                    Some(Arg::Lit(code)) => {
+                        let code = code.clone();
+                        self.push(program, args, wrappers, cwd.clone(), upstream, dynamic_tail);
+                        self.line(&code, cwd.clone(), depth + 1);
+                        return cwd;
+                    }
+                    Some(Arg::Dyn { raw, programs }) => {
+                        self.push(
+                            Arg::Dyn {
+                                raw: raw.clone(),
+                                programs: programs.clone(),
+                            },
+                            vec![],
+                            wrappers,
+                            cwd.clone(),
+                            upstream,
+                            dynamic_tail,
+                        );
+                        return cwd;
+                    }
+                    None => {}
+                }
+            }
+            // Programs run in another root or by a job runner: what they run cannot be placed.
+            Some("chroot" | "parallel" | "nsenter" | "unshare") => {
+                let raw = format!("{} …", name.as_deref().unwrap_or(""));
+                self.push(
+                    Arg::Dyn {
+                        raw,
+                        programs: vec![],
+                    },
+                    vec![],
+                    wrappers,
+                    cwd.clone(),
+                    upstream,
+                    dynamic_tail,
+                );
+                return cwd;
             }
             Some("source" | ".") => {
                 if let Some(Arg::Dyn { raw, programs }) = args.first().map(|a| a.arg.clone()) {
@@ -765,6 +904,7 @@ impl Walker {
                             s.replace("{}", &format!("{}/{{}}", r.trim_end_matches('/'))),
                         ),
                         glob: false,
+                        brace: false,
                     },
                     (Arg::Lit(s), Arg::Dyn { .. }) if s.contains("{}") => Word {
                         arg: Arg::Dyn {
@@ -772,6 +912,7 @@ impl Walker {
                             programs: vec![],
                         },
                         glob: false,
+                        brace: false,
                     },
                     _ => a.clone(),
                 };
@@ -824,6 +965,7 @@ impl Walker {
             return Word {
                 arg: Arg::Lit(raw.clone()),
                 glob: false,
+                brace: false,
             };
         }
         let opts = ParserOptions::default();
@@ -836,6 +978,7 @@ impl Walker {
                         programs: vec![],
                     },
                     glob: false,
+                    brace: false,
                 };
             }
         };
@@ -863,6 +1006,11 @@ impl Walker {
                 Arg::Lit(text)
             },
             glob,
+            // Braces bash would expand: unquoted (no quote or escape anywhere in the word).
+            brace: !raw.contains(['\'', '"', '\\', '$', '`'])
+                && raw.contains('{')
+                && raw.contains(',')
+                && raw.contains('}'),
         }
     }
 
@@ -949,6 +1097,52 @@ impl Walker {
     }
 }
 
+/// Bash brace expansion of a literal word (`{a,b}c` → `ac`, `bc`; several groups multiply;
+/// nesting is expanded from the inside out), capped at 256 words.
+pub fn expand_braces(s: &str) -> Vec<String> {
+    let b = s.as_bytes();
+    // Find the first `{` whose matching `}` encloses a top-level `,`.
+    for open in (0..b.len()).filter(|&i| b[i] == b'{') {
+        let mut depth = 0;
+        let mut commas = Vec::new();
+        let mut close = None;
+        for (j, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(j);
+                        break;
+                    }
+                }
+                b',' if depth == 1 => commas.push(j),
+                _ => {}
+            }
+        }
+        let (Some(close), false) = (close, commas.is_empty()) else {
+            continue;
+        };
+        let (pre, post) = (&s[..open], &s[close + 1..]);
+        let mut parts = Vec::new();
+        let mut from = open + 1;
+        for c in commas.iter().copied().chain([close]) {
+            parts.push(&s[from..c]);
+            from = c + 1;
+        }
+        let mut out = Vec::new();
+        for p in parts {
+            for tail in expand_braces(&format!("{pre}{p}{post}")) {
+                if out.len() < 256 {
+                    out.push(tail);
+                }
+            }
+        }
+        return out;
+    }
+    vec![s.to_string()]
+}
+
 /// `/usr/bin/rm` → `rm`; also strips a leading `\` used to bypass aliases.
 fn base_name(p: &str) -> String {
     let p = p.trim_start_matches('\\');
@@ -1004,7 +1198,11 @@ fn shell_c_arg(args: &[Word]) -> Option<&Word> {
             continue;
         }
         if a[1..].contains('c') {
-            return args.get(i + 1);
+            // `bash -c -- 'script'`: `--` ends the options, the script follows.
+            return match args.get(i + 1) {
+                Some(w) if w.arg.lit() == Some("--") => args.get(i + 2),
+                other => other,
+            };
         }
         if a == "-o" || a == "-O" {
             i += 2;
@@ -1211,6 +1409,22 @@ mod tests {
         let deep = format!("{}true{}", "$(echo ".repeat(40), ")".repeat(40));
         assert!(!run(&deep).problems.is_empty());
         assert!(!run(&"x".repeat(MAX_LINE + 1)).problems.is_empty());
+    }
+
+    #[test]
+    fn braces_expand_like_bash() {
+        assert_eq!(expand_braces("{~,x}"), ["~", "x"]);
+        assert_eq!(expand_braces("/{etc,usr}/x"), ["/etc/x", "/usr/x"]);
+        assert_eq!(expand_braces("x{,/../..}"), ["x", "x/../.."]);
+        assert_eq!(expand_braces("{a,b}{1,2}"), ["a1", "a2", "b1", "b2"]);
+        assert_eq!(expand_braces("{single}"), ["{single}"]);
+        let a = run("rm -rf {/etc,x}");
+        let args: Vec<_> = a.invocations[0]
+            .lit_args()
+            .map(|x| x.unwrap().to_string())
+            .collect();
+        assert_eq!(args, ["-rf", "/etc", "x"]);
+        assert_eq!(run("rm -rf '{/etc,x}'").invocations[0].args.len(), 2);
     }
 
     #[test]

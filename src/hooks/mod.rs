@@ -410,6 +410,16 @@ fn pre_tool_use(p: &Payload, fallback_cwd: &Path) -> GuardResult {
         .as_deref()
         .map(PathBuf::from)
         .unwrap_or_else(|| fallback_cwd.to_path_buf());
+    if !cwd.is_absolute() {
+        // Every agent sends an absolute folder; anything else cannot be placed safely.
+        return GuardResult::deny(
+            "malformed-input",
+            format!(
+                "the hook input's `cwd` ({}) is not an absolute path; Forge denies what it cannot place",
+                cwd.display()
+            ),
+        );
+    }
     match Guard::for_cwd(&cwd) {
         Ok(g) => g.check_tool(tool, &input, &cwd),
         Err(e) => GuardResult::deny(
