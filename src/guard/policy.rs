@@ -309,22 +309,23 @@ impl<'a> Judge<'a> {
             }
         }
         // `rsync --delete SRC DEST` empties DEST of everything SRC lacks: a recursive delete.
-        if name == "rsync" && inv.lit_args().flatten().any(|a| a.starts_with("--delete")) {
-            if let Some(dest) = operands(&inv.args).last() {
-                let as_rm = Invocation {
-                    program: Arg::Lit("rm".into()),
-                    args: vec![
-                        Word {
-                            arg: Arg::Lit("-r".into()),
-                            glob: false,
-                            brace: false,
-                        },
-                        (*dest).clone(),
-                    ],
-                    ..inv.clone()
-                };
-                self.rm(&as_rm, "rm");
-            }
+        if name == "rsync"
+            && inv.lit_args().flatten().any(|a| a.starts_with("--delete"))
+            && let Some(dest) = operands(&inv.args).last()
+        {
+            let as_rm = Invocation {
+                program: Arg::Lit("rm".into()),
+                args: vec![
+                    Word {
+                        arg: Arg::Lit("-r".into()),
+                        glob: false,
+                        brace: false,
+                    },
+                    (*dest).clone(),
+                ],
+                ..inv.clone()
+            };
+            self.rm(&as_rm, "rm");
         }
         match name {
             "rm" | "rmdir" | "unlink" | "shred" | "rimraf" => self.rm(inv, name),
