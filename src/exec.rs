@@ -189,9 +189,9 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         None => wait_or_kill(&mut child, pgid, start + opts.timeout, &mut timed_out)?,
     };
     let duration = start.elapsed();
-    if timed_out {
-        let _ = killpg(pgid, Signal::SIGKILL);
-    }
+    // Whatever the command left running in its group (a server started in the background) ends
+    // with it: verify must not leak processes into the agent's machine.
+    let _ = killpg(pgid, Signal::SIGKILL);
     Ok(ExecOutcome {
         exit_code: status.code(),
         signal: status.signal(),
@@ -438,6 +438,20 @@ mod tests {
         .unwrap();
         assert_eq!(out.exit_code, Some(0));
         assert!(started.elapsed() < Duration::from_secs(15));
+        // A background process that let go of the output is ended with the group too.
+        let pidfile = dir.path().join("bg.pid");
+        let cmd = format!("sleep 30 >/dev/null 2>&1 & echo $! > {}", pidfile.display());
+        run_shell(&cmd, &opts(dir.path(), Duration::from_secs(20))).unwrap();
+        let pid = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .to_string();
+        std::thread::sleep(Duration::from_millis(100));
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z"),
+            "left running: {stat}"
+        );
     }
 
     #[test]

@@ -396,18 +396,26 @@ pub fn coverage(
     markers: &[Marker],
     cases: &[TestCase],
 ) -> Vec<ScenarioStatus> {
-    let norm_cases: Vec<String> = cases.iter().map(|c| normalize(&c.name)).collect();
+    let case_tokens: Vec<Vec<String>> = cases.iter().map(|c| tokens(&c.name)).collect();
     scenarios
         .iter()
         .map(|s| {
-            let id_norm = normalize(&s.id);
+            let id_tokens: Vec<String> =
+                s.id.split('-')
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_string)
+                    .collect();
             let mine: Vec<&Marker> = markers
                 .iter()
                 .filter(|m| m.id == s.id && m.change.as_ref().is_none_or(|c| *c == s.change))
                 .collect();
             let mut linked: Vec<&TestCase> = Vec::new();
-            for (case, norm) in cases.iter().zip(&norm_cases) {
-                let by_name = !id_norm.is_empty() && norm.contains(&id_norm);
+            for (case, toks) in cases.iter().zip(&case_tokens) {
+                // Whole words in order: `card` is not covered by `discard`.
+                let by_name = !id_tokens.is_empty()
+                    && toks
+                        .windows(id_tokens.len())
+                        .any(|w| w == id_tokens.as_slice());
                 let by_marker = mine.iter().any(|m| {
                     m.test.as_deref().is_some_and(|t| case_is_test(case, t))
                         && files_compatible(case, &m.file)
@@ -435,6 +443,20 @@ pub fn coverage(
                 Coverage::Covered
             } else if !linked.is_empty() {
                 evidence.push("its tests were skipped".to_string());
+                Coverage::Uncovered
+            } else if let Some(m) = mine
+                .iter()
+                .find(|m| m.test.is_some())
+                .filter(|_| !cases.is_empty())
+            {
+                // The runner names its tests, and none of them is the marked one: it did not
+                // run (or is not a test at all).
+                evidence.push(format!(
+                    "the test marked at {}:{} (`{}`) did not run: no test result names it",
+                    m.file,
+                    m.line,
+                    m.test.as_deref().unwrap_or("")
+                ));
                 Coverage::Uncovered
             } else if !mine.is_empty() {
                 let failing_in_file: Vec<&TestCase> = cases
@@ -476,6 +498,33 @@ pub fn coverage(
             }
         })
         .collect()
+}
+
+/// The words of a test name, lowercase: split at punctuation and at camelCase humps, so
+/// `TestGuestPaysByCard`, `test_guest_pays_by_card` and `guest pays by card` share
+/// `guest pays by card`.
+fn tokens(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 /// Whether a reported case is the test defined as `test` (a function name or a JS title).
@@ -634,6 +683,39 @@ mod tests {
         assert_eq!(
             coverage(&scen[..1], &marks, &failing)[0].status,
             Coverage::Failing
+        );
+    }
+
+    #[test]
+    fn names_match_on_whole_words_and_marked_tests_must_run() {
+        let scen = vec![Scenario {
+            change: "c".into(),
+            id: "card".into(),
+            title: "card".into(),
+            requirement: String::new(),
+            file: "s".into(),
+            line: 1,
+        }];
+        let cases = vec![case("unrelated_discard_thing", Status::Passed, None)];
+        assert_eq!(coverage(&scen, &[], &cases)[0].status, Coverage::Uncovered);
+        let cases = vec![case("tests::pays_by_card", Status::Passed, None)];
+        assert_eq!(coverage(&scen, &[], &cases)[0].status, Coverage::Covered);
+        assert_eq!(
+            tokens("TestGuestPaysByCard/visa"),
+            ["test", "guest", "pays", "by", "card", "visa"]
+        );
+        // A marker on something that never ran as a test covers nothing.
+        let marks = markers(
+            "// @scenario c/card\nfn not_a_test_at_all() {}\n",
+            "src/lib.rs",
+        );
+        let cases = vec![case("tests::other", Status::Passed, Some("src/lib.rs"))];
+        let cov = coverage(&scen, &marks, &cases);
+        assert_eq!(cov[0].status, Coverage::Uncovered);
+        assert!(
+            cov[0].evidence[0].contains("did not run"),
+            "{:?}",
+            cov[0].evidence
         );
     }
 

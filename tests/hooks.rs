@@ -311,10 +311,22 @@ fn stop_blocks_on_fail_until_the_breaker_opens() {
             .unwrap()
             .contains("--reset-breaker --change checkout")
     );
-    // Passing: stop allowed silently.
+    // While open, a further stop does not re-run the tests or count another failure.
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert!(o.stdout.contains("CIRCUIT OPEN — 3 consecutive"), "{o:?}");
+    assert!(
+        r.read(".forge/changes/checkout/verify-attempts.yaml")
+            .contains("total_attempts: 3")
+    );
+    // The person fixes it and resets: passing, the stop is allowed silently.
     r.write(
         "tests/run.sh",
         &tap_script(&[("guest pays by card", true), ("member gets discount", true)]),
+    );
+    assert_eq!(
+        r.forge(&["verify", "--reset-breaker", "--change", "checkout"])
+            .code,
+        0
     );
     let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
     assert_eq!(o.stdout, "", "{o:?}");

@@ -16,6 +16,7 @@ static LIMIT: AtomicUsize = AtomicUsize::new(0);
 pub struct Capped;
 
 const DENY_MEMORY: &[u8] = b"Forge guard deny [resource-limit]: judging this tool call used too much memory; Forge denies what it cannot judge\n";
+const DENY_CRASH: &[u8] = b"Forge guard deny [resource-limit]: judging this tool call crashed (stack or memory exhausted); Forge denies what it cannot judge\n";
 const DENY_TIME: &[u8] = b"Forge guard deny [resource-limit]: judging this tool call took too long; Forge denies what it cannot judge\n";
 
 fn deny_now(msg: &[u8]) -> ! {
@@ -64,15 +65,35 @@ extern "C" fn on_alarm(_: nix::libc::c_int) {
     deny_now(DENY_TIME);
 }
 
-/// From now on, deny if the process runs longer than `deadline` (whole seconds, at least one)
-/// or holds more than `memory` bytes. A `SIGALRM` handler rather than a timer thread: this runs
+extern "C" fn on_crash(_: nix::libc::c_int) {
+    deny_now(DENY_CRASH);
+}
+
+/// From now on, deny if the process runs longer than `deadline` (whole seconds, at least one),
+/// holds more than `memory` bytes, crashes (stack overflow, abort) or panics. A `SIGALRM` handler rather than a timer thread: this runs
 /// on every tool call.
 pub fn arm(deadline: Duration, memory: usize) {
     LIMIT.store(USED.load(Ordering::Relaxed) + memory, Ordering::Relaxed);
     let handler: extern "C" fn(nix::libc::c_int) = on_alarm;
-    // SAFETY: the handler only calls async-signal-safe functions (write, _exit).
+    let crash: extern "C" fn(nix::libc::c_int) = on_crash;
+    // SAFETY: the handlers only call async-signal-safe functions (write, _exit). The crash
+    // handler runs on the alternate signal stack std sets up, so a stack overflow reaches it.
     unsafe {
         nix::libc::signal(nix::libc::SIGALRM, handler as nix::libc::sighandler_t);
         nix::libc::alarm(deadline.as_secs().max(1) as nix::libc::c_uint);
+        for sig in [
+            nix::libc::SIGSEGV,
+            nix::libc::SIGBUS,
+            nix::libc::SIGABRT,
+            nix::libc::SIGILL,
+            nix::libc::SIGFPE,
+        ] {
+            let mut sa: nix::libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = crash as nix::libc::sighandler_t;
+            sa.sa_flags = nix::libc::SA_ONSTACK;
+            nix::libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
     }
+    // A panic (in a build that unwinds) would exit 101, which agents read as "proceed".
+    std::panic::set_hook(Box::new(|_| deny_now(DENY_CRASH)));
 }

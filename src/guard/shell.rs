@@ -142,9 +142,35 @@ struct Walker {
     functions: Vec<String>,
 }
 
+/// Deepest bracket nesting (`(`, `{`, `[`) and most `case` clauses a line may have: brush-parser
+/// overflows its stack on a few thousand nested groups and takes exponential time on unclosed
+/// `(` runs and repeated case items (found by fuzzing). Real commands stay far below.
+const MAX_NESTING: usize = 16;
+const MAX_CASES: usize = 12;
+
+fn too_deep(line: &str) -> bool {
+    let (mut depth, mut max, mut quote) = (0usize, 0usize, false);
+    for b in line.bytes() {
+        match b {
+            b'\'' => quote = !quote,
+            b'(' | b'{' | b'[' if !quote => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b'}' | b']' if !quote => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max > MAX_NESTING || line.matches("case").count() > MAX_CASES
+}
+
 /// Inputs known to send brush-parser's tokenizer into a loop or unbounded allocation: a here-doc
-/// operator with no delimiter word (`$(<< ;#`). Refused before parsing.
+/// operator with no delimiter word (`$(<< ;#`), and nesting deeper than [`MAX_NESTING`].
+/// Refused before parsing.
 fn known_runaway(line: &str) -> bool {
+    if too_deep(line) {
+        return true;
+    }
     let b = line.as_bytes();
     let mut i = 0;
     while let Some(p) = line[i..].find("<<") {
@@ -178,9 +204,9 @@ impl Walker {
             return cwd;
         }
         if known_runaway(line) {
-            self.out
-                .problems
-                .push("a here-document without a delimiter word".to_string());
+            self.out.problems.push(format!(
+                "a here-document without a delimiter word, brackets nested deeper than {MAX_NESTING} or more than {MAX_CASES} case clauses"
+            ));
             return cwd;
         }
         let opts = ParserOptions::default();

@@ -500,6 +500,16 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
     let Some(change) = active_change(&project) else {
         return HookOutput::default();
     };
+    // Already open: no point running the tests again (and counting another failure).
+    if let Ok(Some(s)) = breaker::load(&project, &change)
+        && s.open
+    {
+        let msg = format!(
+            "Breaker: CIRCUIT OPEN — {} consecutive verify failures for change \"{change}\". A person must step in: look at the failures, then run `forge verify --reset-breaker --change {change}`.",
+            s.consecutive_failures
+        );
+        return system_message(agent, &msg);
+    }
     let outcome = (|| -> crate::Result<(verify::VerifyReport, breaker::Outcome)> {
         let config = Config::load(&project.config_path())?;
         breaker::load(&project, &change)?;
@@ -598,7 +608,8 @@ pub fn summary(r: &verify::VerifyReport, max_items: usize) -> String {
             let how = if c.timed_out {
                 format!("timed out after {} s", c.timeout_secs)
             } else {
-                format!("exit {:?}", c.exit_code)
+                c.exit_code
+                    .map_or("no exit code".to_string(), |x| format!("exit {x}"))
             };
             lines.push(format!(
                 "Command `{}` failed ({how}); see {}",
