@@ -461,10 +461,61 @@ pub struct Filter {
     pub since: Option<String>,
 }
 
-/// Reads the matching events of every session, merged in time order. Lines are pre-screened
-/// with a substring search before any JSON is parsed, so filtering a large log costs about
-/// what `grep` does.
-pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
+/// A matching event as its stored line, with the keys it is merged by. `forge timeline --json`
+/// prints these lines as they are: no event is re-encoded, and memory holds only the text.
+#[derive(Debug, Clone)]
+pub struct RawEvent {
+    pub ts: String,
+    pub session: String,
+    pub seq: u64,
+    pub line: String,
+}
+
+/// The fields filters look at, borrowed from the line; `data` is skipped unparsed.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    ts: std::borrow::Cow<'a, str>,
+    seq: u64,
+    #[serde(borrow)]
+    session: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    change: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    kind: std::borrow::Cow<'a, str>,
+}
+
+/// Like [`read`], but keeps the stored lines instead of parsed events.
+pub fn read_lines(root: &Path, filter: &Filter) -> Result<Vec<RawEvent>> {
+    let mut out = Vec::new();
+    scan(root, filter, |line| {
+        let Ok(h) = serde_json::from_slice::<Head>(line) else {
+            return;
+        };
+        if filter
+            .change
+            .as_deref()
+            .is_some_and(|c| h.change.as_deref() != Some(c))
+            || filter.kind.as_deref().is_some_and(|k| h.kind != k)
+            || filter.since.as_deref().is_some_and(|t| h.ts.as_ref() < t)
+        {
+            return;
+        }
+        let text = String::from_utf8_lossy(line).trim_end().to_string();
+        out.push(RawEvent {
+            ts: h.ts.into_owned(),
+            session: h.session.into_owned(),
+            seq: h.seq,
+            line: text,
+        });
+    })?;
+    out.sort_by(|a, b| (&a.ts, &a.session, a.seq).cmp(&(&b.ts, &b.session, b.seq)));
+    Ok(out)
+}
+
+/// Calls `f` with every line of every selected session file that passes the substring
+/// pre-screen.
+fn scan(root: &Path, filter: &Filter, mut f: impl FnMut(&[u8])) -> Result<()> {
     let needle = filter
         .change
         .as_ref()
@@ -483,7 +534,6 @@ pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
     let finder = needle
         .as_ref()
         .map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned());
-    let mut events = Vec::new();
     for path in files(root)? {
         if let Some(s) = &filter.session
             && path
@@ -505,29 +555,38 @@ pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
             if n == 0 {
                 break;
             }
-            if let Some(f) = &finder
-                && f.find(&line).is_none()
-            {
+            if finder.as_ref().is_some_and(|fd| fd.find(&line).is_none()) {
                 continue;
             }
-            let Ok(ev) = serde_json::from_slice::<Event>(&line) else {
-                continue;
-            };
-            if filter
-                .change
-                .as_ref()
-                .is_some_and(|c| ev.change.as_deref() != Some(c.as_str()))
-                || filter.kind.as_ref().is_some_and(|k| &ev.kind != k)
-                || filter
-                    .since
-                    .as_ref()
-                    .is_some_and(|t| ev.ts.as_str() < t.as_str())
-            {
-                continue;
-            }
-            events.push(ev);
+            f(&line);
         }
     }
+    Ok(())
+}
+
+/// Reads the matching events of every session, merged in time order. Lines are pre-screened
+/// with a substring search before any JSON is parsed, so filtering a large log costs about
+/// what `grep` does.
+pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
+    let mut events = Vec::new();
+    scan(root, filter, |line| {
+        let Ok(ev) = serde_json::from_slice::<Event>(line) else {
+            return;
+        };
+        if filter
+            .change
+            .as_ref()
+            .is_some_and(|c| ev.change.as_deref() != Some(c.as_str()))
+            || filter.kind.as_ref().is_some_and(|k| &ev.kind != k)
+            || filter
+                .since
+                .as_ref()
+                .is_some_and(|t| ev.ts.as_str() < t.as_str())
+        {
+            return;
+        }
+        events.push(ev);
+    })?;
     events.sort_by(|a, b| (&a.ts, &a.session, a.seq).cmp(&(&b.ts, &b.session, b.seq)));
     Ok(events)
 }

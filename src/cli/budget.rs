@@ -122,25 +122,35 @@ pub fn run(cmd: Command) -> Result<i32> {
             }
             let spends: Vec<Spend> = if from.len() == 2 {
                 let path = PathBuf::from(&from[1]);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-                let parse = |t: &str| {
-                    serde_json::from_str::<serde_json::Value>(t)
-                        .map_err(|e| Error::usage(format!("{} is not JSON: {e}", path.display())))
-                };
-                match from[0].as_str() {
-                    "claude-json" => {
-                        budget::from_claude_json(&parse(&text)?).map_err(Error::usage)?
-                    }
-                    "gemini-json" => budget::from_gemini_json(&parse(&text)?, &config.budget)
-                        .map_err(Error::usage)?,
-                    "codex-json" => {
-                        budget::from_codex_jsonl(&text, model.as_deref(), &config.budget)
-                    }
-                    other => {
-                        return Err(Error::usage(format!(
-                            "unknown --from format `{other}`: use claude-json, codex-json or gemini-json"
-                        )));
+                if from[0] == "claude-transcript" {
+                    // Read from where the last call stopped, never whole.
+                    budget::ingest_transcript(
+                        &path,
+                        &project.tmp_dir().join("transcripts"),
+                        &config.budget,
+                    )?
+                } else {
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+                    let parse = |t: &str| {
+                        serde_json::from_str::<serde_json::Value>(t).map_err(|e| {
+                            Error::usage(format!("{} is not JSON: {e}", path.display()))
+                        })
+                    };
+                    match from[0].as_str() {
+                        "claude-json" => {
+                            budget::from_claude_json(&parse(&text)?).map_err(Error::usage)?
+                        }
+                        "gemini-json" => budget::from_gemini_json(&parse(&text)?, &config.budget)
+                            .map_err(Error::usage)?,
+                        "codex-json" => {
+                            budget::from_codex_jsonl(&text, model.as_deref(), &config.budget)
+                        }
+                        other => {
+                            return Err(Error::usage(format!(
+                                "unknown --from format `{other}`: use claude-json, codex-json, gemini-json or claude-transcript"
+                            )));
+                        }
                     }
                 }
             } else {

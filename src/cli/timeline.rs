@@ -100,28 +100,30 @@ pub fn run(args: Args) -> Result<i32> {
         kind: args.kind,
         since: args.since,
     };
+    if args.json {
+        // The stored lines are the JSON: printed as they are, merged in time order.
+        use std::io::Write;
+        let lines = timeline::read_lines(&project.root, &filter)?;
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+        let _ = out.write_all(b"[");
+        for (i, e) in lines.iter().enumerate() {
+            if i > 0 {
+                let _ = out.write_all(b",\n");
+            }
+            let _ = out.write_all(e.line.as_bytes());
+        }
+        let _ = out.write_all(b"]\n");
+        let _ = out.flush();
+        std::mem::forget(lines);
+        return Ok(EXIT_OK);
+    }
     let events = timeline::read(&project.root, &filter)?;
     if let Some(path) = args.html {
         let page = forge::timeline_html::render(&events);
         std::fs::write(&path, page)
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
         println!("Wrote {} ({} events).", path.display(), events.len());
-        return Ok(EXIT_OK);
-    }
-    if args.json {
-        use std::io::Write;
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        let _ = out.write_all(b"[");
-        for (i, e) in events.iter().enumerate() {
-            if i > 0 {
-                let _ = out.write_all(b",\n");
-            }
-            let _ = serde_json::to_writer(&mut out, e);
-        }
-        let _ = out.write_all(b"]\n");
-        let _ = out.flush();
-        std::mem::forget(events);
         return Ok(EXIT_OK);
     }
     if events.is_empty() {
