@@ -279,7 +279,8 @@ fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<
     if len == 0 {
         return Ok((None, None));
     }
-    let mut window = 64 * 1024u64;
+    // Events are short: a small window usually holds the last line; it grows when it does not.
+    let mut window = 4 * 1024u64;
     loop {
         let start = len.saturating_sub(window);
         file.seek(SeekFrom::Start(start))?;

@@ -36,7 +36,7 @@ pub fn run(args: Args) -> Result<i32> {
     let config = Config::load(&project.config_path())?;
     if args.reset_breaker {
         let change = args.change.as_deref().expect("clap requires --change");
-        return reset(&project, change, args.json);
+        return reset(&project, change, config.breaker.max_failures, args.json);
     }
     let max_failures = args.max_failures.unwrap_or(config.breaker.max_failures);
     // Fail closed before spending minutes on tests: a breaker file that does not parse stops here.
@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Result<i32> {
     Ok(outcome.map_or(EXIT_OK, |o| o.exit_code()))
 }
 
-fn reset(project: &Project, change: &str, json: bool) -> Result<i32> {
+fn reset(project: &Project, change: &str, max_failures: u32, json: bool) -> Result<i32> {
     validate_change_name(change)?;
     let by = git::user_name(&project.root)
         .or_else(|| std::env::var("USER").ok())
@@ -104,6 +104,7 @@ fn reset(project: &Project, change: &str, json: bool) -> Result<i32> {
             "consecutive_failures": 0,
             "open": false,
             "total_attempts": r.after.total_attempts,
+            "max_failures": max_failures,
         }),
     );
     if json {

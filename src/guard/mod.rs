@@ -435,6 +435,9 @@ pub struct Guard {
     pub paths: Paths,
     rules: Vec<RuleConfig>,
     phase: Option<Phase>,
+    /// The budget limits from the same config, so the hook checks spend without loading it
+    /// twice.
+    pub budget: crate::budget::BudgetConfig,
 }
 
 impl Guard {
@@ -457,6 +460,7 @@ impl Guard {
             paths: Paths::new(root, home),
             rules,
             phase,
+            budget: crate::budget::BudgetConfig::default(),
         }
     }
 
@@ -472,12 +476,14 @@ impl Guard {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/root"));
+        let mut budget = crate::budget::BudgetConfig::default();
         let (root, config) = match crate::repo::Project::discover(cwd) {
             Ok(p) => {
                 let c = crate::config::Config::load_cached(
                     &p.config_path(),
                     &p.tmp_dir().join("cache"),
                 )?;
+                budget = c.budget;
                 (p.root, Some(c.guard))
             }
             Err(_) => (
@@ -490,12 +496,14 @@ impl Guard {
             message,
             recovery: "Fix or remove the run state (a person), then retry.".into(),
         })?;
-        Ok(Guard::with_rules(
+        let mut g = Guard::with_rules(
             &root,
             &home,
             config.map(|c| c.rules).unwrap_or_default(),
             phase,
-        ))
+        );
+        g.budget = budget;
+        Ok(g)
     }
 
     pub fn check_command(&self, line: &str, cwd: &Path) -> GuardResult {

@@ -214,14 +214,7 @@ pub fn handle(
                     "malformed-input",
                     format!("{e}; Forge denies what it cannot read"),
                 ),
-                Ok((p, _)) => {
-                    let r = pre_tool_use(p, fallback_cwd);
-                    if r.decision == Decision::Deny {
-                        r
-                    } else {
-                        over_budget(&cwd, session.as_deref()).unwrap_or(r)
-                    }
-                }
+                Ok((p, _)) => pre_tool_use(p, fallback_cwd, session.as_deref()),
             };
             if let Some(rec) = recorder(agent, session.as_deref(), &cwd) {
                 let (tool, target) = match payload {
@@ -357,7 +350,14 @@ fn over_budget(cwd: &Path, session: Option<&str>) -> Option<GuardResult> {
         Ok(c) => c,
         Err(_) => return None, // the guard already reported a broken config
     };
-    let b = &config.budget;
+    over_budget_with(&project, &config.budget, session)
+}
+
+fn over_budget_with(
+    project: &Project,
+    b: &crate::budget::BudgetConfig,
+    session: Option<&str>,
+) -> Option<GuardResult> {
     if b.change.usd.is_none()
         && b.change.tokens.is_none()
         && b.session.usd.is_none()
@@ -365,8 +365,8 @@ fn over_budget(cwd: &Path, session: Option<&str>) -> Option<GuardResult> {
     {
         return None;
     }
-    let change = active_change(&project);
-    match crate::budget::standings(&project, b, change.as_deref(), session) {
+    let change = active_change(project);
+    match crate::budget::standings(project, b, change.as_deref(), session) {
         Ok(st) => st.iter().find(|s| s.over).map(|s| {
             GuardResult::deny(
                 if s.scope.starts_with("change") { "budget-change" } else { "budget-session" },
@@ -397,7 +397,7 @@ fn describe_input(input: Option<&Value>) -> String {
     crate::text::clip(&s, 300)
 }
 
-fn pre_tool_use(p: &Payload, fallback_cwd: &Path) -> GuardResult {
+fn pre_tool_use(p: &Payload, fallback_cwd: &Path, session: Option<&str>) -> GuardResult {
     let Some(tool) = &p.tool_name else {
         return GuardResult::deny(
             "malformed-input",
@@ -421,7 +421,17 @@ fn pre_tool_use(p: &Payload, fallback_cwd: &Path) -> GuardResult {
         );
     }
     match Guard::for_cwd(&cwd) {
-        Ok(g) => g.check_tool(tool, &input, &cwd),
+        Ok(g) => {
+            let r = g.check_tool(tool, &input, &cwd);
+            if r.decision == Decision::Deny {
+                return r;
+            }
+            // Spend: checked only when a limit is set, with the config already loaded.
+            match Project::discover(&cwd) {
+                Ok(project) => over_budget_with(&project, &g.budget, session).unwrap_or(r),
+                Err(_) => r,
+            }
+        }
         Err(e) => GuardResult::deny(
             "config-error",
             format!(
