@@ -294,20 +294,6 @@ impl<'a> Judge<'a> {
                 format!("`{}` runs code straight from the network; download the file, review it, then run it", inv.display()),
             ));
         }
-        if name == "ln"
-            && has_flag(&inv.args, 's', &["--symbolic"])
-            && let Some(cwd) = inv.cwd.as_deref()
-        {
-            let ops = operands(&inv.args);
-            if let (Some(t), Some(l)) = (
-                ops.first().and_then(|w| w.arg.lit()),
-                ops.get(1).and_then(|w| w.arg.lit()),
-            ) {
-                let target = self.resolve(t, cwd);
-                let link = self.resolve(l, cwd);
-                self.links.push((link, target));
-            }
-        }
         // `rsync --delete SRC DEST` empties DEST of everything SRC lacks: a recursive delete.
         if name == "rsync"
             && inv.lit_args().flatten().any(|a| a.starts_with("--delete"))
@@ -385,6 +371,26 @@ impl<'a> Judge<'a> {
             _ => {}
         }
         self.operands(inv, name);
+        // Record the link only after judging the `ln` itself (its own path is a write).
+        // A relative target is relative to the link's folder, as the kernel reads it.
+        if name == "ln"
+            && has_flag(&inv.args, 's', &["--symbolic"])
+            && let Some(cwd) = inv.cwd.as_deref()
+        {
+            let ops = operands(&inv.args);
+            if let (Some(t), Some(l)) = (
+                ops.first().and_then(|w| w.arg.lit()),
+                ops.get(1).and_then(|w| w.arg.lit()),
+            ) {
+                let link = self.resolve(l, cwd);
+                let base = link
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| cwd.to_path_buf());
+                let target = self.resolve(t, &base);
+                self.links.push((link, target));
+            }
+        }
     }
 
     /// Write and read operands of the common file commands.

@@ -68,6 +68,39 @@ fn destructive_commands_are_denied_with_their_rule() {
 }
 
 #[test]
+fn review_bypasses_are_closed() {
+    let (_d, g) = guard();
+    for line in [
+        "bash -c -- 'rm -rf ~'",
+        "bash $O \"rm -rf ~\"",
+        "rm -rf {/etc,x}",
+        "rm -rf {~,x}",
+        "[[ $(rm -rf /etc) ]]",
+        "(( $(rm -rf /etc) ))",
+        "trap 'rm -rf /etc' EXIT",
+        "env -S 'rm -rf /etc'",
+        "env -C / rm -rf etc",
+        "ln -s ~ h; rm -rf h/",
+        "setsid rm -rf /",
+        "busybox sh -c 'rm -rf /'",
+        "flock /tmp/l rm -rf /etc",
+        "su -c 'rm -rf /etc'",
+        "npx rimraf ~",
+        "git rm -q .forge/changes/c/verify-attempts.yaml",
+        "git checkout HEAD -- .forge",
+        "rm -rf .tmp",
+        "git -c core.hooksPath=/dev/null commit -m x",
+        "rsync -a --delete /var/empty/ ./",
+        "forge verify --change c --max-failures 1000",
+        "cat {.env,x}",
+        "patch ~/.bashrc < p",
+    ] {
+        let (d, r) = decide(&g, line);
+        assert_eq!(d, Decision::Deny, "{line} → {r}");
+    }
+}
+
+#[test]
 fn everyday_development_is_allowed() {
     let (_d, g) = guard();
     for line in [
