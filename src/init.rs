@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::repo::{CONFIG_FILE, Project, TMP_DIR};
+use crate::repo::{CONFIG_FILE, Project};
 use crate::state::{TEMP_PREFIX, write_atomic};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +171,6 @@ pub fn init(root: &Path, force: bool) -> Result<InitOutcome> {
         .chain([temp_glob])
         .collect();
     let added = ensure_gitignore(root, &wanted)?;
-    let _ = TMP_DIR;
     Ok(InitOutcome {
         config_written: true,
         detected,

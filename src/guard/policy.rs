@@ -153,6 +153,11 @@ pub const DEFAULT_RULES: &[(&str, Decision, &str)] = &[
         "`sudo`/`doas`: runs as another user",
     ),
     (
+        "inline-code",
+        Decision::Ask,
+        "inline interpreter code that deletes, writes or runs commands (`python -c`, `perl -e`, `node -e`, `awk '…system(…)'`)",
+    ),
+    (
         "phase-red-scope",
         Decision::Deny,
         "during a run's red phase, writes outside the slice's test areas",
@@ -368,6 +373,8 @@ impl<'a> Judge<'a> {
                 self.publish(inv, name);
             }
             "forge" => self.forge(inv),
+            "python" | "python3" | "python2" | "perl" | "ruby" | "node" | "php" | "awk"
+            | "gawk" | "deno" | "bun" => self.inline_code(inv, name),
             _ => {}
         }
         self.operands(inv, name);
@@ -955,6 +962,54 @@ impl<'a> Judge<'a> {
                     inv.display()
                 ),
             ));
+        }
+    }
+
+    /// Code given inline to an interpreter is not parsed; code that reaches for the file system
+    /// or a shell goes to a person.
+    fn inline_code(&mut self, inv: &Invocation, name: &str) {
+        let args: Vec<&Word> = inv.args.iter().collect();
+        let code: Vec<&str> = if name.contains("awk") {
+            operands(&inv.args)
+                .first()
+                .and_then(|w| w.arg.lit())
+                .into_iter()
+                .collect()
+        } else {
+            args.windows(2)
+                .filter(|w| {
+                    matches!(
+                        w[0].arg.lit(),
+                        Some("-c" | "-e" | "-E" | "--eval" | "-r" | "-p")
+                    )
+                })
+                .filter_map(|w| w[1].arg.lit())
+                .collect()
+        };
+        const RISKY: [&str; 14] = [
+            "system",
+            "exec",
+            "spawn",
+            "popen",
+            "subprocess",
+            "rmtree",
+            "remove",
+            "unlink",
+            "rmSync",
+            "rmdir",
+            "writeFile",
+            "chmod",
+            "shutil",
+            "child_process",
+        ];
+        for c in code {
+            if let Some(hit) = RISKY.iter().find(|r| c.contains(*r)) {
+                self.findings.push(finding(
+                    "inline-code",
+                    format!("`{}` runs inline {name} code that uses `{hit}`; Forge cannot judge it: put it in a file a person can review, or ask them", crate::text::clip(&inv.display(), 120)),
+                ));
+                return;
+            }
         }
     }
 

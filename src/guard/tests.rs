@@ -101,6 +101,25 @@ fn review_bypasses_are_closed() {
 }
 
 #[test]
+fn inline_interpreter_code_that_touches_the_system_is_asked() {
+    let (_d, g) = guard();
+    for line in [
+        "python -c \"import shutil; shutil.rmtree('/')\"",
+        "perl -e 'system(\"rm -rf /\")'",
+        "node -e \"require('fs').rmSync('/', {recursive: true})\"",
+        "awk 'BEGIN{system(\"rm -rf /\")}'",
+    ] {
+        assert_eq!(
+            decide(&g, line),
+            (Decision::Ask, "inline-code".to_string()),
+            "{line}"
+        );
+    }
+    assert_eq!(decide(&g, "python -c 'print(1 + 1)'").0, Decision::Allow);
+    assert_eq!(decide(&g, "awk '{print $1}' data.txt").0, Decision::Allow);
+}
+
+#[test]
 fn everyday_development_is_allowed() {
     let (_d, g) = guard();
     for line in [

@@ -84,11 +84,33 @@ fn load(path: &Path) -> Result<Map<String, Value>> {
     }
 }
 
+/// Writes the settings back in the file's own style: its indentation (two or four spaces, a
+/// tab, or none) and its final newline, so untouched parts stay as the person wrote them.
 fn save(path: &Path, settings: &Map<String, Value>) -> Result<()> {
-    let mut text =
-        serde_json::to_string_pretty(settings).map_err(|e| Error::usage(e.to_string()))?;
-    text.push('\n');
-    write_atomic(path, text.as_bytes())
+    use serde::Serialize;
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let compact = !old.trim().is_empty() && !old.trim().contains('\n');
+    let mut buf = Vec::new();
+    if compact {
+        serde_json::to_writer(&mut buf, settings).map_err(|e| Error::usage(e.to_string()))?;
+    } else {
+        let second = old.lines().nth(1).unwrap_or("  ");
+        let ind: Vec<u8> = if second.starts_with('\t') {
+            b"\t".to_vec()
+        } else {
+            let n = second.len() - second.trim_start().len();
+            vec![b' '; if n == 0 { 2 } else { n.min(8) }]
+        };
+        let fmt = serde_json::ser::PrettyFormatter::with_indent(&ind);
+        let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+        settings
+            .serialize(&mut ser)
+            .map_err(|e| Error::usage(e.to_string()))?;
+    }
+    if old.is_empty() || old.ends_with('\n') {
+        buf.push(b'\n');
+    }
+    write_atomic(path, &buf)
 }
 
 fn hooks_object<'m>(
@@ -332,6 +354,22 @@ mod tests {
         let c = uninstall(&p, Agent::Claude).unwrap();
         assert_eq!(c.events.len(), 4);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), USER);
+    }
+
+    #[test]
+    fn other_indentation_styles_survive_install_and_uninstall() {
+        for original in [
+            "{\"model\":\"opus\",\"env\":{\"A\":\"1\"}}",
+            "{\n    \"model\": \"opus\"\n}\n",
+            "{\n\t\"model\": \"opus\"\n}\n",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("settings.json");
+            std::fs::write(&p, original).unwrap();
+            install(&p, Agent::Claude, "forge").unwrap();
+            uninstall(&p, Agent::Claude).unwrap();
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+        }
     }
 
     #[test]
