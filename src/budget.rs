@@ -479,6 +479,31 @@ pub fn record(
     Ok(())
 }
 
+/// Records a change of the budget limits on the timeline (`.forge/sessions/config/`), attributed
+/// to the person who edited the config — agents cannot edit it. The limits seen last are kept in
+/// `.tmp/.forge/budget-limits.json`; the first sight records nothing.
+pub fn note_limit_changes(project: &Project, config: &BudgetConfig) {
+    let path = project.tmp_dir().join("budget-limits.json");
+    let now = serde_json::json!({"change": config.change, "session": config.session, "warn_at": config.warn_at, "prices": config.prices});
+    let before: Option<Value> = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if before.as_ref() == Some(&now) {
+        return;
+    }
+    let _ = state::write_atomic(&path, now.to_string().as_bytes());
+    if let Some(before) = before {
+        let who =
+            crate::git::user_name_from_files(&project.root).unwrap_or_else(|| "unknown".into());
+        let rec = crate::timeline::Recorder::new(project, "config", &format!("human:{who}"));
+        rec.record_or_warn(
+            None,
+            "budget",
+            serde_json::json!({"event": "limits-changed", "from": before, "to": now}),
+        );
+    }
+}
+
 /// Spend against one limit.
 #[derive(Debug, Clone, Serialize)]
 pub struct Standing {
@@ -648,6 +673,33 @@ mod tests {
             (1000, 350, 200)
         );
         assert!(s[0].usd.is_some());
+    }
+
+    #[test]
+    fn a_limit_change_is_recorded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path());
+        let mut cfg = BudgetConfig {
+            change: Limit {
+                usd: Some(1.0),
+                tokens: None,
+            },
+            ..BudgetConfig::default()
+        };
+        note_limit_changes(&p, &cfg);
+        note_limit_changes(&p, &cfg);
+        assert!(
+            crate::timeline::files(dir.path()).unwrap().is_empty(),
+            "first sight records nothing"
+        );
+        cfg.change.usd = Some(9.0);
+        note_limit_changes(&p, &cfg);
+        note_limit_changes(&p, &cfg);
+        let evs = crate::timeline::read(dir.path(), &Default::default()).unwrap();
+        assert_eq!(evs.len(), 1);
+        assert_eq!(evs[0].data["event"], "limits-changed");
+        assert_eq!(evs[0].data["to"]["change"]["usd"], 9.0);
+        assert!(evs[0].actor.starts_with("human:"));
     }
 
     #[test]

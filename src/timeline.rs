@@ -674,6 +674,9 @@ pub fn summary(e: &Event) -> String {
             s("tool"),
             crate::text::clip(&s("target"), 80)
         ),
+        "budget" if s("event") == "limits-changed" => {
+            format!("limits changed: {} → {}", d["from"], d["to"])
+        }
         "budget" => format!(
             "${:.4} {} ({} tokens) from {}",
             d.get("usd").and_then(|v| v.as_f64()).unwrap_or(0.0),

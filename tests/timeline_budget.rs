@@ -291,3 +291,37 @@ fn html_page_is_written() {
             && page.contains("Breaker streak per change")
     );
 }
+
+#[test]
+fn raising_a_limit_is_recorded_as_a_persons_act() {
+    let r = failing_repo();
+    r.config(
+        "verify:\n  commands:\n    - {name: test, run: 'true'}\nbudget:\n  change: {usd: 1.00}\n",
+    );
+    assert_eq!(
+        r.forge(&["budget", "status", "--change", "checkout"]).code,
+        0
+    );
+    r.config(
+        "verify:\n  commands:\n    - {name: test, run: 'true'}\nbudget:\n  change: {usd: 50.00}\n",
+    );
+    assert_eq!(
+        r.forge(&["budget", "status", "--change", "checkout"]).code,
+        0
+    );
+    let v = r.forge(&["timeline", "--kind", "budget", "--json"]).json();
+    let evs = v.as_array().unwrap();
+    assert_eq!(evs.len(), 1, "{v}");
+    assert_eq!(evs[0]["data"]["event"], "limits-changed");
+    assert_eq!(evs[0]["data"]["from"]["change"]["usd"], 1.0);
+    assert_eq!(evs[0]["data"]["to"]["change"]["usd"], 50.0);
+    assert_eq!(evs[0]["actor"], "human:Ada Lovelace");
+    // And an agent cannot make that edit in the first place.
+    let o = r.forge(&[
+        "guard",
+        "check",
+        "--",
+        "sed -i s/1.00/50.00/ .forge/config.yaml",
+    ]);
+    assert_eq!(o.code, 1, "{o:?}");
+}

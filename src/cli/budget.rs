@@ -59,6 +59,7 @@ pub enum Command {
 pub fn run(cmd: Command) -> Result<i32> {
     let project = Project::discover(&super::cwd()?)?;
     let config = Config::load(&project.config_path())?;
+    budget::note_limit_changes(&project, &config.budget);
     match cmd {
         Command::Status {
             change,

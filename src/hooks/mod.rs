@@ -428,7 +428,10 @@ fn pre_tool_use(p: &Payload, fallback_cwd: &Path, session: Option<&str>) -> Guar
             }
             // Spend: checked only when a limit is set, with the config already loaded.
             match Project::discover(&cwd) {
-                Ok(project) => over_budget_with(&project, &g.budget, session).unwrap_or(r),
+                Ok(project) => {
+                    crate::budget::note_limit_changes(&project, &g.budget);
+                    over_budget_with(&project, &g.budget, session).unwrap_or(r)
+                }
                 Err(_) => r,
             }
         }
