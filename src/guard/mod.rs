@@ -536,11 +536,7 @@ impl Guard {
                     .map(|f| self.expand_home(f))
                     .collect::<Vec<_>>()
                 {
-                    let w = shell::Word {
-                        arg: shell::Arg::Lit(f.clone()),
-                        glob: false,
-                        brace: false,
-                    };
+                    let w = shell::Word::lit(f.clone());
                     judge.write(
                         &policy::Target {
                             word: &w,
@@ -563,11 +559,7 @@ impl Guard {
                     .map(|f| self.expand_home(f))
                     .collect::<Vec<_>>()
                 {
-                    let w = shell::Word {
-                        arg: shell::Arg::Lit(f.clone()),
-                        glob: false,
-                        brace: false,
-                    };
+                    let w = shell::Word::lit(f.clone());
                     judge.read(&policy::Target {
                         word: &w,
                         cwd: Some(cwd),

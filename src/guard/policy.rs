@@ -306,14 +306,7 @@ impl<'a> Judge<'a> {
         {
             let as_rm = Invocation {
                 program: Arg::Lit("rm".into()),
-                args: vec![
-                    Word {
-                        arg: Arg::Lit("-r".into()),
-                        glob: false,
-                        brace: false,
-                    },
-                    (*dest).clone(),
-                ],
+                args: vec![Word::lit("-r"), (*dest).clone()],
                 ..inv.clone()
             };
             self.rm(&as_rm, "rm");
@@ -698,11 +691,7 @@ impl<'a> Judge<'a> {
         ];
         let filtered = args.iter().any(|a| a.is_some_and(|a| FILTERS.contains(&a)));
         let roots: Vec<Word> = if roots.is_empty() {
-            vec![Word {
-                arg: Arg::Lit(".".into()),
-                glob: false,
-                brace: false,
-            }]
+            vec![Word::lit(".")]
         } else {
             roots.into_iter().cloned().collect()
         };
@@ -895,11 +884,7 @@ impl<'a> Judge<'a> {
         for a in inv.lit_args().flatten() {
             if let Some(of) = a.strip_prefix("of=") {
                 let cwd = inv.cwd.clone().unwrap_or_else(|| self.paths.root.clone());
-                let w = Word {
-                    arg: Arg::Lit(of.to_string()),
-                    glob: false,
-                    brace: false,
-                };
+                let w = Word::lit(of.to_string());
                 self.write(
                     &Target {
                         word: &w,

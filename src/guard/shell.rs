@@ -52,6 +52,17 @@ pub struct Word {
     pub brace: bool,
 }
 
+impl Word {
+    /// A word known exactly, with no glob or brace to expand.
+    pub fn lit(s: impl Into<String>) -> Word {
+        Word {
+            arg: Arg::Lit(s.into()),
+            glob: false,
+            brace: false,
+        }
+    }
+}
+
 /// One command the line would run.
 #[derive(Debug, Clone)]
 pub struct Invocation {
@@ -585,11 +596,7 @@ impl Walker {
                 {
                     let words: Vec<Word> = split
                         .split_whitespace()
-                        .map(|x| Word {
-                            arg: Arg::Lit(x.to_string()),
-                            glob: false,
-                            brace: false,
-                        })
+                        .map(|x| Word::lit(x.to_string()))
                         .collect();
                     let tail: Vec<Word> = argv[i + 2..].to_vec();
                     argv.truncate(i);
@@ -988,11 +995,7 @@ impl Walker {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=,:+@%^".contains(&b))
         {
-            return Word {
-                arg: Arg::Lit(raw.clone()),
-                glob: false,
-                brace: false,
-            };
+            return Word::lit(raw.clone());
         }
         let opts = ParserOptions::default();
         let pieces = match word::parse(raw, &opts) {
