@@ -73,7 +73,10 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
     let spawn = |direct: Option<&[&str]>| {
         let mut cmd = match direct {
             Some(words) => {
-                let mut c = Command::new(words[0]);
+                // Resolve the program on PATH with stat(2): letting exec try every PATH entry
+                // costs a failed execve per entry, more than `true` takes to run.
+                let mut c =
+                    Command::new(which(words[0]).unwrap_or_else(|| PathBuf::from(words[0])));
                 c.args(&words[1..]);
                 c
             }
@@ -249,6 +252,20 @@ fn wait_or_kill(
             Err(e) => return Err(Error::io("cannot wait for the command", e)),
         }
     }
+}
+
+/// The first executable file named `prog` on `PATH` (or `prog` itself when it has a `/`).
+fn which(prog: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if prog.contains('/') {
+        return None;
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(prog))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// Shell words, keywords and builtins that only mean something inside a shell.
