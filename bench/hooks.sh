@@ -19,7 +19,7 @@ mkdir -p "$BENCH_DIR"
 
 if [ -z "${FORGE:-}" ]; then
   (cd "$repo" && cargo build --release --quiet)
-  FORGE="${CARGO_TARGET_DIR:-$repo/target}/release/forge"
+  FORGE="${CARGO_TARGET_DIR:-$repo/target}/x86_64-unknown-linux-gnu/release/forge"
 fi
 gcc -O2 -o "$BENCH_DIR/spawn_timer" "$here/spawn_timer.c"
 gcc -O2 -static -o "$BENCH_DIR/noop" "$here/hooks/noop.c"

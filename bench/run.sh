@@ -5,7 +5,7 @@
 #
 # Environment:
 #   FORGE=path        forge binary to measure (default: `cargo build --release`, then
-#                     ${CARGO_TARGET_DIR:-<repo>/target}/release/forge)
+#                     ${CARGO_TARGET_DIR:-<repo>/target}/x86_64-unknown-linux-gnu/release/forge)
 #   BENCH_DIR=dir     where generated data goes (default /tmp/forge-bench; never the repo)
 #   RUNS=n            hyperfine runs for the slow (100 MB) cases (default 5)
 #
@@ -41,7 +41,7 @@ if [ -n "${FORGE:-}" ]; then
 else
   log "building forge (cargo build --release)"
   (cd "$ROOT" && cargo build --release --quiet)
-  FORGE=${CARGO_TARGET_DIR:-$ROOT/target}/release/forge
+  FORGE=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-gnu/release/forge
 fi
 [ -x "$FORGE" ] || die "forge binary not found at $FORGE"
 FORGE=$(cd "$(dirname "$FORGE")" && pwd)/$(basename "$FORGE")

@@ -13,7 +13,7 @@ EVENTS=${EVENTS:-1000000}
 mkdir -p "$BENCH_DIR"
 if [ -z "${FORGE:-}" ]; then
   (cd "$repo" && cargo build --release --quiet)
-  FORGE="${CARGO_TARGET_DIR:-$repo/target}/release/forge"
+  FORGE="${CARGO_TARGET_DIR:-$repo/target}/x86_64-unknown-linux-gnu/release/forge"
 fi
 median() { # hyperfine json → median ms of command $2
   python3 -c "import json,sys; print('%.3f' % (json.load(open(sys.argv[1]))['results'][int(sys.argv[2])]['median']*1000))" "$1" "$2"

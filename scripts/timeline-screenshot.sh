@@ -7,7 +7,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-/tmp/forge-timeline.png}
-forge=${FORGE:-$repo/target/release/forge}
+forge=${FORGE:-$repo/target/x86_64-unknown-linux-gnu/release/forge}
 [ -x "$forge" ] || (cd "$repo" && cargo build --release --quiet)
 command -v chromium >/dev/null || { echo "needs chromium: apt-get install -y chromium" >&2; exit 2; }
 
