@@ -33,7 +33,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32> {
     let project = Project::discover(&super::cwd()?)?;
-    let config = Config::load(&project.config_path())?;
+    let config = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))?;
     if args.reset_breaker {
         let change = args.change.as_deref().expect("clap requires --change");
         return reset(&project, change, config.breaker.max_failures, args.json);
