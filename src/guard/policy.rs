@@ -535,7 +535,13 @@ impl<'a> Judge<'a> {
         };
         let path = self.resolve(raw, cwd);
         self.written.push(path.clone());
-        let shown = path.display();
+        // Placeholders stand for "a file in this folder" (`cp x dir/`, `find DIR -exec … {}`):
+        // name the folder in messages.
+        let shown_path = match path.file_name().and_then(|n| n.to_str()) {
+            Some("_") | Some("{}") => path.parent().map(|p| format!("a file in {}", p.display())),
+            _ => None,
+        };
+        let shown = shown_path.unwrap_or_else(|| path.display().to_string());
         match self.paths.place(&path) {
             Place::InRepo(_) | Place::Temp | Place::NullDevice | Place::RepoRoot => {
                 if let Some(kind) = secret_kind(&path, &self.paths.home) {
