@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -43,25 +42,7 @@ fn fixture_named(agent: &str, prefix: &str, contains: &str) -> String {
 }
 
 fn hook(r: &Repo, agent: &str, event: &str, stdin: &[u8]) -> common::Output {
-    let mut child = r
-        .forge_cmd(&["hook", agent, event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut sin = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = sin.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    r.hook(agent, event, stdin)
 }
 
 fn claude_decision(o: &common::Output) -> Option<String> {

@@ -3,34 +3,13 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::Stdio;
-
 use common::{Repo, tap_script};
 use serde_json::{Value, json};
 
 const SPEND: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/spend");
 
 fn hook(r: &Repo, event: &str, payload: &Value) -> common::Output {
-    let mut child = r
-        .forge_cmd(&["hook", "claude", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    common::Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    r.hook("claude", event, payload.to_string().as_bytes())
 }
 
 fn failing_repo() -> Repo {

@@ -56,6 +56,22 @@ pub enum Command {
     },
 }
 
+/// Spend against the limits for the given change (default: the active one) and session.
+fn standings(
+    project: &Project,
+    config: &Config,
+    change: Option<String>,
+    session: Option<String>,
+) -> Result<Vec<budget::Standing>> {
+    let change = change.or_else(|| forge::hooks::active_change(project));
+    budget::standings(
+        project,
+        &config.budget,
+        change.as_deref(),
+        session.as_deref(),
+    )
+}
+
 pub fn run(cmd: Command) -> Result<i32> {
     let project = Project::discover(&super::cwd()?)?;
     let config = Config::load(&project.config_path())?;
@@ -66,13 +82,7 @@ pub fn run(cmd: Command) -> Result<i32> {
             session,
             json,
         } => {
-            let change = change.or_else(|| forge::hooks::active_change(&project));
-            let st = budget::standings(
-                &project,
-                &config.budget,
-                change.as_deref(),
-                session.as_deref(),
-            )?;
+            let st = standings(&project, &config, change, session)?;
             if json {
                 super::print_json(&st);
             } else if st.is_empty() {
@@ -94,13 +104,7 @@ pub fn run(cmd: Command) -> Result<i32> {
             Ok(EXIT_OK)
         }
         Command::Check { change, session } => {
-            let change = change.or_else(|| forge::hooks::active_change(&project));
-            let st = budget::standings(
-                &project,
-                &config.budget,
-                change.as_deref(),
-                session.as_deref(),
-            )?;
+            let st = standings(&project, &config, change, session)?;
             let over: Vec<_> = st.iter().filter(|s| s.over).collect();
             for s in &over {
                 println!("OVER {}", s.describe());

@@ -736,14 +736,7 @@ impl Walker {
                     .take_while(|a| a.arg.lit().is_none_or(|s| s.starts_with('-')))
                     .find(|a| a.arg.lit().is_none())
                 {
-                    self.push(
-                        d.arg.clone(),
-                        vec![],
-                        wrappers,
-                        cwd.clone(),
-                        upstream,
-                        dynamic_tail,
-                    );
+                    self.push_computed(d.arg.clone(), wrappers, &cwd, upstream, dynamic_tail);
                     return cwd;
                 }
                 if let Some(script) = shell_c_arg(&args) {
@@ -757,7 +750,7 @@ impl Walker {
                         Arg::Dyn { .. } => {
                             // `bash -c "$X"`: the program run is computed at run time.
                             let raw = script.arg.clone();
-                            self.push(raw, vec![], wrappers, cwd.clone(), upstream, dynamic_tail);
+                            self.push_computed(raw, wrappers, &cwd, upstream, dynamic_tail);
                             return cwd;
                         }
                     }
@@ -774,11 +767,10 @@ impl Walker {
                             return cwd;
                         }
                         Stdin::Text(Arg::Dyn { raw, programs }) => {
-                            self.push(
+                            self.push_computed(
                                 Arg::Dyn { raw, programs },
-                                vec![],
                                 wrappers,
-                                cwd.clone(),
+                                &cwd,
                                 upstream,
                                 dynamic_tail,
                             );
@@ -786,14 +778,13 @@ impl Walker {
                         }
                         Stdin::Pipe => {
                             let raw = format!("{} | {}", upstream.join(" | "), program.display());
-                            self.push(
+                            self.push_computed(
                                 Arg::Dyn {
                                     raw,
                                     programs: upstream.to_vec(),
                                 },
-                                vec![],
                                 wrappers,
-                                cwd.clone(),
+                                &cwd,
                                 upstream,
                                 dynamic_tail,
                             );
@@ -821,14 +812,13 @@ impl Walker {
                         return cwd;
                     }
                     Some(Arg::Dyn { raw, programs }) => {
-                        self.push(
+                        self.push_computed(
                             Arg::Dyn {
                                 raw: raw.clone(),
                                 programs: programs.clone(),
                             },
-                            vec![],
                             wrappers,
-                            cwd.clone(),
+                            &cwd,
                             upstream,
                             dynamic_tail,
                         );
@@ -840,14 +830,13 @@ impl Walker {
             // Programs run in another root or by a job runner: what they run cannot be placed.
             Some("chroot" | "parallel" | "nsenter" | "unshare") => {
                 let raw = format!("{} …", name.as_deref().unwrap_or(""));
-                self.push(
+                self.push_computed(
                     Arg::Dyn {
                         raw,
                         programs: vec![],
                     },
-                    vec![],
                     wrappers,
-                    cwd.clone(),
+                    &cwd,
                     upstream,
                     dynamic_tail,
                 );
@@ -855,11 +844,10 @@ impl Walker {
             }
             Some("source" | ".") => {
                 if let Some(Arg::Dyn { raw, programs }) = args.first().map(|a| a.arg.clone()) {
-                    self.push(
+                    self.push_computed(
                         Arg::Dyn { raw, programs },
-                        vec![],
                         wrappers,
-                        cwd.clone(),
+                        &cwd,
                         upstream,
                         dynamic_tail,
                     );
@@ -882,7 +870,7 @@ impl Walker {
                             })
                             .collect(),
                     };
-                    self.push(raw, vec![], wrappers, cwd.clone(), upstream, dynamic_tail);
+                    self.push_computed(raw, wrappers, &cwd, upstream, dynamic_tail);
                 }
                 return cwd;
             }
@@ -959,6 +947,26 @@ impl Walker {
             }
             i += 1;
         }
+    }
+
+    /// Records a command whose program is computed at run time (`bash -c "$X"`, a script read
+    /// from a pipe, `chroot …`): the policy judges it as its most dangerous reading.
+    fn push_computed(
+        &mut self,
+        program: Arg,
+        wrappers: Vec<String>,
+        cwd: &Option<PathBuf>,
+        upstream: &[String],
+        dynamic_tail: bool,
+    ) {
+        self.push(
+            program,
+            vec![],
+            wrappers,
+            cwd.clone(),
+            upstream,
+            dynamic_tail,
+        );
     }
 
     fn push(

@@ -74,6 +74,32 @@ impl Repo {
         }
     }
 
+    /// `forge hook <agent> <event>` with `stdin` as the payload, written from a thread so a hook
+    /// that answers before reading everything cannot deadlock the test.
+    pub fn hook(&self, agent: &str, event: &str, stdin: &[u8]) -> Output {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = self
+            .forge_cmd(&["hook", agent, event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut sin = child.stdin.take().unwrap();
+        let data = stdin.to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = sin.write_all(&data);
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
     pub fn forge_cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(forge_bin());
         c.args(args).current_dir(self.path());
