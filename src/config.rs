@@ -23,6 +23,11 @@ pub struct Config {
     pub guard: GuardConfig,
     #[serde(default)]
     pub budget: crate::budget::BudgetConfig,
+    /// The commands that play each role of `forge run`.
+    #[serde(default)]
+    pub agents: crate::run::agent::AgentsConfig,
+    #[serde(default)]
+    pub run: crate::run::RunConfig,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -195,6 +200,10 @@ impl Config {
             return Err("`breaker.max_failures` must be at least 1".into());
         }
         self.budget.validate()?;
+        self.agents.validate()?;
+        if self.run.check_timeout == 0 {
+            return Err("`run.check_timeout` must be at least 1 (seconds)".into());
+        }
         self.guard.validate()
     }
 }

@@ -222,6 +222,170 @@ pub fn head(cwd: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&out).trim().to_string())
 }
 
+/// Whether git ignores `path` (repository-relative).
+pub fn is_ignored(cwd: &Path, path: &str) -> Result<bool> {
+    let out = Command::new("git")
+        .args(["check-ignore", "-q", "--no-index", "--", path])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .map_err(|e| Error::io("cannot run `git check-ignore` (is git installed?)", e))?;
+    match out.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => Err(Error::usage(format!(
+            "`git check-ignore {path}` failed in {}",
+            cwd.display()
+        ))),
+    }
+}
+
+/// Splits NUL-separated git output into strings.
+fn nul_list(out: &[u8]) -> Vec<String> {
+    out.split(|&b| b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect()
+}
+
+/// The first parent of `commit`, or `None` for a root commit.
+pub fn parent(cwd: &Path, commit: &str) -> Result<Option<String>> {
+    let out = git(cwd, &["rev-list", "--parents", "-n", "1", commit])?;
+    let line = String::from_utf8_lossy(&out);
+    Ok(line.split_whitespace().nth(1).map(str::to_string))
+}
+
+/// The paths `commit` changes against its first parent (all of its files for a root commit).
+pub fn commit_files(cwd: &Path, commit: &str) -> Result<Vec<String>> {
+    let out = git(
+        cwd,
+        &[
+            "diff-tree",
+            "--no-commit-id",
+            "--name-only",
+            "-r",
+            "-z",
+            "--root",
+            "--no-renames",
+            "--no-ext-diff",
+            commit,
+        ],
+    )?;
+    let mut files = nul_list(&out);
+    files.sort();
+    Ok(files)
+}
+
+/// The full message of `commit`.
+pub fn commit_message(cwd: &Path, commit: &str) -> Result<String> {
+    let out = git(cwd, &["log", "-1", "--format=%B", commit])?;
+    Ok(String::from_utf8_lossy(&out).trim_end().to_string())
+}
+
+/// Whether `ancestor` is reachable from `commit` (a commit is its own ancestor).
+pub fn is_ancestor(cwd: &Path, ancestor: &str, commit: &str) -> Result<bool> {
+    let out = Command::new("git")
+        .args(["merge-base", "--is-ancestor", ancestor, commit])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .map_err(|e| Error::io("cannot run `git merge-base` (is git installed?)", e))?;
+    match out.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => Err(Error::usage(format!(
+            "`git merge-base --is-ancestor {ancestor} {commit}` failed in {}",
+            cwd.display()
+        ))),
+    }
+}
+
+/// The last commits as `git log --oneline --graph`: the commit graph a person reviews when a
+/// run stops on its ancestry.
+pub fn graph(cwd: &Path) -> Result<String> {
+    let out = git(cwd, &["log", "--oneline", "--graph", "-n", "10", "HEAD"])?;
+    Ok(String::from_utf8_lossy(&out).trim_end().to_string())
+}
+
+/// Commits `paths` (as they are in the working tree, deletions included) on top of `parent` as
+/// one commit and moves HEAD's branch to it with a compare-and-swap from `expected_head`. The
+/// commit is built with plumbing (`write-tree`, `commit-tree`), so no git hook an agent may have
+/// planted runs, and the single `update-ref` is the commit point: a kill before it leaves HEAD
+/// where it was. Returns the new commit.
+pub fn commit_paths(
+    cwd: &Path,
+    parent: &str,
+    expected_head: &str,
+    paths: &[String],
+    message: &str,
+) -> Result<String> {
+    // The index starts from `parent`, so only `paths` differ from it in the commit.
+    git(cwd, &["read-tree", parent])?;
+    if !paths.is_empty() {
+        let mut args = vec!["add", "-A", "--"];
+        args.extend(paths.iter().map(String::as_str));
+        git(cwd, &args)?;
+    }
+    let tree = git(cwd, &["write-tree"])?;
+    let tree = String::from_utf8_lossy(&tree).trim().to_string();
+    let out = git(cwd, &["commit-tree", &tree, "-p", parent, "-m", message])?;
+    let commit = String::from_utf8_lossy(&out).trim().to_string();
+    git(
+        cwd,
+        &[
+            "update-ref",
+            "-m",
+            "forge: commit",
+            "HEAD",
+            &commit,
+            expected_head,
+        ],
+    )?;
+    Ok(commit)
+}
+
+/// Moves HEAD's branch to `commit` and the index with it, leaving the working tree as it is
+/// (`git reset --mixed`): commits made since are undone, their changes kept for judging.
+pub fn reset_keep(cwd: &Path, commit: &str) -> Result<()> {
+    git(cwd, &["reset", "-q", commit]).map(|_| ())
+}
+
+/// Puts `paths` back as they are in `commit`: restored when `commit` has them, removed when it
+/// does not. Index and working tree both.
+pub fn restore_paths(cwd: &Path, commit: &str, paths: &[String]) -> Result<()> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let mut args = vec!["ls-tree", "-r", "-z", "--name-only", commit, "--"];
+    args.extend(paths.iter().map(String::as_str));
+    let known = nul_list(&git(cwd, &args)?);
+    if !known.is_empty() {
+        let mut args = vec!["checkout", "-q", commit, "--"];
+        args.extend(known.iter().map(String::as_str));
+        git(cwd, &args)?;
+    }
+    let gone: Vec<&String> = paths.iter().filter(|p| !known.contains(p)).collect();
+    if !gone.is_empty() {
+        let mut args = vec!["rm", "-q", "--cached", "--ignore-unmatch", "--"];
+        args.extend(gone.iter().map(|s| s.as_str()));
+        git(cwd, &args)?;
+        for p in gone {
+            let full = cwd.join(p);
+            match std::fs::remove_file(&full) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(format!("cannot remove {}", full.display()), e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every tracked path at HEAD.
+pub fn tracked_files(cwd: &Path) -> Result<Vec<String>> {
+    Ok(nul_list(&git(cwd, &["ls-files", "-z"])?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

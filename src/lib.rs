@@ -16,6 +16,7 @@ pub mod hooks;
 pub mod init;
 pub mod repo;
 pub mod report;
+pub mod run;
 pub mod spec;
 pub mod state;
 pub mod text;

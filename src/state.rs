@@ -63,6 +63,22 @@ pub fn lock_dir(dir: &Path) -> Result<DirLock> {
     Ok(DirLock { _file: file })
 }
 
+/// Like [`lock_dir`], but returns `None` at once when another process holds the lock: for a
+/// long-lived owner (a `forge run`) that a second one must not queue behind.
+pub fn try_lock_dir(dir: &Path) -> Result<Option<DirLock>> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let file =
+        File::open(dir).map_err(|e| Error::io(format!("cannot open {}", dir.display()), e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(DirLock { _file: file })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(Error::io(format!("cannot lock {}", dir.display()), e))
+        }
+    }
+}
+
 /// A document kept in a state file: how it reads and writes itself, strictly.
 pub trait StateDoc: Sized {
     /// Parses the file's text; an error says what is wrong (line, field).

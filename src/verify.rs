@@ -183,7 +183,9 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
     })
 }
 
-fn run_command(
+/// Runs one command and parses its report: verify's unit of work, which `forge run` reuses for
+/// its focused command and related checks. `logs` is the folder for its output.
+pub fn run_command(
     project: &Project,
     logs: &Path,
     index: usize,

@@ -7,6 +7,7 @@ mod guard;
 mod hooks;
 mod init;
 mod report;
+mod run;
 mod status;
 mod timeline;
 mod verify;
@@ -20,8 +21,8 @@ use forge::error::{EXIT_USAGE, Error};
 #[command(
     name = "forge",
     version,
-    about = "Deterministic controls around AI coding agents: verify, scenario coverage and a per-change circuit breaker.",
-    after_help = "Examples:\n  forge init                          write .forge/config.yaml for this project\n  forge change new checkout           scaffold .forge/changes/checkout/spec.md\n  forge verify                        run tests + lint + scenario coverage (reporter, exit 0)\n  forge verify --change checkout      the same, counted by the circuit breaker\n  forge demo                          a two-minute tour on a sample repository\n\nExit codes: 0 ok (and bare verify even on FAIL), 1 circuit open, 2 usage/config/state error."
+    about = "Deterministic controls around AI coding agents: verify + circuit breaker, spend budget, guardrails, timeline, agent hooks, and a gated red/green run loop.",
+    after_help = "Examples:\n  forge init                          write .forge/config.yaml for this project\n  forge change new checkout           scaffold .forge/changes/checkout/spec.md\n  forge verify                        run tests + lint + scenario coverage (reporter, exit 0)\n  forge verify --change checkout      the same, counted by the circuit breaker\n  forge run fix-discount --goal ..   drive agents through the gated red/green loop\n  forge demo                          a two-minute tour on a sample repository\n\nExit codes: 0 ok (and bare verify even on FAIL), 1 a gate refuses (circuit open, run stopped), 2 usage/config/state error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -45,6 +46,7 @@ enum Command {
     #[command(subcommand)]
     Budget(budget::Command),
     Status(status::Args),
+    Run(run::Args),
 }
 
 pub fn main() -> i32 {
@@ -73,6 +75,7 @@ pub fn main() -> i32 {
         Command::Timeline(a) => timeline::run(a),
         Command::Budget(c) => budget::run(c),
         Command::Status(a) => status::run(a),
+        Command::Run(a) => run::run(a),
     };
     match result {
         Ok(code) => code,

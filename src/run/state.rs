@@ -1,0 +1,295 @@
+//! The run's files under `.tmp/.forge/runs/<slug>/`: `run.json` (Forge's own record of the run)
+//! and `state.json` (the planner's slices, with Forge's progress on each, and the phase the guard
+//! enforces). Both are written atomically through [`crate::state::write_atomic`]; a file that
+//! does not parse stops the run with an error naming it — never a silent restart.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::repo::Project;
+use crate::report::Format;
+
+/// `.tmp/.forge/runs`.
+pub fn runs_dir(project: &Project) -> PathBuf {
+    project.tmp_dir().join("runs")
+}
+
+pub fn run_dir(project: &Project, slug: &str) -> PathBuf {
+    runs_dir(project).join(slug)
+}
+
+/// The file naming the run the guard enforces a phase for.
+pub fn active_run_path(project: &Project) -> PathBuf {
+    project.tmp_dir().join("active-run")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    /// Every slice landed.
+    Done,
+    /// A gate, the retry policy, the budget or the breaker stopped the run: a person decides.
+    Stopped,
+}
+
+/// Forge's record of the run. Agents never write it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub slug: String,
+    pub goal: String,
+    pub status: RunStatus,
+    /// HEAD when the run started.
+    pub base_sha: String,
+    pub started_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    #[serde(default)]
+    pub planner_attempts: u32,
+    /// Whether the planning-output gate has passed.
+    #[serde(default)]
+    pub planned: bool,
+    /// Gate results written so far (numbers the gate files).
+    #[serde(default)]
+    pub gates_written: u32,
+}
+
+/// One slice as the planner writes it (the public contract), plus Forge's progress on it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Slice {
+    pub id: String,
+    pub title: String,
+    pub depends_on: Vec<String>,
+    pub test_areas: Vec<String>,
+    pub code_areas: Vec<String>,
+    pub focused_command: String,
+    #[serde(default)]
+    pub report: Format,
+    pub related_checks: Vec<String>,
+    pub expected_red_failure: String,
+    #[serde(default)]
+    pub milestone: bool,
+    /// Forge's progress; absent until the plan is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge: Option<Progress>,
+    /// Whatever else the planner wrote is kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Slice {
+    pub fn progress(&self) -> &Progress {
+        self.forge
+            .as_ref()
+            .expect("progress is set when the plan is accepted")
+    }
+
+    pub fn progress_mut(&mut self) -> &mut Progress {
+        self.forge.get_or_insert_with(Progress::default)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SliceStatus {
+    #[default]
+    Pending,
+    Running,
+    /// Landed as one commit with its test and implementation.
+    Done,
+    /// The red test passed already; the reviewed test landed as a coverage commit.
+    Covered,
+    Failed,
+}
+
+impl SliceStatus {
+    pub fn landed(self) -> bool {
+        matches!(self, SliceStatus::Done | SliceStatus::Covered)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Step {
+    Red,
+    Green,
+    /// Green's checks passed; the final commit is being made.
+    Final,
+}
+
+/// Forge's progress on one slice.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Progress {
+    pub status: SliceStatus,
+    /// 1 for the first wave, 2 for the retry wave with new agents.
+    pub wave: u32,
+    #[serde(default)]
+    pub step: Option<Step>,
+    /// Red attempts in this wave / in all waves.
+    pub red_attempts: u32,
+    pub red_attempts_total: u32,
+    pub green_attempts: u32,
+    pub green_attempts_total: u32,
+    /// The session id the agents of this wave resume (one per role).
+    #[serde(default)]
+    pub red_session: Option<String>,
+    #[serde(default)]
+    pub green_session: Option<String>,
+    #[serde(default)]
+    pub start_sha: Option<String>,
+    #[serde(default)]
+    pub checkpoint: Option<String>,
+    /// The test files verified red; green may not touch them.
+    #[serde(default)]
+    pub red_tests: Vec<String>,
+    #[serde(default)]
+    pub failing_case: Option<String>,
+    /// Gate feedback for the next attempt of the same agent.
+    #[serde(default)]
+    pub feedback: Option<String>,
+    #[serde(default)]
+    pub commit: Option<String>,
+    #[serde(default)]
+    pub failure: Option<String>,
+    #[serde(default)]
+    pub cost_usd: f64,
+    #[serde(default)]
+    pub tokens: u64,
+    /// Every gate result of the slice, in order (`gate`, `status`, attempt, file).
+    #[serde(default)]
+    pub gates: Vec<GateRef>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GateRef {
+    pub gate: String,
+    pub status: String,
+    pub wave: u32,
+    pub attempt: u32,
+    pub file: String,
+}
+
+/// What the guard reads: the slice and phase the agent now running is in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Current {
+    pub slice: String,
+    /// `plan`, `red`, `verify`, `review`, `green` or `final`.
+    pub phase: String,
+    #[serde(default)]
+    pub red_tests: Vec<String>,
+    /// The one file under the run folder the current agent may write (`plan`, `verify`,
+    /// `review`), repository-relative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// `state.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunState {
+    #[serde(default)]
+    pub slices: Vec<Slice>,
+    #[serde(default)]
+    pub current: Option<Current>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+pub fn meta_path(dir: &Path) -> PathBuf {
+    dir.join("run.json")
+}
+
+pub fn state_path(dir: &Path) -> PathBuf {
+    dir.join("state.json")
+}
+
+fn recovery(slug: &str) -> String {
+    format!(
+        "Inspect it (an agent may have edited it); to start over, remove .tmp/.forge/runs/{slug}/ and run `forge run {slug} --goal …` again."
+    )
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path, slug: &str) -> Result<Option<T>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| Error::State {
+            path: path.to_path_buf(),
+            message: format!("does not parse: {e}"),
+            recovery: recovery(slug),
+        })
+}
+
+pub fn load_meta(dir: &Path, slug: &str) -> Result<Option<RunMeta>> {
+    read_json(&meta_path(dir), slug)
+}
+
+pub fn load_state(dir: &Path, slug: &str) -> Result<Option<RunState>> {
+    read_json(&state_path(dir), slug)
+}
+
+pub fn save_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| Error::usage(format!("cannot encode {}: {e}", path.display())))?;
+    bytes.push(b'\n');
+    crate::state::write_atomic(path, &bytes)
+}
+
+/// Every run under `.tmp/.forge/runs/`, newest first.
+pub fn list(project: &Project) -> Result<Vec<RunMeta>> {
+    let dir = runs_dir(project);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(format!("cannot read {}", dir.display()), e)),
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let slug = e.file_name().to_string_lossy().into_owned();
+        if let Some(m) = load_meta(&e.path(), &slug)? {
+            out.push(m);
+        }
+    }
+    out.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planner_fields_round_trip_with_extras_and_progress() {
+        let text = r#"{"slices":[{"id":"a","title":"A","depends_on":[],"test_areas":["tests/"],
+            "code_areas":["src/"],"focused_command":"cargo test","related_checks":[],
+            "expected_red_failure":"x","rationale":"kept"}],"notes":"also kept"}"#;
+        let mut s: RunState = serde_json::from_str(text).unwrap();
+        assert_eq!(s.slices[0].report, Format::Auto);
+        assert!(!s.slices[0].milestone);
+        s.slices[0].progress_mut().wave = 1;
+        let back = serde_json::to_value(&s).unwrap();
+        assert_eq!(back["slices"][0]["rationale"], "kept");
+        assert_eq!(back["notes"], "also kept");
+        assert_eq!(back["slices"][0]["forge"]["wave"], 1);
+        assert_eq!(back["slices"][0]["forge"]["status"], "pending");
+    }
+
+    #[test]
+    fn a_damaged_state_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(state_path(dir.path()), "{not json").unwrap();
+        let e = load_state(dir.path(), "r").unwrap_err().to_string();
+        assert!(
+            e.contains("state.json") && e.contains("does not parse"),
+            "{e}"
+        );
+        assert!(load_state(&dir.path().join("none"), "r").unwrap().is_none());
+    }
+}
