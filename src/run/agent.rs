@@ -254,11 +254,18 @@ pub fn read_spend(log: &Path, config: &BudgetConfig) -> Vec<Spend> {
 }
 
 pub fn spend_from_text(text: &str, config: &BudgetConfig) -> Vec<Spend> {
-    // A whole-output JSON document (claude -p / gemini), possibly after some stderr lines.
+    if text.contains("\"turn.completed\"") {
+        return budget::from_codex_jsonl(text, None, config);
+    }
+    // A whole-output JSON document (claude -p / gemini), or one line of it among lines of
+    // stderr, the last one first.
     let trimmed = text.trim();
-    let candidates =
-        std::iter::once(trimmed).chain(trimmed.rfind("\n{").map(|i| &trimmed[i + 1..]).into_iter());
-    for c in candidates {
+    let lines = trimmed
+        .lines()
+        .rev()
+        .map(str::trim)
+        .filter(|l| l.starts_with('{') && l.ends_with('}'));
+    for c in std::iter::once(trimmed).chain(lines) {
         if let Ok(v) = serde_json::from_str::<Value>(c) {
             if let Ok(s) = budget::from_claude_json(&v) {
                 return s;
@@ -267,9 +274,6 @@ pub fn spend_from_text(text: &str, config: &BudgetConfig) -> Vec<Spend> {
                 return s;
             }
         }
-    }
-    if text.contains("\"turn.completed\"") {
-        return budget::from_codex_jsonl(text, None, config);
     }
     Vec::new()
 }
@@ -389,7 +393,7 @@ mod tests {
         let cfg = BudgetConfig::default();
         // A real `claude -p --output-format json` result, after a line of stderr noise.
         let claude = std::fs::read_to_string(format!("{fix}/claude-p-result.json")).unwrap();
-        let s = spend_from_text(&format!("warning: something\n{claude}"), &cfg);
+        let s = spend_from_text(&format!("warning: something\n{claude}\nmore noise"), &cfg);
         assert!(!s.is_empty());
         assert!(s.iter().any(|x| x.usd.unwrap_or(0.0) > 0.0));
         // Real `codex exec --json` events.

@@ -1,0 +1,726 @@
+//! `forge run` end to end: the built binary drives a scripted agent (tests/fixtures/run/agent.sh)
+//! through the slice loop on a temporary git repository — an honest run, and one cheat per gate,
+//! each caught by its gate with the recovery applied and the right retry count.
+
+mod common;
+
+use common::{Output, Repo, forge_bin};
+use serde_json::Value;
+
+const RUN_FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run");
+const CLAUDE_RESULT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/spend/claude-p-result.json"
+);
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn agents_yaml(cheat: &str, extra: &str) -> String {
+    let cmd = format!(
+        "CHEAT='{cheat}' FORGE_BIN='{}' CLAUDE_RESULT='{CLAUDE_RESULT}' sh {RUN_FIX}/agent.sh",
+        forge_bin().display()
+    );
+    format!(
+        "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      timeout: 30\n      report: tap\nagents:\n  default:\n    command: {}\n    timeout: 30\n{extra}",
+        serde_json::to_string(&cmd).unwrap()
+    )
+}
+
+/// The sample shop, committed, with the scripted agent playing every role.
+fn shop(cheat: &str) -> Repo {
+    shop_with(cheat, "")
+}
+
+fn shop_with(cheat: &str, extra_config: &str) -> Repo {
+    let r = Repo::bare();
+    copy_dir(&std::path::Path::new(RUN_FIX).join("shop"), r.path());
+    r.config(&agents_yaml(cheat, extra_config));
+    r.write(".gitignore", ".tmp/.forge/\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: sample shop"]);
+    r
+}
+
+fn run(r: &Repo) -> Output {
+    r.forge(&[
+        "run",
+        "shop",
+        "--goal",
+        "members get 10% off; receipts name the amount",
+    ])
+}
+
+fn status(r: &Repo) -> Value {
+    let o = r.forge(&["run", "--status", "shop", "--json"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    o.json()
+}
+
+fn slice<'a>(st: &'a Value, id: &str) -> &'a Value {
+    st["slices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no slice {id}"))
+}
+
+fn gates_of(st: &Value, id: &str) -> Vec<(String, String)> {
+    slice(st, id)["forge"]["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["gate"].as_str().unwrap().to_string(),
+                g["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn has_gate(st: &Value, id: &str, gate: &str, status: &str) -> bool {
+    gates_of(st, id)
+        .iter()
+        .any(|(g, s)| g == gate && s == status)
+}
+
+fn subjects(r: &Repo) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["log", "--format=%s"])
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn git_out(r: &Repo, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+/// The last gate result file named `gate` for `slice`.
+fn gate_file(r: &Repo, slice: &str, gate: &str) -> Value {
+    let dir = r.path().join(".tmp/.forge/runs/shop/gates");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(&format!("-{slice}-{gate}.json")))
+        .collect();
+    names.sort();
+    let last = names
+        .last()
+        .unwrap_or_else(|| panic!("no {gate} result for {slice}"));
+    serde_json::from_slice(&std::fs::read(dir.join(last)).unwrap()).unwrap()
+}
+
+fn assert_landed_cleanly(r: &Repo) {
+    assert_eq!(
+        subjects(r),
+        vec![
+            "feat(receipt): a receipt names the amount paid",
+            "feat(member-discount): members get 10% off",
+            "chore: sample shop",
+        ]
+    );
+    assert_eq!(
+        git_out(r, &["status", "--porcelain", "--", ".", ":!.forge"]),
+        ""
+    );
+    // The finished code passes the project's own tests.
+    let o = std::process::Command::new("sh")
+        .arg("tests/run.sh")
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+}
+
+#[test]
+fn an_honest_run_lands_one_commit_per_slice() {
+    let r = shop("");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("Run `shop` DONE: 2 slice(s), 2 commit(s)."),
+        "{}",
+        o.stdout
+    );
+    assert_landed_cleanly(&r);
+
+    // Each slice's commit has START_SHA as its parent and holds the test and the code.
+    let st = status(&r);
+    assert_eq!(st["run"]["status"], "done");
+    let base = st["run"]["base_sha"].as_str().unwrap().to_string();
+    let m = slice(&st, "member-discount");
+    let rc = slice(&st, "receipt");
+    let mc = m["forge"]["commit"].as_str().unwrap();
+    assert_eq!(m["forge"]["start_sha"], base.as_str());
+    assert_eq!(git_out(&r, &["rev-parse", &format!("{mc}^")]), base);
+    assert_eq!(rc["forge"]["start_sha"], mc);
+    assert_eq!(
+        git_out(&r, &["show", "--format=", "--name-only", mc]),
+        "src/cart.sh\ntests/member_test.sh"
+    );
+    for s in [m, rc] {
+        assert_eq!(s["forge"]["status"], "done");
+        assert_eq!(n(&s["forge"]["red_attempts_total"]), 1);
+        assert_eq!(n(&s["forge"]["green_attempts_total"]), 1);
+    }
+    // Every gate, in order, passed; the full checks ran before the last commit only.
+    let order: Vec<String> = gates_of(&st, "member-discount")
+        .into_iter()
+        .map(|(g, s)| {
+            assert_eq!(s, "pass");
+            g
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "pre-red-baseline",
+            "red-file-scope",
+            "single-red-failure",
+            "verified-red",
+            "red-checkpoint",
+            "green-file-scope",
+            "green-checks",
+            "final-ancestry"
+        ]
+    );
+    assert!(has_gate(&st, "receipt", "milestone-checks", "pass"));
+    assert!(!has_gate(
+        &st,
+        "member-discount",
+        "milestone-checks",
+        "pass"
+    ));
+    // Gate results carry the seed's schema, and go to the timeline.
+    let g = gate_file(&r, "receipt", "final-ancestry");
+    for k in ["gate", "status", "evidence", "blocks", "recovery"] {
+        assert!(g.get(k).is_some(), "{k} missing in {g}");
+    }
+    let tl = r.forge(&["timeline", "--change", "shop", "--kind", "gate", "--json"]);
+    assert_eq!(tl.code, 0, "{tl:?}");
+    assert!(tl.stdout.matches("\"gate\"").count() >= 16, "{}", tl.stdout);
+    // Agents got the documented environment and a prompt file; one session per role and wave.
+    let log = r.read(".tmp/.forge/runs/shop/agents/member-discount-red-w1-a1.log");
+    assert!(
+        log.contains("role=red slice=member-discount attempt=1 wave=1 session="),
+        "{log}"
+    );
+    let prompt = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a1.md");
+    assert!(
+        prompt.contains("the member total is not 90 for 100"),
+        "{prompt}"
+    );
+    // The run is over: the guard no longer enforces a phase.
+    assert!(!r.exists(".tmp/.forge/active-run"));
+}
+
+#[test]
+fn a_red_agent_that_edits_production_code_is_reverted_and_told_why() {
+    let r = shop("edit-code");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    let g = gate_file(&r, "member-discount", "red-file-scope");
+    assert_eq!(g["status"], "pass"); // the last one, after the retry
+    assert!(has_gate(&st, "member-discount", "red-file-scope", "fail"));
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["red_attempts_total"]),
+        2
+    );
+    // The same red agent got the reason on its next attempt, and the edit is gone.
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(p2.contains("reverted: src/cart.sh"), "{p2}");
+    assert!(!r.read("src/cart.sh").contains("red was here"));
+    let s1 = r.read(".tmp/.forge/runs/shop/agents/member-discount-red-w1-a1.log");
+    let s2 = r.read(".tmp/.forge/runs/shop/agents/member-discount-red-w1-a2.log");
+    let session = |s: &str| s.split("session=").nth(1).unwrap().trim().to_string();
+    assert_eq!(
+        session(&s1),
+        session(&s2),
+        "attempts of one wave share the agent session"
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_red_agent_that_commits_has_its_commit_undone() {
+    let r = shop("commit");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    assert!(has_gate(&st, "member-discount", "red-file-scope", "fail"));
+    let dir = r.path().join(".tmp/.forge/runs/shop/gates");
+    let first = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.to_string_lossy()
+                .ends_with("-member-discount-red-file-scope.json")
+        })
+        .map(|p| serde_json::from_slice::<Value>(&std::fs::read(p).unwrap()).unwrap())
+        .find(|g| g["status"] == "fail")
+        .unwrap();
+    assert_eq!(first["evidence"]["commits"].as_array().unwrap().len(), 1);
+    assert!(
+        first["evidence"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("commit(s) appeared during red")
+    );
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["red_attempts_total"]),
+        2
+    );
+    assert!(
+        !subjects(&r)
+            .iter()
+            .any(|s| s.contains("add the member test"))
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_red_test_that_fails_to_import_is_not_a_red() {
+    let r = shop("import-error");
+    assert_eq!(run(&r).code, 0);
+    let st = status(&r);
+    assert!(has_gate(
+        &st,
+        "member-discount",
+        "single-red-failure",
+        "fail"
+    ));
+    let fails: Vec<_> = gates_of(&st, "member-discount");
+    assert_eq!(fails[1], ("red-file-scope".into(), "pass".into()));
+    assert_eq!(fails[2], ("single-red-failure".into(), "fail".into()));
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["red_attempts_total"]),
+        2
+    );
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(
+        p2.contains("no failing test case could be identified"),
+        "{p2}"
+    );
+    assert!(
+        p2.contains("discount_rules.sh"),
+        "the command output goes back: {p2}"
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_red_test_that_does_not_parse_is_an_infrastructure_failure() {
+    let r = shop("syntax-error");
+    assert_eq!(run(&r).code, 0);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(
+        p2.contains("infrastructure, syntax, import or setup failure"),
+        "{p2}"
+    );
+    assert_eq!(
+        n(&slice(&status(&r), "member-discount")["forge"]["red_attempts_total"]),
+        2
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn two_failing_tests_are_not_one_red() {
+    let r = shop("two-failures");
+    assert_eq!(run(&r).code, 0);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(p2.contains("2 test cases fail"), "{p2}");
+    assert_eq!(
+        n(&slice(&status(&r), "member-discount")["forge"]["red_attempts_total"]),
+        2
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn an_already_green_test_is_reviewed_and_lands_as_coverage() {
+    let r = shop("already-green");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    let m = slice(&st, "member-discount");
+    assert_eq!(m["forge"]["status"], "covered");
+    let g = gate_file(&r, "member-discount", "single-red-failure");
+    assert_eq!(g["status"], "pass");
+    assert_eq!(g["evidence"]["path"], "already-green");
+    assert_eq!(g["evidence"]["review"]["useful"], true);
+    assert!(r.exists(".tmp/.forge/runs/shop/agents/member-discount-coverage_reviewer-w1-a1.log"));
+    // The test-only commit moved START_SHA: the next slice starts from it.
+    let cov = m["forge"]["commit"].as_str().unwrap();
+    assert_eq!(slice(&st, "receipt")["forge"]["start_sha"], cov);
+    assert_eq!(
+        git_out(&r, &["show", "--format=%s", "--name-only", cov]),
+        "test(member-discount): members get 10% off\n\ntests/member_test.sh"
+    );
+}
+
+#[test]
+fn a_verifier_that_cites_the_wrong_case_sends_red_back() {
+    let r = shop("wrong-case");
+    assert_eq!(run(&r).code, 0);
+    let st = status(&r);
+    assert!(has_gate(&st, "member-discount", "verified-red", "fail"));
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(
+        p2.contains(
+            "cites `guest pays by card`, but the case that failed is `member gets discount`"
+        ),
+        "{p2}"
+    );
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["red_attempts_total"]),
+        2
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_green_agent_that_weakens_the_test_is_reverted() {
+    let r = shop("edit-test");
+    assert_eq!(run(&r).code, 0);
+    let st = status(&r);
+    assert!(has_gate(&st, "member-discount", "green-file-scope", "fail"));
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["green_attempts_total"]),
+        2
+    );
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(p2.contains("reverted: tests/member_test.sh"), "{p2}");
+    // The committed test is the verified one, byte for byte.
+    assert_eq!(
+        r.read("tests/member_test.sh"),
+        "check \"member gets discount\" \"$(total 100 member)\" \"90\"\n"
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_green_agent_that_sneaks_a_commit_has_it_undone() {
+    let r = shop("extra-commit");
+    assert_eq!(run(&r).code, 0);
+    let st = status(&r);
+    let gates = gates_of(&st, "member-discount");
+    let scope: Vec<_> = gates
+        .iter()
+        .filter(|(g, _)| g == "green-file-scope")
+        .collect();
+    assert_eq!(scope[0].1, "fail");
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["green_attempts_total"]),
+        2
+    );
+    assert!(!subjects(&r).iter().any(|s| s.contains("sneak")));
+    assert_landed_cleanly(&r);
+    assert!(has_gate(&st, "member-discount", "final-ancestry", "pass"));
+}
+
+#[test]
+fn an_agent_that_edits_forge_state_has_it_restored() {
+    let r = shop("touch-forge");
+    let before = r.read(".forge/config.yaml");
+    assert_eq!(run(&r).code, 0);
+    assert_eq!(r.read(".forge/config.yaml"), before);
+    let st = status(&r);
+    assert!(has_gate(&st, "member-discount", "green-file-scope", "fail"));
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(
+        p2.contains("Forge's own state may not be edited — restored: .forge/config.yaml"),
+        "{p2}"
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_planner_with_a_dangling_dependency_plans_again() {
+    let r = shop("dangling-dependency");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout.contains(
+            "✗ planning-output — `slices[1].depends_on`: unknown slice id `no-such-slice`"
+        ),
+        "{}",
+        o.stdout
+    );
+    let st = status(&r);
+    assert_eq!(n(&st["run"]["planner_attempts"]), 2);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/run-planner-w1-a2.md");
+    assert!(p2.contains("no-such-slice"), "{p2}");
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_planner_that_writes_files_is_reverted() {
+    let r = shop("planner-writes");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("✗ run-artifact — generated files outside"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(n(&status(&r)["run"]["planner_attempts"]), 2);
+    assert!(!r.read("src/cart.sh").contains("# planned"));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_dirty_tree_stops_before_any_agent() {
+    let r = shop("");
+    r.write("src/notes.txt", "mine\n");
+    let o = run(&r);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(o.stdout.contains("✗ clean-start"), "{}", o.stdout);
+    assert!(o.stdout.contains("STOPPED"), "{}", o.stdout);
+    assert!(
+        !r.exists(".tmp/.forge/runs/shop/agents"),
+        "no agent may run"
+    );
+    let g = gate_file(&r, "run", "clean-start");
+    assert_eq!(g["blocks"], true);
+    assert_eq!(g["evidence"]["files"][0], "src/notes.txt");
+    assert_eq!(r.read("src/notes.txt"), "mine\n");
+}
+
+#[test]
+fn run_state_outside_an_ignored_folder_stops_the_run() {
+    let r = shop("");
+    r.write(".gitignore", "target/\n");
+    r.git(&["commit", "-qam", "chore: ignore less"]);
+    let o = run(&r);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("✗ run-artifact — .tmp/.forge/ is not ignored by git"),
+        "{}",
+        o.stdout
+    );
+}
+
+#[test]
+fn failing_green_checks_open_the_breaker_and_stop_the_run() {
+    let r = shop("fail-checks");
+    let o = run(&r);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("Breaker: CIRCUIT OPEN — 3 consecutive verify failures for change \"shop\"."),
+        "{}",
+        o.stdout
+    );
+    let st = status(&r);
+    assert_eq!(st["run"]["status"], "stopped");
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["green_attempts_total"]),
+        3
+    );
+    // While the circuit is open, resuming is refused until a person resets it.
+    let again = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(again.code, 1, "{again:?}");
+    assert!(
+        again
+            .stdout
+            .contains("circuit breaker of change `shop` is open"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(
+        n(&slice(&status(&r), "member-discount")["forge"]["green_attempts_total"]),
+        3
+    );
+    let reset = r.forge(&["verify", "--reset-breaker", "--change", "shop"]);
+    assert_eq!(reset.code, 0, "{reset:?}");
+    // A person fixed the agent; the run goes on from where it stopped.
+    r.config(&agents_yaml("", ""));
+    let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_failed_independent_slice_is_skipped_then_retried_with_new_agents() {
+    let r = shop("independent member-red-wave1");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    let m = slice(&st, "member-discount");
+    assert_eq!(n(&m["forge"]["wave"]), 2);
+    assert_eq!(n(&m["forge"]["red_attempts_total"]), 6);
+    assert!(
+        o.stdout
+            .contains("Retry wave 2 for slice `member-discount` with new agents")
+    );
+    // The independent slice landed first, while the failed one waited.
+    assert_eq!(
+        subjects(&r),
+        vec![
+            "feat(member-discount): members get 10% off",
+            "feat(receipt): a receipt names the amount paid",
+            "chore: sample shop"
+        ]
+    );
+    let session = |f: &str| {
+        r.read(&format!(".tmp/.forge/runs/shop/agents/{f}.log"))
+            .split("session=")
+            .nth(1)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        session("member-discount-red-w1-a1"),
+        session("member-discount-red-w1-a5")
+    );
+    assert_ne!(
+        session("member-discount-red-w1-a5"),
+        session("member-discount-red-w2-a1"),
+        "the retry wave uses a new agent"
+    );
+}
+
+#[test]
+fn retries_exhausted_stop_the_run_and_report() {
+    let r = shop("member-red-always");
+    let o = run(&r);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(
+        o.stdout.contains("failed again in the retry wave"),
+        "{}",
+        o.stdout
+    );
+    let st = status(&r);
+    assert_eq!(st["run"]["status"], "stopped");
+    let m = slice(&st, "member-discount");
+    assert_eq!(n(&m["forge"]["red_attempts_total"]), 10);
+    assert_eq!(m["forge"]["status"], "failed");
+    assert_eq!(slice(&st, "receipt")["forge"]["status"], "pending");
+    assert_eq!(subjects(&r), vec!["chore: sample shop"]);
+    assert_eq!(
+        git_out(&r, &["status", "--porcelain", "--", ".", ":!.forge"]),
+        ""
+    );
+    let text = r.forge(&["run", "--status", "shop"]);
+    assert!(text.stdout.contains("red attempts 10"), "{}", text.stdout);
+}
+
+#[test]
+fn a_run_killed_in_red_resumes_from_start_sha() {
+    let r = shop("kill-in-red");
+    let o = run(&r);
+    assert_ne!(o.code, 0, "forge was killed: {o:?}");
+    assert_eq!(status(&r)["run"]["status"], "running");
+    r.config(&agents_yaml("", ""));
+    let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert_eq!(
+        n(&slice(&status(&r), "member-discount")["forge"]["red_attempts_total"]),
+        2
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_run_killed_in_green_resumes_and_judges_what_green_left() {
+    let r = shop("kill-in-green");
+    let o = run(&r);
+    assert_ne!(o.code, 0, "forge was killed: {o:?}");
+    r.config(&agents_yaml("", ""));
+    let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    // Green's change was judged as it was left: no second green attempt was needed.
+    assert_eq!(
+        n(&slice(&status(&r), "member-discount")["forge"]["green_attempts_total"]),
+        1
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn one_run_is_driven_by_one_forge_at_a_time() {
+    let r = shop("nested-run");
+    assert_eq!(run(&r).code, 0);
+    let nested = r.read(".tmp/.forge/runs/shop/nested-run.txt");
+    assert!(
+        nested.contains("already being driven by another `forge run`"),
+        "{nested}"
+    );
+    assert!(nested.contains("exit 2"), "{nested}");
+}
+
+#[test]
+fn agent_cost_is_recorded_and_the_budget_stops_the_run() {
+    let r = shop_with("claude-cost", "budget:\n  change:\n    usd: 0.01\n");
+    let o = run(&r);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(
+        o.stdout.contains("budget exhausted for change shop"),
+        "{}",
+        o.stdout
+    );
+    // The planner's cost was read from its `claude -p` output and counted.
+    let b = r.forge(&["budget", "status", "--change", "shop", "--json"]);
+    assert!(b.stdout.contains("0.03"), "{b:?}");
+    let st = status(&r);
+    assert_eq!(st["run"]["status"], "stopped");
+    assert_eq!(subjects(&r), vec!["chore: sample shop"]);
+}
+
+#[test]
+fn usage_errors_exit_2_and_say_what_to_do() {
+    let r = shop("");
+    let o = r.forge(&["run", "shop"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("needs --goal"), "{o:?}");
+    let o = r.forge(&["run", "--resume", "nope"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("no run named `nope`"), "{o:?}");
+    let o = r.forge(&["run", "Bad Name", "--goal", "x"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("invalid run name"), "{o:?}");
+    let bare = Repo::with_command("true", "none");
+    bare.git(&["commit", "-q", "--allow-empty", "-m", "init"]);
+    let o = bare.forge(&["run", "x", "--goal", "y"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("agents.planner.command"), "{o:?}");
+    // A second start of the same run is refused; --status lists it.
+    assert_eq!(run(&r).code, 0);
+    let again = run(&r);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("already exists"), "{again:?}");
+    let list = r.forge(&["run", "--status"]);
+    assert!(list.stdout.starts_with("shop "), "{list:?}");
+}
