@@ -686,6 +686,44 @@ pub fn summary(e: &Event) -> String {
         ),
         "tool" => format!("{}: {}", s("tool"), crate::text::clip(&s("target"), 80)),
         "hook" => s("event"),
+        "gate" => format!(
+            "{} {} [{} w{} a{}]{}",
+            if s("status") == "pass" { "✓" } else { "✗" },
+            s("gate"),
+            s("slice"),
+            u("wave"),
+            u("attempt"),
+            d.pointer("/evidence/reason")
+                .and_then(|r| r.as_str())
+                .filter(|r| !r.is_empty())
+                .map(|r| format!(" — {}", crate::text::clip(r, 100)))
+                .unwrap_or_default()
+        ),
+        "run" => format!(
+            "run {} {}{}",
+            s("run"),
+            s("event"),
+            d.get("slice")
+                .and_then(|v| v.as_str())
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default()
+        ),
+        "agent" => format!(
+            "{} [{} w{} a{}] exit {}, {} ms{}",
+            s("role"),
+            s("slice"),
+            u("wave"),
+            u("attempt"),
+            d.get("exit_code")
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            u("duration_ms"),
+            if d.get("timed_out").and_then(|v| v.as_bool()) == Some(true) {
+                ", timed out"
+            } else {
+                ""
+            }
+        ),
         "note" => crate::text::clip(&s("text"), 120),
         "repair" => format!("repaired a torn line of {} bytes", u("torn_bytes")),
         _ => crate::text::clip(&d.to_string(), 100),
