@@ -140,9 +140,32 @@ fn report_command_parses_real_outputs() {
 }
 
 #[test]
-fn demo_walks_through_the_breaker() {
+fn demo_runs_two_slices_and_catches_both_cheats() {
     let r = Repo::bare();
     let o = r.forge(&["demo"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    for needle in [
+        "✗ [member-discount w1 a1] red-file-scope — red may change only tests/ — reverted: src/cart.sh",
+        "✗ [member-discount w1 a1] green-file-scope — green may change only src/ — reverted: tests/member_test.sh",
+        "✓ [receipt w1 a2] milestone-checks",
+        "Run `shop` DONE: 2 slice(s), 2 commit(s).",
+        "feat(member-discount): members get 10% off",
+        "feat(receipt): a receipt names the amount paid",
+        "status done, wave 1, red attempts 2, green attempts 2",
+    ] {
+        assert!(
+            o.stdout.contains(needle),
+            "missing {needle:?} in\n{}",
+            o.stdout
+        );
+    }
+    assert!(!o.stdout.contains("forge-checkpoint"), "{}", o.stdout);
+}
+
+#[test]
+fn demo_verify_walks_through_the_breaker() {
+    let r = Repo::bare();
+    let o = r.forge(&["demo", "verify"]);
     assert_eq!(o.code, 0, "{o:?}");
     for needle in [
         "Breaker: 1/3 consecutive failures for change \"checkout\" — fix the smallest cause and re-run.",
@@ -172,6 +195,7 @@ fn every_subcommand_has_help_with_examples() {
         vec!["change", "scenarios", "--help"],
         vec!["report", "--help"],
         vec!["demo", "--help"],
+        vec!["run", "--help"],
     ] {
         let o = r.forge(&args);
         assert_eq!(o.code, 0, "{args:?}");
