@@ -239,6 +239,10 @@ pub struct Phase {
     pub code_areas: Vec<String>,
     /// The tests verified red, which green may not touch.
     pub red_tests: Vec<String>,
+    /// The answer file the current agent writes (planner, verifier, coverage reviewer),
+    /// repository-relative.
+    #[serde(default)]
+    pub output: Option<String>,
 }
 
 /// The run state fields the guard reads: `.tmp/.forge/active-run` names the run, and its
@@ -257,6 +261,8 @@ struct Current {
     phase: String,
     #[serde(default)]
     red_tests: Vec<String>,
+    #[serde(default)]
+    output: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -287,8 +293,21 @@ pub fn load_phase(root: &Path) -> std::result::Result<Option<Phase>, String> {
     let Some(cur) = state.current else {
         return Ok(None);
     };
-    if cur.phase != "red" && cur.phase != "green" {
+    // `final` is Forge committing: no agent runs then.
+    if !matches!(
+        cur.phase.as_str(),
+        "plan" | "red" | "verify" | "review" | "green"
+    ) {
         return Ok(None);
+    }
+    if cur.phase == "plan" {
+        return Ok(Some(Phase {
+            run: slug,
+            slice: String::new(),
+            phase: cur.phase,
+            output: cur.output,
+            ..Phase::default()
+        }));
     }
     let slice = state
         .slices
@@ -308,6 +327,7 @@ pub fn load_phase(root: &Path) -> std::result::Result<Option<Phase>, String> {
         test_areas: slice.test_areas.clone(),
         code_areas: slice.code_areas.clone(),
         red_tests: cur.red_tests,
+        output: cur.output,
     }))
 }
 
@@ -456,8 +476,13 @@ impl Guard {
     }
 
     fn with_rules(root: &Path, home: &Path, rules: Vec<RuleConfig>, phase: Option<Phase>) -> Guard {
+        let mut paths = Paths::new(root, home);
+        paths.run_output = phase
+            .as_ref()
+            .and_then(|p| p.output.as_ref())
+            .map(|o| paths.root.join(o));
         Guard {
-            paths: Paths::new(root, home),
+            paths,
             rules,
             phase,
             budget: crate::budget::BudgetConfig::default(),
@@ -594,6 +619,26 @@ impl Guard {
                 continue;
             };
             let in_tests = ph.test_areas.iter().any(|g| glob::matches(g, &rel));
+            if matches!(ph.phase.as_str(), "plan" | "verify" | "review") {
+                if self.paths.run_output.as_deref() == Some(p.as_path()) {
+                    continue;
+                }
+                let role = match ph.phase.as_str() {
+                    "plan" => "planning",
+                    "verify" => "the verifier's check",
+                    _ => "the coverage review",
+                };
+                findings.push(Finding {
+                    decision: Decision::Deny,
+                    rule: "phase-read-only".into(),
+                    reason: format!(
+                        "run `{}` is in {role}, which is read-only: do not change {rel}; write only your answer to {}",
+                        ph.run,
+                        ph.output.as_deref().unwrap_or("$FORGE_OUTPUT")
+                    ),
+                });
+                continue;
+            }
             let is_red_test = ph
                 .red_tests
                 .iter()

@@ -35,6 +35,9 @@ pub struct Paths {
     pub root: PathBuf,
     pub home: PathBuf,
     pub temp: Vec<PathBuf>,
+    /// The one file in Forge's run state the agent now running may write (its
+    /// `$FORGE_OUTPUT`, during `forge run`): placed as an ordinary repository file.
+    pub run_output: Option<PathBuf>,
 }
 
 impl Paths {
@@ -48,6 +51,7 @@ impl Paths {
             root: real(root),
             home: home.to_path_buf(),
             temp,
+            run_output: None,
         }
     }
 
@@ -68,6 +72,9 @@ impl Paths {
             let rel_s = rel.to_string_lossy().replace('\\', "/");
             if rel_s.is_empty() {
                 return Place::RepoRoot;
+            }
+            if self.run_output.as_deref() == Some(p) {
+                return Place::InRepo(rel_s);
             }
             let first = rel
                 .components()

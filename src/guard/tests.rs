@@ -275,3 +275,56 @@ fn phase_scope_is_enforced() {
     std::fs::write(tmp.join("runs/r1/state.json"), "{broken").unwrap();
     assert!(load_phase(root).is_err());
 }
+
+#[test]
+fn read_only_phases_allow_only_the_agents_answer_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let tmp = root.join(".tmp/.forge");
+    std::fs::create_dir_all(tmp.join("runs/r1")).unwrap();
+    std::fs::write(tmp.join("active-run"), "r1\n").unwrap();
+    let write = |g: &Guard, rel: &str| {
+        let w =
+            serde_json::json!({"file_path": root.join(rel).display().to_string(), "content": "{}"});
+        g.check_tool("Write", &w, root)
+    };
+    // Planning: the planner writes state.json and nothing else.
+    std::fs::write(
+        tmp.join("runs/r1/state.json"),
+        r#"{"current": {"slice": "", "phase": "plan", "output": ".tmp/.forge/runs/r1/state.json"}, "slices": []}"#,
+    )
+    .unwrap();
+    let g = Guard::new(root, Path::new("/home/u"), None, load_phase(root).unwrap());
+    assert_eq!(
+        write(&g, ".tmp/.forge/runs/r1/state.json").decision,
+        Decision::Allow
+    );
+    let r = write(&g, "src/cart.rs");
+    assert_eq!(r.rule, "phase-read-only");
+    assert!(
+        r.reason.contains("planning, which is read-only"),
+        "{}",
+        r.reason
+    );
+    assert_eq!(write(&g, ".tmp/.forge/active-run").rule, "forge-state");
+    // The verifier: only its answer file.
+    std::fs::write(
+        tmp.join("runs/r1/state.json"),
+        r#"{"current": {"slice": "s1", "phase": "verify", "red_tests": [], "output": ".tmp/.forge/runs/r1/outputs/v.json"}, "slices": [{"id": "s1", "test_areas": ["tests/"], "code_areas": ["src/"]}]}"#,
+    )
+    .unwrap();
+    let g = Guard::new(root, Path::new("/home/u"), None, load_phase(root).unwrap());
+    assert_eq!(
+        write(&g, ".tmp/.forge/runs/r1/outputs/v.json").decision,
+        Decision::Allow
+    );
+    assert_eq!(write(&g, "tests/cart_test.rs").rule, "phase-read-only");
+    assert_eq!(
+        write(&g, ".tmp/.forge/runs/r1/state.json").rule,
+        "forge-state"
+    );
+    assert_eq!(
+        g.check_command("echo x > tests/other.rs", root).rule,
+        "phase-read-only"
+    );
+}
