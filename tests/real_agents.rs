@@ -463,3 +463,409 @@ fn failing_change_blocks_stop_until_the_breaker_opens() {
     assert!(state.contains("consecutive_failures: 3"), "{state}");
     assert!(state.contains("open: true"), "{state}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// `forge run` with the real client playing red.
+//
+// Forge, not the rig, starts `claude` here: once per red attempt, against one fake model for the
+// whole run. `tests/fixtures/run/claude-offline-run.sh` runs `forge run` inside the rig's offline
+// setup (private network namespace, `claude` on PATH, HOME and the API pointed at the fake), and
+// `tests/fixtures/run/fake_red_model.py` wraps the rig's fake API so that the script is keyed on
+// Forge's prompt: an entry is picked by substrings of the current prompt (the slice, "attempt 1
+// of", "Your last attempt was rejected"), and its turns are counted from that prompt on.
+
+const RUN_FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run");
+const GOAL: &str = "members get 10% off; receipts name the amount";
+const MEMBER_TEST: &str = r#"check "member gets discount" "$(total 100 member)" "90""#;
+const RECEIPT_TEST: &str =
+    r#"check "receipt names the amount" "$(receipt 90 2>/dev/null)" "paid 90""#;
+const CARD_LINE: &str = "    card) echo $(( $1 + $1 * 2 / 100 )) ;;   # 2% card fee";
+const CHEAT_LINE: &str = "    member) echo 90 ;;   # red was here";
+
+/// The client the rig installs: `$FORGE_RIG_CACHE/claude-$CLAUDE_CODE_VERSION/…`, as in
+/// `claude-offline.sh`.
+fn rig_claude_bin() -> PathBuf {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let ver = std::env::var("CLAUDE_CODE_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "2.1.197".to_string());
+    let cache = var("FORGE_RIG_CACHE").unwrap_or_else(|| {
+        var("XDG_CACHE_HOME")
+            .unwrap_or_else(|| var("HOME").unwrap_or_default().join(".cache"))
+            .join("forge-agent-rig")
+    });
+    cache.join(format!("claude-{ver}/node_modules/.bin/claude"))
+}
+
+/// The rig's client, installed by one trivial rig run when it is not there yet. Call with
+/// `RIG_LOCK` held.
+fn ensure_claude(test: &str, rig: &Path) -> Option<PathBuf> {
+    let bin = rig_claude_bin();
+    if !bin.exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("script.json");
+        std::fs::write(&script, json!({"turns": [text("ok")]}).to_string()).unwrap();
+        std::fs::create_dir(dir.path().join("proj")).unwrap();
+        let o = Command::new(rig)
+            .arg(dir.path().join("proj"))
+            .arg(&script)
+            .arg(dir.path().join("out"))
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
+        if o.status.code() == Some(3) || !bin.exists() {
+            unavailable(
+                test,
+                &format!(
+                    "the rig could not install the Claude Code client ({}): {}",
+                    bin.display(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
+            );
+            return None;
+        }
+    }
+    Some(bin)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn git_out(r: &Repo, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The sample shop of tests/run.rs, committed: the scripted agent plays every role but red, which
+/// is the real client (`resume_command` continues the wave's session on later attempts).
+fn shop_with_claude_red() -> Repo {
+    let r = Repo::bare();
+    copy_dir(&Path::new(RUN_FIX).join("shop"), r.path());
+    let scripted = format!(
+        "FORGE_BIN='{}' sh {RUN_FIX}/agent.sh",
+        forge_bin().display()
+    );
+    let flags = r#"--output-format json --permission-mode acceptEdits"#;
+    let red = format!(
+        r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --session-id "$FORGE_AGENT_SESSION" {flags}"#
+    );
+    let resume = format!(
+        r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --resume "$FORGE_AGENT_SESSION" {flags}"#
+    );
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    r.config(&format!(
+        "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      timeout: 30\n      report: tap\n\
+         agents:\n  default:\n    command: {}\n    timeout: 30\n  red:\n    command: {}\n    resume_command: {}\n    timeout: 120\n",
+        q(&scripted),
+        q(&red),
+        q(&resume)
+    ));
+    r.write(".gitignore", ".tmp/.forge/\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: sample shop"]);
+    r
+}
+
+fn tool(name: &str, input: Value) -> Value {
+    json!({"content": [{"type": "tool_use", "name": name, "input": input}],
+           "stop_reason": "tool_use"})
+}
+
+/// The model's side of every red call, keyed on Forge's prompt (see fake_red_model.py).
+fn red_script(repo: &Path) -> Value {
+    let p = |rel: &str| repo.join(rel).display().to_string();
+    json!({"by_prompt": [
+        // Attempt 2 of member-discount, resumed: the test alone. The file is still there from
+        // attempt 1 (only src/cart.sh was reverted), and the client edits a file only after
+        // reading it.
+        {"name": "member-a2",
+         "when": ["Slice `member-discount`", "Your last attempt was rejected"],
+         "turns": [
+            tool("Read", json!({"file_path": p("tests/member_test.sh")})),
+            tool("Write", json!({"file_path": p("tests/member_test.sh"),
+                                 "content": format!("{MEMBER_TEST}\n")})),
+            text("member test only")]},
+        // Attempt 1: a draft of the test, and the cheat — the production code, made to pass.
+        {"name": "member-a1",
+         "when": ["Slice `member-discount`", "attempt 1 of"],
+         "turns": [
+            tool("Write", json!({"file_path": p("tests/member_test.sh"),
+                                 "content": format!("# draft\n{MEMBER_TEST}\n")})),
+            tool("Read", json!({"file_path": p("src/cart.sh")})),
+            tool("Edit", json!({"file_path": p("src/cart.sh"), "old_string": CARD_LINE,
+                                "new_string": format!("{CARD_LINE}\n{CHEAT_LINE}")})),
+            text("test and code")]},
+        {"name": "receipt-a1",
+         "when": ["Slice `receipt`", "attempt 1 of"],
+         "turns": [
+            tool("Write", json!({"file_path": p("tests/receipt_test.sh"),
+                                 "content": format!("{RECEIPT_TEST}\n")})),
+            text("receipt test")]}
+    ]})
+}
+
+/// The claude `-p --output-format json` result in an agent log (the log's last JSON line).
+fn claude_result(r: &Repo, stem: &str) -> Value {
+    let log = r.read(&format!(".tmp/.forge/runs/shop/agents/{stem}.log"));
+    log.lines()
+        .rev()
+        .find_map(|l| {
+            serde_json::from_str::<Value>(l.trim())
+                .ok()
+                .filter(|v| v["type"] == "result")
+        })
+        .unwrap_or_else(|| panic!("no claude result in {stem}.log:\n{log}"))
+}
+
+#[test]
+fn claude_plays_red_in_forge_run_and_a_cheat_is_reverted_then_resumed() {
+    let test = "claude_plays_red_in_forge_run_and_a_cheat_is_reverted_then_resumed";
+    let rig = match find_rig() {
+        Ok(p) => p,
+        Err(why) => return unavailable(test, &why),
+    };
+    for tool in ["python3", "node", "npm"] {
+        if !have(tool) {
+            return unavailable(test, &format!("`{tool}` is not available"));
+        }
+    }
+    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(claude) = ensure_claude(test, &rig) else {
+        return;
+    };
+    let r = shop_with_claude_red();
+    let repo = r.path().canonicalize().unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("forge-rig-out-")
+        .tempdir()
+        .unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, red_script(&repo).to_string()).unwrap();
+    let out = dir.path().join("out");
+    let started = std::time::Instant::now();
+    let o = Command::new("bash")
+        .arg(Path::new(RUN_FIX).join("claude-offline-run.sh"))
+        .arg(rig.parent().unwrap())
+        .arg(&claude)
+        .arg(&script)
+        .arg(&out)
+        .arg(forge_bin())
+        .args(["run", "shop", "--goal", GOAL])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    drop(guard);
+    let run = Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        out,
+        dir: Some(dir),
+    };
+    eprintln!(
+        "real_agents::{test}: forge run exited {} in {:.1}s",
+        run.code,
+        started.elapsed().as_secs_f64()
+    );
+
+    // The run landed: the two commits of the honest run, and the project's tests pass.
+    assert_eq!(run.code, 0, "forge run failed{}", run.dump());
+    assert!(
+        run.stdout
+            .contains("Run `shop` DONE: 2 slice(s), 2 commit(s)."),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        git_out(&r, &["log", "--format=%s"]),
+        "feat(receipt): a receipt names the amount paid\n\
+         feat(member-discount): members get 10% off\n\
+         chore: sample shop"
+    );
+    assert_eq!(
+        git_out(&r, &["show", "--format=", "--name-only", "HEAD~1"]),
+        "src/cart.sh\ntests/member_test.sh"
+    );
+    // The member test is attempt 2's, the cart is green's: the cheat left no trace.
+    assert_eq!(
+        git_out(&r, &["show", "HEAD~1:tests/member_test.sh"]),
+        MEMBER_TEST
+    );
+    assert!(!r.read("src/cart.sh").contains("red was here"));
+    assert!(r.read("src/cart.sh").contains("10% member discount"));
+    assert_eq!(
+        git_out(&r, &["status", "--porcelain", "--", ".", ":!.forge"]),
+        ""
+    );
+    let tests_pass = Command::new("sh")
+        .arg("tests/run.sh")
+        .current_dir(&repo)
+        .status()
+        .unwrap();
+    assert!(tests_pass.success());
+
+    // Attempt 1 failed the red file-scope gate on src/cart.sh; attempt 2 passed it.
+    let st = r.forge(&["run", "--status", "shop", "--json"]).json();
+    let slice = |id: &str| {
+        st["slices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("no slice {id} in {st}"))
+            .clone()
+    };
+    let member = slice("member-discount");
+    let scope: Vec<(u64, String)> = member["forge"]["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["gate"] == "red-file-scope")
+        .map(|g| {
+            (
+                g["attempt"].as_u64().unwrap(),
+                g["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(scope, [(1, "fail".into()), (2, "pass".into())], "{st}");
+    assert_eq!(member["forge"]["red_attempts_total"], 2, "{st}");
+    assert_eq!(slice("receipt")["forge"]["red_attempts_total"], 1, "{st}");
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(p2.contains("reverted: src/cart.sh"), "{p2}");
+
+    // The fake model saw every call: each scripted turn once, in order, and every tool the
+    // client ran (Write, Read, Edit) succeeded — the cheat really happened.
+    let requests = run.main_requests();
+    let turns: Vec<String> = run
+        .file("requests.jsonl")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["kind"] == "messages" && e["turn"].is_string())
+        .filter(|e| e["body"]["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .map(|e| e["turn"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            "member-a1#0",
+            "member-a1#1",
+            "member-a1#2",
+            "member-a1#3",
+            "member-a2#0",
+            "member-a2#1",
+            "member-a2#2",
+            "receipt-a1#0",
+            "receipt-a1#1"
+        ],
+        "{}",
+        run.dump()
+    );
+    for body in &requests {
+        let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+        for b in blocks(&msgs).filter(|b| b["type"] == "tool_result") {
+            assert_ne!(
+                b["is_error"],
+                json!(true),
+                "a tool failed: {b}{}",
+                run.dump()
+            );
+        }
+    }
+
+    // The resumed call continued the same session: its first request carries attempt 1's
+    // prompt and its Edit of src/cart.sh before attempt 2's prompt, which names the revert.
+    let a2 = &requests[4]["messages"];
+    let a2 = a2.as_array().unwrap();
+    let user_texts: Vec<String> = a2
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| text_of(&m["content"]))
+        .filter(|t| t.contains("# Forge run `shop`"))
+        .collect();
+    assert_eq!(user_texts.len(), 2, "{user_texts:#?}{}", run.dump());
+    assert!(
+        user_texts[0].contains("role: red (attempt 1 of"),
+        "{}",
+        user_texts[0]
+    );
+    assert!(
+        user_texts[1].contains("role: red (attempt 2 of"),
+        "{}",
+        user_texts[1]
+    );
+    assert!(
+        user_texts[1].contains("Your last attempt was rejected")
+            && user_texts[1].contains("reverted: src/cart.sh"),
+        "{}",
+        user_texts[1]
+    );
+    assert!(
+        blocks(a2).any(|b| b["type"] == "tool_use"
+            && b["name"] == "Edit"
+            && b["input"]["new_string"]
+                .as_str()
+                .is_some_and(|s| s.contains("red was here"))),
+        "attempt 1's Edit is not in the resumed conversation{}",
+        run.dump()
+    );
+    // Both attempts report Forge's session id, and the client's transcript of that session holds
+    // both prompts; the receipt slice got a session of its own.
+    let session = member["forge"]["red_session"].as_str().unwrap().to_string();
+    let a1_result = claude_result(&r, "member-discount-red-w1-a1");
+    let a2_result = claude_result(&r, "member-discount-red-w1-a2");
+    let receipt_result = claude_result(&r, "receipt-red-w1-a1");
+    assert_eq!(a1_result["session_id"], session.as_str());
+    assert_eq!(a2_result["session_id"], session.as_str());
+    assert_ne!(receipt_result["session_id"], session.as_str());
+    let projects = run.out.join("home/.claude/projects");
+    let transcript = std::fs::read_dir(&projects)
+        .unwrap()
+        .map(|d| d.unwrap().path().join(format!("{session}.jsonl")))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no transcript {session}.jsonl under {}", projects.display()));
+    let transcript = std::fs::read_to_string(transcript).unwrap();
+    assert!(transcript.contains("role: red (attempt 1 of"));
+    assert!(transcript.contains("role: red (attempt 2 of"));
+
+    // What the client reported it cost is what the budget holds.
+    let results = [&a1_result, &a2_result, &receipt_result];
+    let usd: f64 = results
+        .iter()
+        .map(|v| v["total_cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!(usd > 0.0, "{results:?}");
+    let b = r.forge(&["budget", "status", "--change", "shop", "--json"]);
+    assert_eq!(b.code, 0, "{b:?}");
+    let standings = b.json();
+    let change = standings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scope"] == "change shop")
+        .unwrap_or_else(|| panic!("no change standing: {standings}"));
+    let spent = change["usd"].as_f64().unwrap();
+    assert!(
+        (spent - usd).abs() < 1e-9,
+        "budget {spent} vs client {usd}: {standings}"
+    );
+    assert!(change["tokens"].as_u64().unwrap() > 0, "{standings}");
+}

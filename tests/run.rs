@@ -724,3 +724,70 @@ fn usage_errors_exit_2_and_say_what_to_do() {
     let list = r.forge(&["run", "--status"]);
     assert!(list.stdout.starts_with("shop "), "{list:?}");
 }
+
+#[test]
+fn a_failing_baseline_stops_the_slice_before_any_red_agent() {
+    let r = shop("");
+    r.write(
+        "tests/broken_test.sh",
+        "check \"already broken\" \"1\" \"2\"\n",
+    );
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "test: a broken test"]);
+    let o = run(&r);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(
+        o.stdout.contains("✗ [member-discount w1 a0] pre-red-baseline — `sh tests/run.sh` fails before any red change: exit 1, failing: already broken"),
+        "{}",
+        o.stdout
+    );
+    let st = status(&r);
+    let g = gate_file(&r, "member-discount", "pre-red-baseline");
+    assert_eq!(g["blocks"], true);
+    assert_eq!(
+        g["recovery"],
+        "stop the slice and report the baseline failure"
+    );
+    // No red agent ran for it, in either wave.
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["red_attempts_total"]),
+        0
+    );
+    assert!(!r.exists(".tmp/.forge/runs/shop/agents/member-discount-red-w1-a1.log"));
+}
+
+#[test]
+fn milestone_checks_run_every_configured_command_before_the_commit() {
+    // The project's lint (a configured verify command) rejects TODOs; the focused tests do not.
+    let r = Repo::bare();
+    copy_dir(&std::path::Path::new(RUN_FIX).join("shop"), r.path());
+    let yaml = agents_yaml("milestone todo", "").replace(
+        "      report: tap\n",
+        "      report: tap\n    - name: lint\n      run: \"! grep -n TODO src/cart.sh\"\n      report: none\n",
+    );
+    r.config(&yaml);
+    r.write(".gitignore", ".tmp/.forge/\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: sample shop"]);
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    // The planned milestone (member-discount) and the final completion (receipt) both ran
+    // the full commands; the first try's TODO failed the milestone and went back to green.
+    let m = gates_of(&st, "member-discount");
+    let ms: Vec<&String> = m
+        .iter()
+        .filter(|(g, _)| g == "milestone-checks")
+        .map(|(_, s)| s)
+        .collect();
+    assert_eq!(ms, ["fail", "pass"]);
+    assert!(has_gate(&st, "receipt", "milestone-checks", "pass"));
+    let g = gate_file(&r, "receipt", "milestone-checks");
+    assert_eq!(g["evidence"]["final"], true);
+    assert_eq!(g["evidence"]["commands"].as_array().unwrap().len(), 2);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(p2.contains("The full checks fail: `lint`"), "{p2}");
+    // The milestone ran before the commit: nothing with a TODO was ever committed.
+    assert!(!git_out(&r, &["log", "-p", "--", "src"]).contains("TODO"));
+    assert_landed_cleanly(&r);
+}
