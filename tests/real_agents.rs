@@ -7,6 +7,11 @@
 //! When any of that is missing the tests print `SKIPPED: …` and return, unless
 //! `FORGE_REQUIRE_REAL_AGENTS=1`, which turns the skip into a failure.
 //!
+//! The last test runs `forge run` with the real client playing the red role (the other roles stay
+//! the scripted tests/fixtures/run/agent.sh): a cheating first attempt reverted by the red
+//! file-scope gate, a second attempt through `resume_command` in the same client session, and
+//! the client's reported cost in Forge's budget.
+//!
 //! Rig runs are serialised by a lock (one npm install, no port or CPU contention), so the tests
 //! need no `--test-threads=1`.
 
@@ -563,7 +568,7 @@ fn shop_with_claude_red() -> Repo {
         "FORGE_BIN='{}' sh {RUN_FIX}/agent.sh",
         forge_bin().display()
     );
-    let flags = r#"--output-format json --permission-mode acceptEdits"#;
+    let flags = "--output-format json --permission-mode acceptEdits";
     let red = format!(
         r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --session-id "$FORGE_AGENT_SESSION" {flags}"#
     );
@@ -635,6 +640,26 @@ fn claude_result(r: &Repo, stem: &str) -> Value {
         .unwrap_or_else(|| panic!("no claude result in {stem}.log:\n{log}"))
 }
 
+/// Every red agent log of the run, for a failure message.
+fn red_logs(r: &Repo) -> String {
+    let dir = r.path().join(".tmp/.forge/runs/shop/agents");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    names.retain(|p| p.to_string_lossy().contains("-red-"));
+    names.sort();
+    names
+        .iter()
+        .map(|p| {
+            format!(
+                "--- {}:\n{}\n",
+                p.display(),
+                std::fs::read_to_string(p).unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn claude_plays_red_in_forge_run_and_a_cheat_is_reverted_then_resumed() {
     let test = "claude_plays_red_in_forge_run_and_a_cheat_is_reverted_then_resumed";
@@ -687,7 +712,13 @@ fn claude_plays_red_in_forge_run_and_a_cheat_is_reverted_then_resumed() {
     );
 
     // The run landed: the two commits of the honest run, and the project's tests pass.
-    assert_eq!(run.code, 0, "forge run failed{}", run.dump());
+    assert_eq!(
+        run.code,
+        0,
+        "forge run failed{}--- red agent logs:\n{}",
+        run.dump(),
+        red_logs(&r)
+    );
     assert!(
         run.stdout
             .contains("Run `shop` DONE: 2 slice(s), 2 commit(s)."),
@@ -718,9 +749,9 @@ fn claude_plays_red_in_forge_run_and_a_cheat_is_reverted_then_resumed() {
     let tests_pass = Command::new("sh")
         .arg("tests/run.sh")
         .current_dir(&repo)
-        .status()
+        .output()
         .unwrap();
-    assert!(tests_pass.success());
+    assert!(tests_pass.status.success(), "{tests_pass:?}");
 
     // Attempt 1 failed the red file-scope gate on src/cart.sh; attempt 2 passed it.
     let st = r.forge(&["run", "--status", "shop", "--json"]).json();

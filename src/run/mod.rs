@@ -137,6 +137,8 @@ pub fn start(
         planner_attempts: 0,
         planned: false,
         gates_written: 0,
+        agent_ms: 0,
+        check_ms: 0,
     };
     let mut run = Run {
         project,
@@ -427,12 +429,14 @@ impl Run<'_> {
             self.call_agent(Role::Planner, None, attempt, "", &prompt, &state_file)?;
             // Read the answer before anything rewrites state.json.
             let answer = agent::read_output(&state_file);
-            // Planning is read-only: whatever it changed in the repository goes.
+            // Planning is read-only: whatever it changed in the repository goes, commits too.
             let mut stray = before.restore_changes(self.root())?;
-            let changed: Vec<String> = git::changed_files(self.root(), &self.meta.base_sha)?
-                .into_iter()
-                .filter(|p| !gates::is_forge_path(p))
-                .collect();
+            let head = git::head(self.root())?;
+            if head != self.meta.base_sha {
+                git::reset_keep(self.root(), &self.meta.base_sha)?;
+                stray.push(format!("commit {head}"));
+            }
+            let changed = changed_since_head(self.root())?;
             git::restore_paths(self.root(), &self.meta.base_sha, &changed)?;
             stray.extend(changed);
             let r = self.run_artifact(&stray)?;
@@ -1441,6 +1445,7 @@ impl Run<'_> {
             p.tokens += tokens;
         }
         let o = &fin.outcome;
+        self.meta.agent_ms += o.duration.as_millis() as u64;
         self.rec.record_or_warn(
             Some(&self.meta.slug),
             "agent",
@@ -1496,6 +1501,7 @@ impl Run<'_> {
             report_path: None,
         };
         let mut res = verify::run_command(self.project, &self.dir.join("logs"), 0, &cmd)?;
+        self.meta.check_ms += res.duration_ms;
         if res.exit_code == Some(127) {
             res.report_error = Some(format!("command not found: `{run}`"));
         }
@@ -1511,6 +1517,7 @@ impl Run<'_> {
             let name = c.name.clone();
             c.name = format!("{slice}-full-{name}");
             let mut r = verify::run_command(self.project, &logs, k, &c)?;
+            self.meta.check_ms += r.duration_ms;
             r.name = name;
             out.push(r);
         }
@@ -1543,10 +1550,8 @@ impl Run<'_> {
             }
             git::reset_keep(self.root(), base)?;
         }
-        scope.changed = git::changed_files(self.root(), base)?
-            .into_iter()
-            .filter(|f| !gates::is_forge_path(f))
-            .collect();
+        // HEAD is `base` now: one status scan lists every change since it.
+        scope.changed = changed_since_head(self.root())?;
         scope.disallowed = scope
             .changed
             .iter()
@@ -1562,10 +1567,7 @@ impl Run<'_> {
     /// `.forge/` left as they are), files the run created removed.
     fn restore_to(&mut self, commit: &str) -> Result<()> {
         git::reset_keep(self.root(), commit)?;
-        let changed: Vec<String> = git::changed_files(self.root(), commit)?
-            .into_iter()
-            .filter(|f| !gates::is_forge_path(f))
-            .collect();
+        let changed = changed_since_head(self.root())?;
         git::restore_paths(self.root(), commit, &changed)
     }
 
@@ -1622,6 +1624,19 @@ impl Run<'_> {
         }
         Ok(None)
     }
+}
+
+/// Non-Forge paths modified, staged or untracked against HEAD, sorted: one `git status`, the
+/// only full scan of the tree a scope check needs (10,000 files cost ~25 ms per scan).
+fn changed_since_head(root: &Path) -> Result<Vec<String>> {
+    let mut files: Vec<String> = git::status(root)?
+        .into_iter()
+        .map(|e| e.path)
+        .filter(|f| !gates::is_forge_path(f))
+        .collect();
+    files.sort();
+    files.dedup();
+    Ok(files)
 }
 
 enum RedEnd {

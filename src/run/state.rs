@@ -56,6 +56,12 @@ pub struct RunMeta {
     /// Gate results written so far (numbers the gate files).
     #[serde(default)]
     pub gates_written: u32,
+    /// Wall time spent in agents and in checks (focused, related, full), in milliseconds: the
+    /// rest of a run's time is Forge's own work.
+    #[serde(default)]
+    pub agent_ms: u64,
+    #[serde(default)]
+    pub check_ms: u64,
 }
 
 /// One slice as the planner writes it (the public contract), plus Forge's progress on it.

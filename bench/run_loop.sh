@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Forge's own work per slice of `forge run` on a repository of 10,000 files (issue #5).
+#
+#   bash bench/run_loop.sh
+#
+# A copy of the sample shop (tests/fixtures/run/shop) plus 10,000 generated files, committed;
+# the scripted agent (tests/fixtures/run/agent.sh) plays every role, so agents and tests take a
+# few milliseconds and almost all of the wall time is Forge: its gates, git calls, state writes
+# and timeline. Each run is the honest two-slice run. Forge records the wall time it spent in
+# agents and in checks (run.json `agent_ms`, `check_ms`); Forge's own work per slice is
+#   (wall time of `forge run` - agent_ms - check_ms) / 2 slices.
+# The target: under 5 % of a slice whose agents and tests take 10 s, i.e. under 500 ms.
+#
+# Environment:
+#   FORGE=path     forge binary (default: `cargo build --release`, then the release binary)
+#   BENCH_DIR=dir  where the repository goes (default /tmp/forge-bench)
+#   RUNS=n         runs (default 7); the median and the range are printed
+#   FILES=n        generated files (default 10000)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_DIR=${BENCH_DIR:-/tmp/forge-bench}
+RUNS=${RUNS:-7}
+FILES=${FILES:-10000}
+
+die() { echo "bench: $*" >&2; exit 1; }
+log() { echo "bench: $*" >&2; }
+for tool in git python3; do command -v "$tool" >/dev/null || die "$tool not found"; done
+case "$BENCH_DIR" in "$ROOT"|"$ROOT"/*) die "BENCH_DIR must be outside the repository" ;; esac
+
+if [ -z "${FORGE:-}" ]; then
+  (cd "$ROOT" && cargo build --release --locked >&2)
+  FORGE=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-gnu/release/forge
+fi
+[ -x "$FORGE" ] || die "no forge binary at $FORGE"
+
+repo=$BENCH_DIR/run-loop-$FILES
+rm -rf "$repo"
+mkdir -p "$repo"
+cp -R "$ROOT/tests/fixtures/run/shop/." "$repo/"
+log "generating $FILES files in $repo"
+python3 - "$repo" "$FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "lib", f"m{i // 100:03d}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"f{i % 100:03d}.sh"), "w") as f:
+        f.write(f"# generated module {i}\nvalue_{i}() {{ echo {i}; }}\n")
+PY
+cd "$repo"
+git init -q -b main
+git config user.name Bench
+git config user.email bench@example.com
+mkdir -p .forge
+cat > .forge/config.yaml <<YAML
+verify:
+  commands:
+    - name: test
+      run: sh tests/run.sh
+      timeout: 60
+      report: tap
+agents:
+  default:
+    command: sh $ROOT/tests/fixtures/run/agent.sh
+    timeout: 60
+YAML
+printf '.tmp/.forge/\n' > .gitignore
+git add -A
+git commit -qm "chore: sample shop and $FILES files"
+base=$(git rev-parse HEAD)
+log "$(git ls-files | wc -l) tracked files"
+
+results=()
+for i in $(seq 1 "$RUNS"); do
+  git reset -q --hard "$base"
+  rm -rf .tmp/.forge .forge/changes .forge/sessions
+  start=$(date +%s%N)
+  "$FORGE" run bench --goal "members get 10% off; receipts name the amount" >/dev/null
+  end=$(date +%s%N)
+  read -r agent check < <(python3 -c 'import json,sys; m=json.load(open(".tmp/.forge/runs/bench/run.json")); print(m["agent_ms"], m["check_ms"])')
+  wall=$(( (end - start) / 1000000 ))
+  own=$(( (wall - agent - check) / 2 ))
+  log "run $i: wall ${wall} ms, agents ${agent} ms, checks ${check} ms -> Forge ${own} ms per slice"
+  results+=("$own")
+done
+sorted=$(printf '%s\n' "${results[@]}" | sort -n)
+median=$(echo "$sorted" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+min=$(echo "$sorted" | head -n1)
+max=$(echo "$sorted" | tail -n1)
+pct=$(awk -v m="$median" 'BEGIN { printf "%.1f", m / 10000 * 100 }')
+echo "| forge run, Forge's own work per slice, $FILES-file repository | median ${median} ms (range ${min}–${max} ms, $RUNS runs) | ${pct} % of a 10 s slice | target < 5 % (500 ms) |"
