@@ -255,7 +255,7 @@ fn wait_or_kill(
 }
 
 /// The first executable file named `prog` on `PATH` (or `prog` itself when it has a `/`).
-fn which(prog: &str) -> Option<PathBuf> {
+pub fn which(prog: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     if prog.contains('/') {
         return None;

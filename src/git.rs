@@ -13,7 +13,7 @@ pub fn git(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
 
 /// [`git`] with extra environment variables (`GIT_INDEX_FILE`, …).
 pub fn git_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<Vec<u8>> {
-    let mut cmd = Command::new("git");
+    let mut cmd = Command::new(git_program());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -356,21 +356,88 @@ pub fn commit_paths(
     let commit = String::from_utf8_lossy(&out).trim().to_string();
     git(
         cwd,
-        &["update-ref", "-m", "forge: commit", "HEAD", &commit, expected_head],
+        &[
+            "update-ref",
+            "-m",
+            "forge: commit",
+            "HEAD",
+            &commit,
+            expected_head,
+        ],
     )?;
     sync_index(cwd, paths)?;
     Ok(commit)
 }
 
-/// Sets the index entries of `paths` to HEAD's (`git reset -- paths`), leaving the rest of the
-/// index, and its stat cache, alone.
+/// Sets the index entries of `paths` to HEAD's, leaving the rest of the index — and its stat
+/// cache — alone. Plumbing (`update-index --index-info`), because `git reset -- paths`
+/// refreshes the whole index afterwards: 170 ms on 10,000 files.
 pub fn sync_index(cwd: &Path, paths: &[String]) -> Result<()> {
     if paths.is_empty() {
         return Ok(());
     }
-    let mut args = vec!["reset", "-q", "HEAD", "--"];
+    let mut args = vec!["ls-tree", "-z", "--full-tree", "HEAD", "--"];
     args.extend(paths.iter().map(String::as_str));
-    git(cwd, &args).map(|_| ())
+    let listed = git(cwd, &args)?;
+    let mut info = Vec::new();
+    let mut present = std::collections::HashSet::new();
+    for rec in listed.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        // `<mode> SP <type> SP <object> TAB <path>`
+        if let Some(tab) = rec.iter().position(|&b| b == b'\t') {
+            present.insert(rec[tab + 1..].to_vec());
+        }
+        info.extend_from_slice(rec);
+        info.push(0);
+    }
+    for p in paths {
+        if !present.contains(p.as_bytes()) {
+            // Mode 0 removes the entry: the path is not in HEAD.
+            info.extend_from_slice(b"0 0000000000000000000000000000000000000000\t");
+            info.extend_from_slice(p.as_bytes());
+            info.push(0);
+        }
+    }
+    git_stdin(cwd, &["update-index", "-z", "--index-info"], &info).map(|_| ())
+}
+
+/// [`git`] with `input` on stdin.
+fn git_stdin(cwd: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut child = Command::new(git_program())
+        .args(args)
+        .current_dir(cwd)
+        .env("LC_ALL", "C")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::io(format!("cannot run `git {}`", args.join(" ")), e))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(input)
+            .map_err(|e| Error::io(format!("cannot write to `git {}`", args.join(" ")), e))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::io(format!("cannot run `git {}`", args.join(" ")), e))?;
+    if !out.status.success() {
+        return Err(Error::usage(format!(
+            "`git {}` failed in {}: {}",
+            args.join(" "),
+            cwd.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(out.stdout)
+}
+
+/// The `git` program, found on PATH once: letting every spawn search PATH costs a failed
+/// `execve` per entry before the right one, and `forge run` starts git dozens of times a slice.
+fn git_program() -> &'static Path {
+    static GIT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    GIT.get_or_init(|| crate::exec::which("git").unwrap_or_else(|| PathBuf::from("git")))
 }
 
 /// Moves HEAD's branch to `commit` and the index with it, leaving the working tree as it is
@@ -481,5 +548,48 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = repo_root(dir.path()).unwrap_err().to_string();
         assert!(err.contains("not inside a git repository"), "{err}");
+    }
+
+    #[test]
+    fn commit_paths_commits_only_those_paths_and_keeps_the_index_in_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && git config user.name T && git config user.email t@e.com && printf 'a\\n' > a.txt && printf 'gone\\n' > old.txt && git add . && git commit -qm init",
+        );
+        let base = head(d).unwrap();
+        sh(
+            d,
+            "printf 'b\\n' > b.txt && printf 'a2\\n' > a.txt && rm old.txt && printf 'wip\\n' > wip.txt",
+        );
+        let paths = vec![
+            "a.txt".to_string(),
+            "b.txt".to_string(),
+            "old.txt".to_string(),
+        ];
+        let c = commit_paths(d, &base, &base, &paths, "feat: x").unwrap();
+        assert_eq!(head(d).unwrap(), c);
+        assert_eq!(parent(d, &c).unwrap().as_deref(), Some(base.as_str()));
+        assert_eq!(commit_files(d, &c).unwrap(), paths);
+        assert_eq!(commit_message(d, &c).unwrap(), "feat: x");
+        // Only the uncommitted file is left as a change: the index follows the new HEAD.
+        let st = status(d).unwrap();
+        assert_eq!(
+            st,
+            vec![StatusEntry {
+                path: "wip.txt".into(),
+                change: Change::Untracked
+            }]
+        );
+        // A stale expected HEAD is refused: the compare-and-swap protects a moved branch.
+        assert!(commit_paths(d, &base, &base, &["wip.txt".to_string()], "feat: y").is_err());
+        assert_eq!(head(d).unwrap(), c);
+        assert!(is_ancestor(d, &base, &c).unwrap());
+        assert!(!is_ancestor(d, &c, &base).unwrap());
+        // restore_paths puts files back as a commit has them, and removes the ones it lacks.
+        restore_paths(d, &base, &["a.txt".to_string(), "b.txt".to_string()]).unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("a.txt")).unwrap(), "a\n");
+        assert!(!d.join("b.txt").exists());
     }
 }
