@@ -1177,10 +1177,11 @@ impl Run<'_> {
             let code: Vec<String> = scope.changed.clone();
 
             // green checks
+            let attempt = self.state.slices[i].progress().green_attempts;
             let mut results = Vec::new();
             let focused = self.check(
                 &s.id,
-                &format!("green-a{}", p.green_attempts),
+                &format!("green-a{attempt}"),
                 &s.focused_command,
                 s.report,
             )?;
@@ -1194,7 +1195,7 @@ impl Run<'_> {
             for (k, c) in s.related_checks.iter().enumerate() {
                 results.push(self.check(
                     &s.id,
-                    &format!("related{k}-a{}", p.green_attempts),
+                    &format!("related{k}-a{attempt}"),
                     c,
                     Format::Auto,
                 )?);
