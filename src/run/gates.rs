@@ -653,6 +653,16 @@ pub fn final_ancestry(f: &Final) -> GateResult {
     if !missing.is_empty() {
         reasons.push(format!("the commit lacks {missing:?}"));
     }
+    let extra: Vec<&String> = f
+        .files
+        .iter()
+        .filter(|p| !f.red_tests.contains(p) && !f.code_files.contains(p))
+        .collect();
+    if !extra.is_empty() {
+        reasons.push(format!(
+            "the commit holds files that are neither the verified test nor green's code: {extra:?}"
+        ));
+    }
     if f.red_tests.is_empty() {
         reasons.push("the commit has no verified test".into());
     }
@@ -915,6 +925,18 @@ mod tests {
         f.message = "feat: x";
         f.verified_before_commit = false;
         assert!(!final_ancestry(&f).passed());
+        f.verified_before_commit = true;
+        let sneaked = vec![
+            "src/a.sh".to_string(),
+            "src/other.sh".to_string(),
+            "tests/a.sh".to_string(),
+        ];
+        f.files = &sneaked;
+        assert!(
+            final_ancestry(&f)
+                .reason()
+                .contains("neither the verified test")
+        );
     }
 
     #[test]

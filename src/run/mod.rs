@@ -342,6 +342,7 @@ impl Run<'_> {
     }
 
     fn drive(&mut self) -> Result<Outcome> {
+        git::refresh_index(self.root());
         if let Some(reason) = self.breaker_open()? {
             return self.stop(reason);
         }
