@@ -255,6 +255,38 @@ mod tests {
     }
 
     #[test]
+    fn agents_and_run_keys_are_parsed_strictly() {
+        let c = Config::parse(
+            "verify:\n  commands:\n    - {name: t, run: x}\nagents:\n  default: {command: 'sh a.sh'}\n  red: {command: 'claude -p x', resume_command: 'claude -p x --resume s', timeout: 60}\nrun:\n  check_timeout: 30\n",
+        )
+        .unwrap();
+        use crate::run::agent::Role;
+        assert_eq!(c.agents.for_role(Role::Green).unwrap().command, "sh a.sh");
+        assert_eq!(c.agents.for_role(Role::Red).unwrap().timeout, 60);
+        assert_eq!(c.run.check_timeout, 30);
+        let e = Config::parse(
+            "verify:\n  commands:\n    - {name: t, run: x}\nagents:\n  red: {cmd: x}\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("cmd"), "{e}");
+        let e = Config::parse(
+            "verify:\n  commands:\n    - {name: t, run: x}\nagents:\n  tester: {command: x}\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("tester"), "{e}");
+        let e = Config::parse(
+            "verify:\n  commands:\n    - {name: t, run: x}\nagents:\n  red: {command: ' '}\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("agents.red.command"), "{e}");
+        let e = Config::parse(
+            "verify:\n  commands:\n    - {name: t, run: x}\nrun: {check_timeout: 0}\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("run.check_timeout"), "{e}");
+    }
+
+    #[test]
     fn unknown_key_is_named() {
         let e =
             Config::parse("verify:\n  commands:\n    - name: t\n      run: x\n      tiemout: 3\n")

@@ -128,6 +128,15 @@ pub fn config_text(d: Option<&Detected>) -> String {
     s.push_str(
         "breaker:\n  # Consecutive FAILs of `forge verify --change <c>` that open the circuit.\n  max_failures: 3\n",
     );
+    s.push_str(concat!(
+        "# The agents `forge run` drives (planner, red, verifier, green, coverage_reviewer, or\n",
+        "# default for all). Each reads its prompt from $FORGE_PROMPT_FILE; see `forge run --help`.\n",
+        "# agents:\n",
+        "#   default:\n",
+        "#     command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --session-id \"$FORGE_AGENT_SESSION\" --output-format json --permission-mode acceptEdits\n",
+        "#     resume_command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --resume \"$FORGE_AGENT_SESSION\" --output-format json --permission-mode acceptEdits\n",
+        "#     timeout: 1800\n",
+    ));
     s
 }
 

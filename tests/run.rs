@@ -239,6 +239,24 @@ fn an_honest_run_lands_one_commit_per_slice() {
     );
     // The run is over: the guard no longer enforces a phase.
     assert!(!r.exists(".tmp/.forge/active-run"));
+    // The timeline's HTML view and `forge status` show the run.
+    let html = r.path().join("timeline.html");
+    let o = r.forge(&[
+        "timeline",
+        "--change",
+        "shop",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("final-ancestry [receipt w1 a1]"), "{page}");
+    assert!(page.contains("run shop done"), "{page}");
+    let s = r.forge(&["status"]);
+    assert!(
+        s.stdout.contains("Runs:          1 — latest `shop`: done"),
+        "{s:?}"
+    );
 }
 
 #[test]

@@ -48,6 +48,7 @@ pub fn run(args: Args) -> Result<i32> {
         .pop(),
         None => None,
     };
+    let runs = forge::run::state::list(&project).map_err(|e| e.to_string());
     if args.json {
         super::print_json(&serde_json::json!({
             "change": change,
@@ -57,6 +58,8 @@ pub fn run(args: Args) -> Result<i32> {
             "spend": spend.as_ref().ok(),
             "spend_error": spend.as_ref().err(),
             "recent_denials": denials,
+            "runs": runs.as_ref().ok(),
+            "runs_error": runs.as_ref().err(),
         }));
         return Ok(EXIT_OK);
     }
@@ -111,8 +114,23 @@ pub fn run(args: Args) -> Result<i32> {
             );
         }
     }
-    let runs = project.tmp_dir().join("runs");
-    let open_runs = std::fs::read_dir(&runs).map(|d| d.count()).unwrap_or(0);
-    println!("Runs:          {open_runs} under .tmp/.forge/runs/");
+    match &runs {
+        Ok(r) if r.is_empty() => println!("Runs:          none"),
+        Ok(r) => {
+            let m = &r[0];
+            println!(
+                "Runs:          {} — latest `{}`: {}{} (`forge run --status {}`)",
+                r.len(),
+                m.slug,
+                format!("{:?}", m.status).to_lowercase(),
+                m.stop_reason
+                    .as_ref()
+                    .map(|s| format!(" — {}", forge::text::clip(s, 100)))
+                    .unwrap_or_default(),
+                m.slug
+            );
+        }
+        Err(e) => println!("Runs:          UNREADABLE — {e}"),
+    }
     Ok(EXIT_OK)
 }
