@@ -809,3 +809,37 @@ fn milestone_checks_run_every_configured_command_before_the_commit() {
     assert!(!git_out(&r, &["log", "-p", "--", "src"]).contains("TODO"));
     assert_landed_cleanly(&r);
 }
+
+#[test]
+fn an_already_green_test_the_reviewer_rejects_sends_red_back() {
+    let r = shop("already-green reviewer-rejects");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    let m = slice(&st, "member-discount");
+    assert_eq!(m["forge"]["status"], "done");
+    assert_eq!(n(&m["forge"]["red_attempts_total"]), 2);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(
+        p2.contains("the test passes already and the coverage reviewer rejected it (valid: true, high quality: true, useful: false)"),
+        "{p2}"
+    );
+    // The rejected test is not committed as coverage: the slice lands as test + code.
+    assert!(!subjects(&r).iter().any(|s| s.starts_with("test(")));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_run_killed_after_planning_keeps_the_plan() {
+    let r = shop("kill-in-plan");
+    let o = run(&r);
+    assert_ne!(o.code, 0, "forge was killed: {o:?}");
+    r.config(&agents_yaml("", ""));
+    let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(o.stdout.contains("✓ planning-output"), "{}", o.stdout);
+    // The plan the planner wrote before the kill was judged and kept: no second planner call.
+    assert_eq!(n(&status(&r)["run"]["planner_attempts"]), 1);
+    assert!(!r.exists(".tmp/.forge/runs/shop/agents/run-planner-w1-a2.log"));
+    assert_landed_cleanly(&r);
+}

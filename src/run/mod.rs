@@ -411,9 +411,19 @@ impl Run<'_> {
                     .is_some_and(|a| !a.is_empty())
             });
         if let Some(doc) = existing {
-            match self.accept_plan(&doc, &tracked)? {
-                Ok(()) => return Ok(None),
-                Err(problems) => feedback = Some(problems),
+            // What the killed planner changed is undone as it would have been.
+            let stray = self.undo_planning_changes(Vec::new())?;
+            let r = self.run_artifact(&stray)?;
+            if r.blocks {
+                return self.stop(format!("run-artifact: {}", r.reason())).map(Some);
+            }
+            if r.passed() {
+                match self.accept_plan(&doc, &tracked)? {
+                    Ok(()) => return Ok(None),
+                    Err(problems) => feedback = Some(problems),
+                }
+            } else {
+                feedback = Some(r.reason());
             }
         }
         while self.meta.planner_attempts < PLAN_ATTEMPTS {
@@ -430,16 +440,8 @@ impl Run<'_> {
             self.call_agent(Role::Planner, None, attempt, "", &prompt, &state_file)?;
             // Read the answer before anything rewrites state.json.
             let answer = agent::read_output(&state_file);
-            // Planning is read-only: whatever it changed in the repository goes, commits too.
-            let mut stray = before.restore_changes(self.root())?;
-            let head = git::head(self.root())?;
-            if head != self.meta.base_sha {
-                git::reset_keep(self.root(), &self.meta.base_sha)?;
-                stray.push(format!("commit {head}"));
-            }
-            let changed = changed_since_head(self.root())?;
-            git::restore_paths(self.root(), &self.meta.base_sha, &changed)?;
-            stray.extend(changed);
+            let forge_state = before.restore_changes(self.root())?;
+            let stray = self.undo_planning_changes(forge_state)?;
             let r = self.run_artifact(&stray)?;
             if r.blocks {
                 return self.stop(format!("run-artifact: {}", r.reason())).map(Some);
@@ -471,6 +473,20 @@ impl Run<'_> {
             feedback.unwrap_or_default()
         );
         self.stop(reason).map(Some)
+    }
+
+    /// Planning is read-only: whatever it changed in the repository goes, commits too. The
+    /// paths undone, after `already` (Forge state restored by the caller).
+    fn undo_planning_changes(&mut self, mut already: Vec<String>) -> Result<Vec<String>> {
+        let head = git::head(self.root())?;
+        if head != self.meta.base_sha {
+            git::reset_keep(self.root(), &self.meta.base_sha)?;
+            already.push(format!("commit {head}"));
+        }
+        let changed = changed_since_head(self.root())?;
+        git::restore_paths(self.root(), &self.meta.base_sha, &changed)?;
+        already.extend(changed);
+        Ok(already)
     }
 
     /// The planning-output gate on a planner's document; on a pass the plan becomes the state,
