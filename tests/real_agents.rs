@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use common::{Repo, forge_bin, tap_script};
+use common::{Repo, copy_dir, forge_bin, tap_script};
 use serde_json::{Value, json};
 
 static RIG_LOCK: Mutex<()> = Mutex::new(());
@@ -535,19 +535,6 @@ fn ensure_claude(test: &str, rig: &Path) -> Option<PathBuf> {
         }
     }
     Some(bin)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 fn git_out(r: &Repo, args: &[&str]) -> String {

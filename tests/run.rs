@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Output, Repo, forge_bin};
+use common::{Output, Repo, copy_dir, forge_bin};
 use serde_json::Value;
 
 const RUN_FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run");
@@ -12,19 +12,6 @@ const CLAUDE_RESULT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/spend/claude-p-result.json"
 );
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 fn agents_yaml(cheat: &str, extra: &str) -> String {
     let cmd = format!(

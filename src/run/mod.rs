@@ -807,18 +807,7 @@ impl Run<'_> {
                 return Ok(RedEnd::End(SliceEnd::Stop(reason)));
             }
             let s = self.state.slices[i].clone();
-            let (attempt, feedback, session) = {
-                let p = self.state.slices[i].progress_mut();
-                p.red_attempts += 1;
-                p.red_attempts_total += 1;
-                p.step = Some(Step::Red);
-                (
-                    p.red_attempts,
-                    p.feedback.take(),
-                    p.red_session.clone().unwrap_or_default(),
-                )
-            };
-            self.set_current(&s.id, "red", None)?;
+            let (attempt, feedback, session) = self.begin_attempt(i, Step::Red)?;
             let prompt = prompts::red(self, &s, attempt, feedback.as_deref());
             let before = ForgeState::snapshot(self.root(), self.slug());
             let output = self.output_path(Role::Red, &s.id, attempt);
@@ -1154,18 +1143,7 @@ impl Run<'_> {
             }
             let before = ForgeState::snapshot(self.root(), self.slug());
             if !judge_only {
-                let (attempt, feedback, session) = {
-                    let p = self.state.slices[i].progress_mut();
-                    p.green_attempts += 1;
-                    p.green_attempts_total += 1;
-                    p.step = Some(Step::Green);
-                    (
-                        p.green_attempts,
-                        p.feedback.take(),
-                        p.green_session.clone().unwrap_or_default(),
-                    )
-                };
-                self.set_current(&s.id, "green", None)?;
+                let (attempt, feedback, session) = self.begin_attempt(i, Step::Green)?;
                 let prompt = prompts::green(self, &s, attempt, feedback.as_deref());
                 let output = self.output_path(Role::Green, &s.id, attempt);
                 self.call_agent(Role::Green, Some(i), attempt, &session, &prompt, &output)?;
@@ -1385,6 +1363,33 @@ impl Run<'_> {
 
     // -----------------------------------------------------------------------------------------
     // helpers
+
+    /// Counts one more red or green attempt of slice `i`, marks the phase for the guard, and
+    /// returns the attempt number, the feedback for it and the agent session to continue.
+    fn begin_attempt(&mut self, i: usize, step: Step) -> Result<(u32, Option<String>, String)> {
+        let p = self.state.slices[i].progress_mut();
+        let (attempts, total, session) = match step {
+            Step::Green => (
+                &mut p.green_attempts,
+                &mut p.green_attempts_total,
+                &p.green_session,
+            ),
+            _ => (
+                &mut p.red_attempts,
+                &mut p.red_attempts_total,
+                &p.red_session,
+            ),
+        };
+        *attempts += 1;
+        *total += 1;
+        let out = (*attempts, session.clone().unwrap_or_default());
+        p.step = Some(step);
+        let feedback = p.feedback.take();
+        let id = self.state.slices[i].id.clone();
+        let phase = if step == Step::Green { "green" } else { "red" };
+        self.set_current(&id, phase, None)?;
+        Ok((out.0, feedback, out.1))
+    }
 
     fn feedback(&mut self, i: usize, text: String) {
         self.state.slices[i].progress_mut().feedback = Some(text);

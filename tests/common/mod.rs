@@ -159,3 +159,17 @@ pub fn tap_script(cases: &[(&str, bool)]) -> String {
     ));
     s
 }
+
+/// Copies a folder tree (a fixture project) into `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
