@@ -314,6 +314,34 @@ fn stop_blocks_on_fail_until_the_breaker_opens() {
 }
 
 #[test]
+fn stop_leaves_an_agent_driven_by_forge_run_to_the_runs_gates() {
+    let r = failing_change_repo();
+    // `forge run` is in a red phase: a failing test is exactly what red must leave.
+    r.write(".tmp/.forge/active-run", "r1\n");
+    r.write(
+        ".tmp/.forge/runs/r1/state.json",
+        r#"{"current": {"slice": "s1", "phase": "red", "red_tests": []}, "slices": [{"id": "s1", "test_areas": ["tests/"], "code_areas": ["src/"]}]}"#,
+    );
+    let stop = payload(
+        &format!(
+            "claude/{}",
+            fixture_named("claude", "Stop", "stop_hook_active")
+        ),
+        &r,
+        None,
+    );
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(!o.stdout.contains("\"block\""), "{o:?}");
+    assert!(
+        o.stdout.contains("forge run `r1` is in its red phase"),
+        "{o:?}"
+    );
+    // Nothing was verified or counted.
+    assert!(!r.exists(".forge/changes/checkout/verify-attempts.yaml"));
+}
+
+#[test]
 fn stop_in_codex_and_gemini_formats_and_without_active_change() {
     let r = failing_change_repo();
     let codex_stop = payload(
