@@ -830,3 +830,25 @@ fn a_run_killed_after_planning_keeps_the_plan() {
     assert!(!r.exists(".tmp/.forge/runs/shop/agents/run-planner-w1-a2.log"));
     assert_landed_cleanly(&r);
 }
+
+#[test]
+fn a_red_agent_that_deletes_a_passing_test_is_not_a_red() {
+    let r = shop("delete-test");
+    assert_eq!(run(&r).code, 0);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(
+        p2.contains("red removed 1 existing test case(s) that passed before: guest pays by card"),
+        "{p2}"
+    );
+    assert_eq!(
+        n(&slice(&status(&r), "member-discount")["forge"]["red_attempts_total"]),
+        2
+    );
+    // The deleted test is back (the second attempt started from what the first left, and
+    // the deletion was never committed).
+    assert!(
+        r.exists("tests/card_test.sh"),
+        "the deleted test must not stay deleted"
+    );
+    assert_landed_cleanly(&r);
+}

@@ -424,6 +424,22 @@ pub fn classify_red(
     }
 }
 
+/// Test cases that passed at the baseline and are gone from the post-red report: a red that
+/// "adds" a failing test by deleting passing ones weakens the suite. Reports that name no cases
+/// (pytest's quiet summary) cannot show this.
+pub fn removed_cases(baseline: &[String], after: &Report) -> Vec<String> {
+    if after.cases.is_empty() {
+        return Vec::new();
+    }
+    let now: std::collections::HashSet<&str> =
+        after.cases.iter().map(|c| c.name.as_str()).collect();
+    baseline
+        .iter()
+        .filter(|b| !now.contains(b.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// The coverage reviewer's answer for an already-green test.
 #[derive(Debug, Clone, Serialize)]
 pub struct Review {
@@ -850,6 +866,24 @@ mod tests {
         assert!(
             matches!(classify_red(false, true, &one, None), RedOutcome::NotRed(m) if m.contains("timed out"))
         );
+    }
+
+    #[test]
+    fn removed_passing_cases_are_found() {
+        use Status::*;
+        let base = vec!["a".to_string(), "b".to_string()];
+        assert!(
+            removed_cases(
+                &base,
+                &report(&[("a", Passed), ("b", Passed), ("c", Failed)])
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            removed_cases(&base, &report(&[("a", Passed), ("c", Failed)])),
+            vec!["b"]
+        );
+        assert!(removed_cases(&base, &report(&[])).is_empty());
     }
 
     #[test]

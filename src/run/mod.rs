@@ -783,6 +783,13 @@ impl Run<'_> {
     fn baseline(&mut self, i: usize) -> Result<GateResult> {
         let s = self.state.slices[i].clone();
         let res = self.check(&s.id, "baseline", &s.focused_command, s.report)?;
+        self.state.slices[i].progress_mut().baseline_cases = res
+            .report
+            .cases
+            .iter()
+            .filter(|c| c.status == crate::report::Status::Passed)
+            .map(|c| c.name.clone())
+            .collect();
         let r = if res.ok {
             GateResult::pass(
                 gates::PRE_RED_BASELINE,
@@ -847,12 +854,21 @@ impl Run<'_> {
                 &s.focused_command,
                 s.report,
             )?;
-            let outcome = gates::classify_red(
+            let mut outcome = gates::classify_red(
                 res.exit_code == Some(0),
                 res.timed_out,
                 &res.report,
                 res.report_error.as_deref(),
             );
+            let removed =
+                gates::removed_cases(&self.state.slices[i].progress().baseline_cases, &res.report);
+            if !removed.is_empty() && !matches!(outcome, gates::RedOutcome::NotRed(_)) {
+                outcome = gates::RedOutcome::NotRed(format!(
+                    "red removed {} existing test case(s) that passed before: {}; add a test, never remove one",
+                    removed.len(),
+                    removed.join(", ")
+                ));
+            }
             let case = match outcome {
                 gates::RedOutcome::One { case, message } => {
                     let r = GateResult::pass(

@@ -149,6 +149,10 @@ pub struct Progress {
     pub start_sha: Option<String>,
     #[serde(default)]
     pub checkpoint: Option<String>,
+    /// The test cases that passed before red (pre-red baseline): red may add a test, never
+    /// remove one.
+    #[serde(default)]
+    pub baseline_cases: Vec<String>,
     /// The test files verified red; green may not touch them.
     #[serde(default)]
     pub red_tests: Vec<String>,
