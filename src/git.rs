@@ -20,6 +20,8 @@ pub fn git_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<Vec<u
     let out = cmd
         .args(args)
         .current_dir(cwd)
+        // A file an agent names `:(top)` or `*.rs` is that file, never a pattern.
+        .env("GIT_LITERAL_PATHSPECS", "1")
         .env("LC_ALL", "C")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -406,6 +408,7 @@ fn git_stdin(cwd: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
     let mut child = Command::new(git_program())
         .args(args)
         .current_dir(cwd)
+        .env("GIT_LITERAL_PATHSPECS", "1")
         .env("LC_ALL", "C")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -466,8 +469,14 @@ pub fn restore_paths(cwd: &Path, commit: &str, paths: &[String]) -> Result<()> {
         args.extend(gone.iter().map(|s| s.as_str()));
         git(cwd, &args)?;
         for p in gone {
-            let full = cwd.join(p);
-            match std::fs::remove_file(&full) {
+            let full = cwd.join(p.trim_end_matches('/'));
+            // A folder status lists whole: a nested repository an agent created.
+            let removed = match std::fs::symlink_metadata(&full) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&full),
+                Ok(_) => std::fs::remove_file(&full),
+                Err(e) => Err(e),
+            };
+            match removed {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(Error::io(format!("cannot remove {}", full.display()), e)),
@@ -491,6 +500,62 @@ pub fn refresh_index(cwd: &Path) {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status();
+}
+
+/// The branch HEAD names (`refs/heads/main`), or `None` when HEAD is detached.
+pub fn head_ref(cwd: &Path) -> Result<Option<String>> {
+    let out = Command::new(git_program())
+        .args(["symbolic-ref", "-q", "HEAD"])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Error::io("cannot run `git symbolic-ref` (is git installed?)", e))?;
+    match out.status.code() {
+        Some(0) => Ok(Some(
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        )),
+        Some(1) => Ok(None),
+        _ => Err(Error::usage(format!(
+            "`git symbolic-ref HEAD` failed in {}: {}",
+            cwd.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+    }
+}
+
+/// Points HEAD back at `branch` (or, detached, at `commit`) without touching the index or the
+/// working tree, and without moving any branch: undoes a `git checkout` / `git switch`.
+pub fn set_head(cwd: &Path, branch: Option<&str>, commit: &str) -> Result<()> {
+    match branch {
+        Some(b) => git(cwd, &["symbolic-ref", "HEAD", b]).map(|_| ()),
+        None => git(cwd, &["update-ref", "--no-deref", "HEAD", commit]).map(|_| ()),
+    }
+}
+
+/// Paths whose index entries hide their working-tree state from `git status`:
+/// `skip-worktree` (`S`) and `assume-unchanged` (a lowercase tag) in `git ls-files -v`.
+pub fn hidden_paths(cwd: &Path) -> Result<std::collections::BTreeSet<String>> {
+    let out = git(cwd, &["ls-files", "-v", "-z"])?;
+    Ok(out
+        .split(|&b| b == 0)
+        .filter(|r| r.len() > 2)
+        .filter(|r| r[0] == b'S' || r[0].is_ascii_lowercase())
+        .map(|r| String::from_utf8_lossy(&r[2..]).into_owned())
+        .collect())
+}
+
+/// Clears `skip-worktree` and `assume-unchanged` on `paths`, so status sees them again.
+pub fn unhide_paths(cwd: &Path, paths: &[String]) -> Result<()> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    // One flag per call: update-index keeps only the last of the two.
+    for flag in ["--no-skip-worktree", "--no-assume-unchanged"] {
+        let mut args = vec!["update-index", flag, "--"];
+        args.extend(paths.iter().map(String::as_str));
+        git(cwd, &args)?;
+    }
+    Ok(())
 }
 
 /// Every tracked path at HEAD.
@@ -607,5 +672,32 @@ mod tests {
         restore_paths(d, &base, &["a.txt".to_string(), "b.txt".to_string()]).unwrap();
         assert_eq!(std::fs::read_to_string(d.join("a.txt")).unwrap(), "a\n");
         assert!(!d.join("b.txt").exists());
+    }
+
+    #[test]
+    fn hidden_index_flags_are_found_and_cleared_and_head_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && git config user.name T && git config user.email t@e.com && printf 'a\\n' > a.txt && printf 'b\\n' > b.txt && git add . && git commit -qm init && git update-index --skip-worktree a.txt && git update-index --assume-unchanged b.txt",
+        );
+        let hidden = hidden_paths(d).unwrap();
+        assert_eq!(
+            hidden.into_iter().collect::<Vec<_>>(),
+            vec!["a.txt", "b.txt"]
+        );
+        unhide_paths(d, &["a.txt".into(), "b.txt".into()]).unwrap();
+        assert!(hidden_paths(d).unwrap().is_empty());
+
+        let c = head(d).unwrap();
+        assert_eq!(head_ref(d).unwrap().as_deref(), Some("refs/heads/main"));
+        sh(d, "git checkout -q -b other");
+        set_head(d, Some("refs/heads/main"), &c).unwrap();
+        assert_eq!(head_ref(d).unwrap().as_deref(), Some("refs/heads/main"));
+        sh(d, "git checkout -q --detach");
+        assert_eq!(head_ref(d).unwrap(), None);
+        set_head(d, None, &c).unwrap();
+        assert_eq!(head(d).unwrap(), c);
     }
 }

@@ -462,7 +462,9 @@ fn an_agent_that_edits_forge_state_has_it_restored() {
     assert!(has_gate(&st, "member-discount", "green-file-scope", "fail"));
     let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
     assert!(
-        p2.contains("Forge's own state may not be edited — restored: .forge/config.yaml"),
+        p2.contains(
+            "Forge's own state and git's settings may not be edited — restored: .forge/config.yaml"
+        ),
         "{p2}"
     );
     assert_landed_cleanly(&r);
@@ -851,4 +853,186 @@ fn a_red_agent_that_deletes_a_passing_test_is_not_a_red() {
         "the deleted test must not stay deleted"
     );
     assert_landed_cleanly(&r);
+}
+
+#[test]
+fn an_agent_that_switches_branch_is_put_back_and_no_branch_moves() {
+    let r = shop("switch-branch");
+    // The person's own branch, with a commit of its own.
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    r.write("notes.txt", "mine\n");
+    r.git(&["add", "notes.txt"]);
+    r.git(&["commit", "-qm", "docs: my notes"]);
+    let feature = git_out(&r, &["rev-parse", "feature"]);
+    r.git(&["checkout", "-q", "main"]);
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("HEAD was switched to feature; put back on main"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(git_out(&r, &["symbolic-ref", "HEAD"]), "refs/heads/main");
+    assert_eq!(
+        git_out(&r, &["rev-parse", "feature"]),
+        feature,
+        "the person's branch is untouched"
+    );
+    assert_eq!(
+        n(&slice(&status(&r), "member-discount")["forge"]["green_attempts_total"]),
+        2
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_test_hidden_with_skip_worktree_is_seen_and_restored() {
+    let r = shop("skip-worktree");
+    assert_eq!(run(&r).code, 0);
+    let st = status(&r);
+    assert!(has_gate(&st, "member-discount", "green-file-scope", "fail"));
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(
+        p2.contains("tests/member_test.sh (skip-worktree/assume-unchanged flag)"),
+        "{p2}"
+    );
+    assert_eq!(
+        git_out(&r, &["ls-files", "-v", "tests/member_test.sh"]),
+        "H tests/member_test.sh"
+    );
+    assert_eq!(
+        git_out(&r, &["show", "HEAD~1:tests/member_test.sh"]),
+        "check \"member gets discount\" \"$(total 100 member)\" \"90\""
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn file_names_that_look_like_pathspecs_are_literal() {
+    let r = shop("magic-name nested-repo");
+    // The person's uncommitted note in Forge's config must survive the run's reverts.
+    let config = format!("{}# my note\n", r.read(".forge/config.yaml"));
+    r.write(".forge/config.yaml", &config);
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout.contains("reverted: :(top), vendor/lib/"),
+        "{}",
+        o.stdout
+    );
+    assert!(!r.exists(":(top)"));
+    assert!(!r.exists("vendor/lib"));
+    assert_eq!(r.read(".forge/config.yaml"), config);
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn git_exclude_edits_are_undone_so_hidden_files_are_seen() {
+    let r = shop("exclude");
+    let before = std::fs::read(r.path().join(".git/info/exclude")).unwrap_or_default();
+    assert_eq!(run(&r).code, 0);
+    assert_eq!(
+        std::fs::read(r.path().join(".git/info/exclude")).unwrap_or_default(),
+        before
+    );
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(p2.contains("restored: .git/info/exclude"), "{p2}");
+    // The helper is visible now, so it is committed with the code that uses it (or not at all):
+    // a clean checkout of the result passes its tests.
+    let clone = tempfile::tempdir().unwrap();
+    let ok = std::process::Command::new("git")
+        .args(["clone", "-q", r.path().to_str().unwrap(), "c"])
+        .current_dir(clone.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let t = std::process::Command::new("sh")
+        .arg("tests/run.sh")
+        .current_dir(clone.path().join("c"))
+        .output()
+        .unwrap();
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stdout));
+}
+
+#[test]
+fn an_agent_cannot_erase_the_runs_spend() {
+    let r = shop_with(
+        "claude-cost erase-budget",
+        "budget:\n  change:\n    usd: 100\n",
+    );
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(p2.contains("budget.yaml (spend went down)"), "{p2}");
+    // Every agent call's cost is still counted: one real `claude -p` result each.
+    let calls = std::fs::read_dir(r.path().join(".tmp/.forge/runs/shop/agents"))
+        .unwrap()
+        .count() as f64;
+    let per_call = serde_json::from_str::<Value>(&std::fs::read_to_string(CLAUDE_RESULT).unwrap())
+        .unwrap()["total_cost_usd"]
+        .as_f64()
+        .unwrap();
+    let b = r.forge(&["budget", "status", "--change", "shop", "--json"]);
+    let usd = b.json().as_array().unwrap()[0]["usd"].as_f64().unwrap();
+    assert!(
+        (usd - calls * per_call).abs() < 1e-6,
+        "{usd} vs {calls} × {per_call}: {b:?}"
+    );
+}
+
+#[test]
+fn a_verifier_that_plants_evidence_in_the_log_is_caught() {
+    let r = shop("fake-log");
+    assert_eq!(run(&r).code, 0);
+    let g: Vec<_> = gates_of(&status(&r), "member-discount")
+        .into_iter()
+        .filter(|(g, _)| g == "verified-red")
+        .collect();
+    assert_eq!(g[0].1, "fail");
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(
+        p2.contains("does not appear in the focused command's output"),
+        "{p2}"
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_resume_refuses_run_state_changed_behind_forges_back() {
+    let r = shop("fail-checks");
+    assert_eq!(run(&r).code, 1);
+    let path = r.path().join(".tmp/.forge/runs/shop/state.json");
+    let forged = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"status\": \"running\"", "\"status\": \"done\"");
+    std::fs::write(&path, forged).unwrap();
+    r.forge(&["verify", "--reset-breaker", "--change", "shop"]);
+    let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr
+            .contains("was changed by something other than Forge"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn a_stop_after_the_checkpoint_says_how_to_abandon_the_slice() {
+    let r = shop("fail-checks");
+    let o = run(&r);
+    assert_eq!(o.code, 1);
+    let start = slice(&status(&r), "member-discount")["forge"]["start_sha"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        o.stdout.contains(&format!(
+            "To abandon the slice instead of resuming: `git reset --hard {}`",
+            &start[..10]
+        )),
+        "{}",
+        o.stdout
+    );
 }

@@ -311,6 +311,8 @@ pub struct Scope {
     pub commits: Vec<String>,
     /// Forge state files the agent changed; restored byte for byte.
     pub forge_state: Vec<String>,
+    /// The agent switched HEAD to another branch (or detached it); switched back.
+    pub head_moved: Option<String>,
 }
 
 /// Red may change only test/spec/fixture files (its test areas) and may not commit.
@@ -324,6 +326,9 @@ pub fn red_scope(changed: &[String], test_areas: &[String]) -> Vec<String> {
 
 pub fn scope_result(gate: &str, scope: &Scope, areas: &[String], phase: &str) -> GateResult {
     let mut reasons = Vec::new();
+    if let Some(h) = &scope.head_moved {
+        reasons.push(h.clone());
+    }
     if !scope.commits.is_empty() {
         reasons.push(format!(
             "{} commit(s) appeared during {phase} (Forge makes the commits); undone",
@@ -339,7 +344,7 @@ pub fn scope_result(gate: &str, scope: &Scope, areas: &[String], phase: &str) ->
     }
     if !scope.forge_state.is_empty() {
         reasons.push(format!(
-            "Forge's own state may not be edited — restored: {}",
+            "Forge's own state and git's settings may not be edited — restored: {}",
             scope.forge_state.join(", ")
         ));
     }
@@ -354,6 +359,7 @@ pub fn scope_result(gate: &str, scope: &Scope, areas: &[String], phase: &str) ->
         "disallowed": scope.disallowed,
         "commits": scope.commits,
         "forge_state": scope.forge_state,
+        "head_moved": scope.head_moved,
     });
     if reasons.is_empty() {
         GateResult::pass(gate, evidence)

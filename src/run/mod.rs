@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod gates;
+mod protect;
 pub mod state;
 
 use std::collections::BTreeSet;
@@ -85,6 +86,10 @@ struct Run<'a> {
     project: &'a Project,
     config: &'a Config,
     dir: PathBuf,
+    /// The repository's git folder (`.git`, or a worktree's).
+    git_dir: PathBuf,
+    /// Protected things the last agent changed and Forge put back, for its scope gate.
+    tamper: Vec<String>,
     meta: RunMeta,
     state: RunState,
     rec: Recorder,
@@ -139,11 +144,16 @@ pub fn start(
         gates_written: 0,
         agent_ms: 0,
         check_ms: 0,
+        branch: git::head_ref(&project.root)?,
+        state_sha256: None,
+        prev_state_sha256: None,
     };
     let mut run = Run {
         project,
         config,
         rec: Recorder::new(project, &format!("run-{slug}"), "forge:run"),
+        git_dir: git_dir(project)?,
+        tamper: Vec::new(),
         dir,
         meta,
         state: RunState::default(),
@@ -169,6 +179,22 @@ pub fn resume(project: &Project, config: &Config, slug: &str, out: Printer) -> R
     };
     let lock = lock_run(&dir, slug)?;
     let st = state::load_state(&dir, slug)?.unwrap_or_default();
+    if meta.planned {
+        use sha2::Digest;
+        let bytes = std::fs::read(state::state_path(&dir)).unwrap_or_default();
+        let digest = format!("{:x}", sha2::Sha256::digest(&bytes));
+        let known = [&meta.state_sha256, &meta.prev_state_sha256];
+        if !known.iter().any(|k| k.as_deref() == Some(digest.as_str())) {
+            return Err(Error::State {
+                path: state::state_path(&dir),
+                message: "was changed by something other than Forge since the run last saved it (an agent?)".into(),
+                recovery: format!(
+                    "Inspect it; to start over, remove .tmp/.forge/runs/{slug}/, reset the branch to the run's base {} if you wish, and run `forge run {slug} --goal …` again.",
+                    meta.base_sha
+                ),
+            });
+        }
+    }
     if meta.status == RunStatus::Done {
         out(&format!("Run `{slug}` is done; nothing to resume."));
         return Ok(Outcome::Done);
@@ -179,6 +205,8 @@ pub fn resume(project: &Project, config: &Config, slug: &str, out: Printer) -> R
         project,
         config,
         rec: Recorder::new(project, &format!("run-{slug}"), "forge:run"),
+        git_dir: git_dir(project)?,
+        tamper: Vec::new(),
         dir,
         meta,
         state: st,
@@ -187,6 +215,20 @@ pub fn resume(project: &Project, config: &Config, slug: &str, out: Printer) -> R
     };
     run.event("resumed", json!({}));
     run.say(&format!("Resuming run `{slug}`: {}", run.meta.goal));
+    // A run killed while an agent ran: whatever changed in Forge's protected files since that
+    // agent started may be the agent's doing, or the person's since. Forge cannot tell; it says.
+    if let Ok(b) = std::fs::read(run.dir.join("protected.json"))
+        && let Ok(m) = serde_json::from_slice::<Value>(&b)
+    {
+        let changed = protect::changed_since(project, &run.git_dir, &m);
+        if !changed.is_empty() {
+            run.event("protected-changed", json!({"files": changed}));
+            run.say(&format!(
+                "  ! changed since the last agent of this run started: {} — if you did not change them, restore them (e.g. `git checkout -- <file>`) before resuming",
+                changed.join(", ")
+            ));
+        }
+    }
     run.drive()
 }
 
@@ -215,15 +257,16 @@ fn lock_run(dir: &Path, slug: &str) -> Result<crate::state::DirLock> {
     })
 }
 
+fn git_dir(project: &Project) -> Result<PathBuf> {
+    let out = git::git(&project.root, &["rev-parse", "--absolute-git-dir"])?;
+    Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
+}
+
 fn now() -> String {
     jiff::Timestamp::now().to_string()
 }
 
 impl Run<'_> {
-    fn slug(&self) -> &str {
-        &self.meta.slug
-    }
-
     fn root(&self) -> &Path {
         &self.project.root
     }
@@ -233,9 +276,18 @@ impl Run<'_> {
     }
 
     fn save(&mut self) -> Result<()> {
+        use sha2::Digest;
         self.meta.updated_at = now();
+        let bytes = state::to_json_bytes(&state::state_path(&self.dir), &self.state)?;
+        let digest = format!("{:x}", sha2::Sha256::digest(&bytes));
+        if self.meta.state_sha256.as_deref() != Some(digest.as_str()) {
+            self.meta.prev_state_sha256 = self.meta.state_sha256.take();
+            self.meta.state_sha256 = Some(digest);
+        }
+        // run.json first: a kill between the two writes leaves state.json at the previous
+        // digest, which a resume accepts.
         state::save_json(&state::meta_path(&self.dir), &self.meta)?;
-        state::save_json(&state::state_path(&self.dir), &self.state)
+        crate::state::write_atomic(&state::state_path(&self.dir), &bytes)
     }
 
     fn event(&self, event: &str, mut data: Value) {
@@ -334,6 +386,19 @@ impl Run<'_> {
         let _ = std::fs::remove_file(state::active_run_path(self.project));
         self.event("stopped", json!({"reason": reason}));
         self.say(&format!("Run `{}` STOPPED: {reason}", self.meta.slug));
+        // A slice stopped after its red checkpoint leaves that temporary commit at the tip.
+        let open_checkpoint = self.state.slices.iter().find_map(|s| {
+            let p = s.forge.as_ref()?;
+            (p.status == SliceStatus::Running)
+                .then(|| Some((s.id.clone(), p.checkpoint.clone()?, p.start_sha.clone()?)))?
+        });
+        if let Some((id, cp, start)) = open_checkpoint {
+            self.say(&format!(
+                "HEAD is slice `{id}`'s temporary checkpoint {} (its verified test); green's edits are uncommitted. To abandon the slice instead of resuming: `git reset --hard {}`.",
+                &cp[..cp.len().min(10)],
+                &start[..start.len().min(10)]
+            ));
+        }
         self.say(&format!(
             "A person decides next: see `forge run --status {}`, fix the cause, then `forge run --resume {}`.",
             self.meta.slug, self.meta.slug
@@ -436,11 +501,12 @@ impl Run<'_> {
             self.state = RunState::default();
             self.set_current("", "plan", Some(&state_file))?;
             let prompt = prompts::planner(self, &tracked, feedback.as_deref());
-            let before = ForgeState::snapshot(self.root(), self.slug());
+            let before = self.protect()?;
             self.call_agent(Role::Planner, None, attempt, "", &prompt, &state_file)?;
             // Read the answer before anything rewrites state.json.
             let answer = agent::read_output(&state_file);
-            let forge_state = before.restore_changes(self.root())?;
+            let mut forge_state = before.put_back(self.project)?;
+            forge_state.append(&mut self.tamper);
             let stray = self.undo_planning_changes(forge_state)?;
             let r = self.run_artifact(&stray)?;
             if r.blocks {
@@ -478,6 +544,10 @@ impl Run<'_> {
     /// Planning is read-only: whatever it changed in the repository goes, commits too. The
     /// paths undone, after `already` (Forge state restored by the caller).
     fn undo_planning_changes(&mut self, mut already: Vec<String>) -> Result<Vec<String>> {
+        let base = self.meta.base_sha.clone();
+        if let Some(moved) = self.restore_head(&base)? {
+            already.push(moved);
+        }
         let head = git::head(self.root())?;
         if head != self.meta.base_sha {
             git::reset_keep(self.root(), &self.meta.base_sha)?;
@@ -816,7 +886,7 @@ impl Run<'_> {
             let s = self.state.slices[i].clone();
             let (attempt, feedback, session) = self.begin_attempt(i, Step::Red)?;
             let prompt = prompts::red(self, &s, attempt, feedback.as_deref());
-            let before = ForgeState::snapshot(self.root(), self.slug());
+            let before = self.protect()?;
             let output = self.output_path(Role::Red, &s.id, attempt);
             self.call_agent(Role::Red, Some(i), attempt, &session, &prompt, &output)?;
 
@@ -909,8 +979,11 @@ impl Run<'_> {
             let _ = std::fs::remove_file(&out_path);
             self.set_current(&s.id, "verify", Some(&out_path))?;
             let vsession = agent::new_session_id();
+            // What the command printed is read now: the log is under .tmp/, where an agent
+            // could append the "evidence" it is about to cite.
+            let output = read_log(&self.root().join(&res.log));
             let prompt = prompts::verifier(self, &s, &case, &res);
-            let before = ForgeState::snapshot(self.root(), self.slug());
+            let before = self.protect()?;
             let test_bytes = file_bytes(self.root(), &tests);
             self.call_agent(
                 Role::Verifier,
@@ -927,7 +1000,6 @@ impl Run<'_> {
                 .disallowed
                 .extend(put_back(self.root(), &test_bytes)?);
             vscope.disallowed.extend(vscope.forge_state.clone());
-            let output = read_log(&self.root().join(&res.log));
             let problems = match agent::read_output(&out_path) {
                 Ok(v) => {
                     let mut p = gates::check_verifier(
@@ -1031,7 +1103,7 @@ impl Run<'_> {
         let _ = std::fs::remove_file(&out_path);
         self.set_current(&s.id, "review", Some(&out_path))?;
         let prompt = prompts::reviewer(self, &s, tests, res);
-        let before = ForgeState::snapshot(self.root(), self.slug());
+        let before = self.protect()?;
         let test_bytes = file_bytes(self.root(), tests);
         let session = agent::new_session_id();
         self.call_agent(
@@ -1136,6 +1208,8 @@ impl Run<'_> {
                     .into_iter()
                     .filter(|f| !p.red_tests.contains(f))
                     .collect();
+                // A kill between the commit and the index sync: sync now.
+                git::sync_index(self.root(), &git::commit_files(self.root(), &head)?)?;
                 return self.land(i, &head, &code, true).map(Some);
             }
         }
@@ -1157,7 +1231,7 @@ impl Run<'_> {
                     return Ok(SliceEnd::Stop(reason));
                 }
             }
-            let before = ForgeState::snapshot(self.root(), self.slug());
+            let before = self.protect()?;
             if !judge_only {
                 let (attempt, feedback, session) = self.begin_attempt(i, Step::Green)?;
                 let prompt = prompts::green(self, &s, attempt, feedback.as_deref());
@@ -1407,6 +1481,14 @@ impl Run<'_> {
         Ok((out.0, feedback, out.1))
     }
 
+    /// Captures what no agent may change, before an agent runs; its manifest goes to disk so
+    /// a resume after a kill can tell what changed meanwhile.
+    fn protect(&self) -> Result<protect::Protected> {
+        let p = protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug)?;
+        state::save_json(&self.dir.join("protected.json"), &p.manifest())?;
+        Ok(p)
+    }
+
     fn feedback(&mut self, i: usize, text: String) {
         self.state.slices[i].progress_mut().feedback = Some(text);
     }
@@ -1452,6 +1534,7 @@ impl Run<'_> {
             prompt,
             output,
         };
+        let ledgers = protect::Ledgers::capture(self.project, &self.meta.slug);
         let fin = agent::invoke(
             self.project,
             &self.dir,
@@ -1460,6 +1543,8 @@ impl Run<'_> {
             &call,
             &self.config.budget,
         )?;
+        let tampered = ledgers.put_back(self.project)?;
+        self.tamper.extend(tampered);
         let usd: f64 = fin.spend.iter().filter_map(|s| s.usd).sum();
         let tokens: u64 = fin.spend.iter().map(|s| s.tokens.total()).sum();
         if !fin.spend.is_empty() {
@@ -1568,11 +1653,15 @@ impl Run<'_> {
     fn judge_scope(
         &mut self,
         base: &str,
-        before: &ForgeState,
+        before: &protect::Protected,
         disallowed: impl Fn(&str) -> bool,
     ) -> Result<gates::Scope> {
+        let mut forge_state = before.put_back(self.project)?;
+        forge_state.append(&mut self.tamper);
+        forge_state.sort();
         let mut scope = gates::Scope {
-            forge_state: before.restore_changes(self.root())?,
+            forge_state,
+            head_moved: self.restore_head(base)?,
             ..Default::default()
         };
         let head = git::head(self.root())?;
@@ -1591,15 +1680,38 @@ impl Run<'_> {
         }
         // HEAD is `base` now: one status scan lists every change since it.
         scope.changed = changed_since_head(self.root())?;
+        // After a branch switch the working tree is another branch's checkout: none of it is
+        // the agent's work to keep.
+        let void = scope.head_moved.is_some();
         scope.disallowed = scope
             .changed
             .iter()
-            .filter(|f| disallowed(f))
+            .filter(|f| void || disallowed(f))
             .cloned()
             .collect();
         git::restore_paths(self.root(), base, &scope.disallowed)?;
         scope.changed.retain(|f| !scope.disallowed.contains(f));
         Ok(scope)
+    }
+
+    /// Puts HEAD back on the run's branch if an agent switched it (`git checkout other`,
+    /// `git switch -c x`, a detach). No branch is moved: the other branch keeps its commits.
+    fn restore_head(&mut self, base: &str) -> Result<Option<String>> {
+        let now = git::head_ref(self.root())?;
+        if now == self.meta.branch {
+            return Ok(None);
+        }
+        git::set_head(self.root(), self.meta.branch.as_deref(), base)?;
+        let name = |r: &Option<String>| {
+            r.as_deref()
+                .map(|b| b.trim_start_matches("refs/heads/").to_string())
+                .unwrap_or_else(|| "a detached HEAD".into())
+        };
+        Ok(Some(format!(
+            "HEAD was switched to {}; put back on {}",
+            name(&now),
+            name(&self.meta.branch)
+        )))
     }
 
     /// Puts the working tree back at `commit`: tracked files restored (Forge's own files under
@@ -1731,86 +1843,6 @@ fn read_log(path: &Path) -> String {
     let mut b = Vec::new();
     let _ = f.read_to_end(&mut b);
     crate::text::strip_ansi(&String::from_utf8_lossy(&b)).into_owned()
-}
-
-/// Forge's own files an agent must not change: config, specs, the run's breaker — captured
-/// before an agent runs and put back byte for byte after. The timeline and the spend ledgers
-/// are written by Forge's hooks while agents run, and are tamper-evident on their own.
-struct ForgeState {
-    run: String,
-    files: Vec<(String, Vec<u8>)>,
-}
-
-impl ForgeState {
-    fn snapshot(root: &Path, run: &str) -> ForgeState {
-        ForgeState {
-            run: run.to_string(),
-            files: Self::collect(root, run),
-        }
-    }
-
-    fn collect(root: &Path, run: &str) -> Vec<(String, Vec<u8>)> {
-        let mut files = Vec::new();
-        let mut stack = vec![root.join(crate::repo::FORGE_DIR)];
-        while let Some(d) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let p = e.path();
-                let Ok(ft) = e.file_type() else { continue };
-                let rel = p
-                    .strip_prefix(root)
-                    .map(|r| r.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if ft.is_dir() {
-                    if rel != ".forge/sessions" {
-                        stack.push(p);
-                    }
-                } else if ft.is_file()
-                    && !Self::hook_written(&rel, run)
-                    && let Ok(b) = std::fs::read(&p)
-                {
-                    files.push((rel, b));
-                }
-            }
-        }
-        files.sort();
-        files
-    }
-
-    /// Files Forge's hooks write while an agent runs (the timeline, spend ledgers, and the
-    /// breaker of a change a Stop hook verifies) — all but the run's own breaker.
-    fn hook_written(rel: &str, run: &str) -> bool {
-        let own_breaker = format!(".forge/changes/{run}/verify-attempts.yaml");
-        (rel.ends_with("/verify-attempts.yaml") && rel != own_breaker)
-            || rel.ends_with("/budget.yaml")
-            || rel.contains(crate::state::TEMP_PREFIX)
-            || rel.starts_with(".forge/sessions/")
-    }
-
-    /// Restores every file that differs from the snapshot; the paths restored.
-    fn restore_changes(&self, root: &Path) -> Result<Vec<String>> {
-        let now = Self::collect(root, &self.run);
-        let mut changed = Vec::new();
-        for (rel, bytes) in &self.files {
-            match now.iter().find(|(r, _)| r == rel) {
-                Some((_, b)) if b == bytes => {}
-                _ => {
-                    crate::state::write_atomic(&root.join(rel), bytes)?;
-                    changed.push(rel.clone());
-                }
-            }
-        }
-        for (rel, _) in &now {
-            if !self.files.iter().any(|(r, _)| r == rel) {
-                let _ = std::fs::remove_file(root.join(rel));
-                changed.push(rel.clone());
-            }
-        }
-        changed.sort();
-        Ok(changed)
-    }
 }
 
 /// The bytes of `paths` (None when absent), to hold a read-only agent to them.

@@ -58,6 +58,15 @@ pub struct RunMeta {
     pub gates_written: u32,
     /// Wall time spent in agents and in checks (focused, related, full), in milliseconds: the
     /// rest of a run's time is Forge's own work.
+    /// The branch HEAD named when the run started (`None`: detached); agents may not switch.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// SHA-256 of `state.json` as Forge last wrote it, and the one before (a kill may fall
+    /// between the two writes): a resume refuses a state file changed by anything else.
+    #[serde(default)]
+    pub state_sha256: Option<String>,
+    #[serde(default)]
+    pub prev_state_sha256: Option<String>,
     #[serde(default)]
     pub agent_ms: u64,
     #[serde(default)]
@@ -246,10 +255,15 @@ pub fn load_state(dir: &Path, slug: &str) -> Result<Option<RunState>> {
 }
 
 pub fn save_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    crate::state::write_atomic(path, &to_json_bytes(path, value)?)
+}
+
+/// Pretty JSON with a final newline, as the run's files are written.
+pub fn to_json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value)
         .map_err(|e| Error::usage(format!("cannot encode {}: {e}", path.display())))?;
     bytes.push(b'\n');
-    crate::state::write_atomic(path, &bytes)
+    Ok(bytes)
 }
 
 /// Every run under `.tmp/.forge/runs/`, newest first.
