@@ -90,6 +90,8 @@ struct Run<'a> {
     git_dir: PathBuf,
     /// Protected things the last agent changed and Forge put back, for its scope gate.
     tamper: Vec<String>,
+    /// The index's skip-worktree/assume-unchanged paths as the run found them.
+    hidden: Option<std::collections::BTreeSet<String>>,
     meta: RunMeta,
     state: RunState,
     rec: Recorder,
@@ -154,6 +156,7 @@ pub fn start(
         rec: Recorder::new(project, &format!("run-{slug}"), "forge:run"),
         git_dir: git_dir(project)?,
         tamper: Vec::new(),
+        hidden: None,
         dir,
         meta,
         state: RunState::default(),
@@ -207,6 +210,7 @@ pub fn resume(project: &Project, config: &Config, slug: &str, out: Printer) -> R
         rec: Recorder::new(project, &format!("run-{slug}"), "forge:run"),
         git_dir: git_dir(project)?,
         tamper: Vec::new(),
+        hidden: None,
         dir,
         meta,
         state: st,
@@ -1483,8 +1487,12 @@ impl Run<'_> {
 
     /// Captures what no agent may change, before an agent runs; its manifest goes to disk so
     /// a resume after a kill can tell what changed meanwhile.
-    fn protect(&self) -> Result<protect::Protected> {
-        let p = protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug)?;
+    fn protect(&mut self) -> Result<protect::Protected> {
+        if self.hidden.is_none() {
+            self.hidden = Some(git::hidden_paths(self.root())?);
+        }
+        let hidden = self.hidden.as_ref().expect("set above");
+        let p = protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug, hidden)?;
         state::save_json(&self.dir.join("protected.json"), &p.manifest())?;
         Ok(p)
     }

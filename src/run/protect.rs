@@ -24,7 +24,14 @@ pub struct Protected {
 }
 
 impl Protected {
-    pub fn snapshot(project: &Project, git_dir: &Path, run: &str) -> Result<Protected> {
+    /// `hidden`: the index's hidden paths as the run found them (they change only when an
+    /// agent changes them, so one listing per run serves every snapshot).
+    pub fn snapshot(
+        project: &Project,
+        git_dir: &Path,
+        run: &str,
+        hidden: &BTreeSet<String>,
+    ) -> Result<Protected> {
         let root = &project.root;
         let mut files: Vec<(String, PathBuf, Option<Vec<u8>>)> = forge_files(root, run)
             .into_iter()
@@ -37,7 +44,7 @@ impl Protected {
         Ok(Protected {
             run: run.to_string(),
             files,
-            hidden: git::hidden_paths(root)?,
+            hidden: hidden.clone(),
         })
     }
 
