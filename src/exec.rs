@@ -67,6 +67,11 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         .map_err(|e| Error::io(format!("cannot create {}", opts.log_path.display()), e))?;
     let (mut reader, writer) = std::io::pipe().map_err(|e| Error::io("cannot create a pipe", e))?;
 
+    // A statically linked std cannot find glibc's posix_spawn_file_actions_addchdir_np at run
+    // time, so a Command with a working directory falls back to fork+exec, which copies the
+    // page tables and makes the parent fault its pages back in. When the command runs where
+    // Forge already is, leaving the directory unset lets std use posix_spawn (vfork).
+    let chdir = !std::env::current_dir().is_ok_and(|here| here == opts.cwd);
     let start = Instant::now();
     // A plain command (`cargo test`, `true`) is exec'd directly, as make does: the same program
     // with the same arguments, without paying for a shell. Anything else goes through the shell.
@@ -90,8 +95,10 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         let (Ok(w1), Ok(w2)) = (w1, w2) else {
             return Err(std::io::Error::other("cannot duplicate the output pipe"));
         };
-        cmd.current_dir(&opts.cwd)
-            .stdin(Stdio::null())
+        if chdir {
+            cmd.current_dir(&opts.cwd);
+        }
+        cmd.stdin(Stdio::null())
             .stdout(w1)
             .stderr(w2)
             .process_group(0);
