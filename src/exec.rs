@@ -59,12 +59,18 @@ impl ExecOutcome {
 /// One thread does everything — drain the pipe, watch the clock, reap the child — with `poll(2)`:
 /// verify runs on every agent step, and helper threads cost more than the command `true` itself.
 pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
-    if let Some(dir) = opts.log_path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    // The log folder exists on every run but the first: create it only when the log cannot be.
+    let log = match File::create(&opts.log_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = opts.log_path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+            }
+            File::create(&opts.log_path)
+        }
+        r => r,
     }
-    let log = File::create(&opts.log_path)
-        .map_err(|e| Error::io(format!("cannot create {}", opts.log_path.display()), e))?;
+    .map_err(|e| Error::io(format!("cannot create {}", opts.log_path.display()), e))?;
     let (mut reader, writer) = std::io::pipe().map_err(|e| Error::io("cannot create a pipe", e))?;
 
     // A statically linked std cannot find glibc's posix_spawn_file_actions_addchdir_np at run

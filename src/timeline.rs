@@ -219,16 +219,25 @@ pub fn append(
     kind: &str,
     data: Value,
 ) -> Result<Event> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let open = || {
+        OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)
+    };
+    // The session folder exists on every append but the first: create it only when needed.
+    let mut file = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+            }
+            open()
+        }
+        r => r,
     }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
     file.lock()
         .map_err(|e| Error::io(format!("cannot lock {}", path.display()), e))?;
     let (last, torn) = read_tail(&mut file)
