@@ -15,6 +15,8 @@ use nix::unistd::Pid;
 
 use crate::error::{Error, Result};
 
+/// The largest read from the output pipe (a Linux pipe holds 64 KiB by default).
+const READ_BUF: usize = 64 * 1024;
 /// How long a timed-out group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait, once the command has exited, for processes it left behind to close the
@@ -136,7 +138,10 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
     let mut log = BufWriter::with_capacity(64 * 1024, log);
     let mut tail = Tail::new(opts.tail_bytes);
     let mut output_bytes = 0u64;
-    let mut buf = vec![0u8; 64 * 1024];
+    // Start with one page and grow to a full pipe's worth once a read fills it: zeroing 64 KiB
+    // up front faults in sixteen fresh pages on every run, even for a command that prints
+    // nothing.
+    let mut buf = vec![0u8; 4 * 1024];
     let mut status: Option<ExitStatus> = None;
     let mut timed_out = false;
     // What the clock is waiting for next.
@@ -183,6 +188,9 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
                     let _ = log.write_all(&buf[..n]);
                     tail.push(&buf[..n]);
                     output_bytes += n as u64;
+                    if n == buf.len() && buf.len() < READ_BUF {
+                        buf.resize(READ_BUF, 0);
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
