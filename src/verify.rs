@@ -111,7 +111,6 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
     for (i, cmd) in config.verify.commands.iter().enumerate() {
         commands.push(run_command(project, &logs, i, cmd)?);
     }
-    exec::maybe_prune_logs(&logs, KEEP_LOGS);
 
     let cases: Vec<TestCase> = commands
         .iter()
@@ -208,10 +207,12 @@ fn run_command(
             }
         }
     }
+    let log_path = exec::unique_log_path(logs, &cmd.name);
+    exec::recycle_log(logs, KEEP_LOGS, &log_path);
     let opts = ExecOptions {
         cwd: project.root.clone(),
         timeout: Duration::from_secs(cmd.timeout),
-        log_path: exec::unique_log_path(logs, &cmd.name),
+        log_path,
         tail_bytes: TAIL_BYTES,
         env: vec![("FORGE_VERIFY".into(), "1".into())],
     };
