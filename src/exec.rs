@@ -15,6 +15,8 @@ use nix::unistd::Pid;
 
 use crate::error::{Error, Result};
 
+/// The largest read from the output pipe (a Linux pipe holds 64 KiB by default).
+const READ_BUF: usize = 64 * 1024;
 /// How long a timed-out group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait, once the command has exited, for processes it left behind to close the
@@ -59,14 +61,25 @@ impl ExecOutcome {
 /// One thread does everything — drain the pipe, watch the clock, reap the child — with `poll(2)`:
 /// verify runs on every agent step, and helper threads cost more than the command `true` itself.
 pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
-    if let Some(dir) = opts.log_path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    // The log folder exists on every run but the first: create it only when the log cannot be.
+    let log = match File::create(&opts.log_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = opts.log_path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+            }
+            File::create(&opts.log_path)
+        }
+        r => r,
     }
-    let log = File::create(&opts.log_path)
-        .map_err(|e| Error::io(format!("cannot create {}", opts.log_path.display()), e))?;
+    .map_err(|e| Error::io(format!("cannot create {}", opts.log_path.display()), e))?;
     let (mut reader, writer) = std::io::pipe().map_err(|e| Error::io("cannot create a pipe", e))?;
 
+    // A statically linked std cannot find glibc's posix_spawn_file_actions_addchdir_np at run
+    // time, so a Command with a working directory falls back to fork+exec, which copies the
+    // page tables and makes the parent fault its pages back in. When the command runs where
+    // Forge already is, leaving the directory unset lets std use posix_spawn (vfork).
+    let chdir = !std::env::current_dir().is_ok_and(|here| here == opts.cwd);
     let start = Instant::now();
     // A plain command (`cargo test`, `true`) is exec'd directly, as make does: the same program
     // with the same arguments, without paying for a shell. Anything else goes through the shell.
@@ -90,8 +103,10 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         let (Ok(w1), Ok(w2)) = (w1, w2) else {
             return Err(std::io::Error::other("cannot duplicate the output pipe"));
         };
-        cmd.current_dir(&opts.cwd)
-            .stdin(Stdio::null())
+        if chdir {
+            cmd.current_dir(&opts.cwd);
+        }
+        cmd.stdin(Stdio::null())
             .stdout(w1)
             .stderr(w2)
             .process_group(0);
@@ -123,7 +138,10 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
     let mut log = BufWriter::with_capacity(64 * 1024, log);
     let mut tail = Tail::new(opts.tail_bytes);
     let mut output_bytes = 0u64;
-    let mut buf = vec![0u8; 64 * 1024];
+    // Start with one page and grow to a full pipe's worth once a read fills it: zeroing 64 KiB
+    // up front faults in sixteen fresh pages on every run, even for a command that prints
+    // nothing.
+    let mut buf = vec![0u8; 4 * 1024];
     let mut status: Option<ExitStatus> = None;
     let mut timed_out = false;
     // What the clock is waiting for next.
@@ -170,6 +188,9 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
                     let _ = log.write_all(&buf[..n]);
                     tail.push(&buf[..n]);
                     output_bytes += n as u64;
+                    if n == buf.len() && buf.len() < READ_BUF {
+                        buf.resize(READ_BUF, 0);
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
@@ -350,32 +371,47 @@ pub fn unique_log_path(dir: &Path, label: &str) -> PathBuf {
     ))
 }
 
-/// Deletes all but the newest `keep` `.log` files in `dir`, so logs do not pile up forever.
-/// Callers on a hot path use [`maybe_prune_logs`].
-pub fn prune_logs(dir: &Path, keep: usize) {
+/// The `.log` files in `dir`, oldest first (names start with a fixed-width timestamp, so name
+/// order is age order).
+fn logs_by_age(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
     let mut logs: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "log"))
         .collect();
-    if logs.len() <= keep {
-        return;
-    }
-    // Names start with a fixed-width timestamp, so name order is age order.
     logs.sort();
-    for p in &logs[..logs.len() - keep] {
+    logs
+}
+
+/// Deletes all but the newest `keep` `.log` files in `dir`, so logs do not pile up forever.
+pub fn prune_logs(dir: &Path, keep: usize) {
+    let logs = logs_by_age(dir);
+    for p in &logs[..logs.len().saturating_sub(keep)] {
         let _ = std::fs::remove_file(p);
     }
 }
 
-/// Prunes one run in eight (by pid): listing and sorting the folder on every verify would cost
-/// more than running `true`; at most a few extra logs linger between prunes.
-pub fn maybe_prune_logs(dir: &Path, keep: usize) {
-    if std::process::id().is_multiple_of(8) {
-        prune_logs(dir, keep);
+/// Makes room in `dir` for the new log `into` so that at most `keep` logs remain: once `keep`
+/// are there, the oldest is renamed to `into` (which [`run_shell`] then truncates) and any
+/// older than that are deleted.
+///
+/// Reusing the oldest file rather than deleting it and creating another spares the filesystem
+/// an inode allocation per log. On ext4 that matters when verify runs in a loop: the allocator
+/// passes over every inode freed in the last minutes, so each delete makes later creates
+/// slower. A concurrent verify that renamed the same file first only makes this one create a
+/// new file.
+pub fn recycle_log(dir: &Path, keep: usize, into: &Path) {
+    let logs = logs_by_age(dir);
+    if keep == 0 || logs.len() < keep {
+        return;
     }
+    let surplus = logs.len() - keep;
+    for p in &logs[..surplus] {
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = std::fs::rename(&logs[surplus], into);
 }
 
 #[cfg(test)]
@@ -514,6 +550,43 @@ mod tests {
         // And a direct program is still killed with its group at the timeout.
         let out = run_shell("sleep 30", &opts(dir.path(), Duration::from_millis(200))).unwrap();
         assert!(out.timed_out);
+    }
+
+    #[test]
+    fn recycling_reuses_the_oldest_log_and_keeps_at_most_keep() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = |d: &Path| {
+            let mut v: Vec<_> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        // Below the limit nothing moves.
+        std::fs::write(dir.path().join("001.log"), "one").unwrap();
+        recycle_log(dir.path(), 3, &dir.path().join("002.log"));
+        assert_eq!(names(dir.path()), vec!["001.log"]);
+        for i in 2..=5 {
+            std::fs::write(dir.path().join(format!("{i:03}.log")), format!("{i}")).unwrap();
+        }
+        // Five logs, keep three: the two oldest go, the third oldest becomes the new log.
+        recycle_log(dir.path(), 3, &dir.path().join("006.log"));
+        assert_eq!(names(dir.path()), vec!["004.log", "005.log", "006.log"]);
+        // run_shell truncates it: the new log holds only the new output.
+        let out = run_shell(
+            "echo fresh",
+            &ExecOptions {
+                log_path: dir.path().join("006.log"),
+                ..opts(dir.path(), Duration::from_secs(10))
+            },
+        )
+        .unwrap();
+        assert_eq!(out.exit_code, Some(0));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("006.log")).unwrap(),
+            "fresh\n"
+        );
     }
 
     #[test]

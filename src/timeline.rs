@@ -219,16 +219,25 @@ pub fn append(
     kind: &str,
     data: Value,
 ) -> Result<Event> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let open = || {
+        OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)
+    };
+    // The session folder exists on every append but the first: create it only when needed.
+    let mut file = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+            }
+            open()
+        }
+        r => r,
     }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+    .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
     file.lock()
         .map_err(|e| Error::io(format!("cannot lock {}", path.display()), e))?;
     let (last, torn) = read_tail(&mut file)
@@ -272,6 +281,13 @@ pub fn append(
     })
 }
 
+/// The position of the last `\n` in `bytes`. A plain loop rather than `memchr::memrchr`: the
+/// window is a few KiB and the line usually short, while memchr's first call probes the CPU's
+/// features (CPUID, which traps to the hypervisor on a VM) on every append of every process.
+fn last_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().rposition(|&b| b == b'\n')
+}
+
 /// The last complete line's `(seq, hash)` and a torn trailing fragment, reading only the tail.
 #[allow(clippy::type_complexity)]
 fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<Vec<u8>>)> {
@@ -288,11 +304,11 @@ fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<
         Read::by_ref(file).take(len - start).read_to_end(&mut buf)?;
         let ends_clean = buf.last() == Some(&b'\n');
         let body_end = if ends_clean { buf.len() - 1 } else { buf.len() };
-        let last_nl = memchr::memrchr(b'\n', &buf[..body_end]);
+        let last_nl = last_newline(&buf[..body_end]);
         let torn = if ends_clean {
             None
         } else {
-            let from = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+            let from = last_newline(&buf).map_or(0, |i| i + 1);
             if from == 0 && start > 0 {
                 window *= 4;
                 continue;
@@ -302,12 +318,12 @@ fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<
         let complete_end = if ends_clean {
             buf.len() - 1
         } else {
-            memchr::memrchr(b'\n', &buf).unwrap_or(0)
+            last_newline(&buf).unwrap_or(0)
         };
         if complete_end == 0 && !ends_clean {
             return Ok((None, torn));
         }
-        let line_start = match memchr::memrchr(b'\n', &buf[..complete_end]) {
+        let line_start = match last_newline(&buf[..complete_end]) {
             Some(i) => i + 1,
             None if start == 0 => 0,
             None => {

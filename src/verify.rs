@@ -89,9 +89,11 @@ pub struct VerifyReport {
 /// Runs a verification. `change` limits scenario coverage to that change (all changes when
 /// `None`); it must exist.
 pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<VerifyReport> {
+    // With a change named, the list that checks it also serves the coverage below.
+    let mut listed = None;
     if let Some(c) = change {
         validate_change_name(c)?;
-        let known = spec::list_changes(project)?;
+        let known = listed.insert(spec::list_changes(project)?);
         if !known.iter().any(|k| k.name == c) {
             let names: Vec<&str> = known.iter().map(|k| k.name.as_str()).collect();
             return Err(Error::usage(format!(
@@ -109,7 +111,6 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
     for (i, cmd) in config.verify.commands.iter().enumerate() {
         commands.push(run_command(project, &logs, i, cmd)?);
     }
-    exec::maybe_prune_logs(&logs, KEEP_LOGS);
 
     let cases: Vec<TestCase> = commands
         .iter()
@@ -129,7 +130,10 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
             .extend(c.report.failing().map(|t| t.name.clone()));
     }
 
-    let scenario_list = spec::scenarios(project, change)?;
+    let scenario_list = match &listed {
+        Some(known) => spec::scenarios_of(project, known, change)?,
+        None => spec::scenarios(project, None)?,
+    };
     let scenarios = if scenario_list.is_empty() {
         Vec::new()
     } else {
@@ -205,10 +209,12 @@ pub fn run_command(
             }
         }
     }
+    let log_path = exec::unique_log_path(logs, &cmd.name);
+    exec::recycle_log(logs, KEEP_LOGS, &log_path);
     let opts = ExecOptions {
         cwd: project.root.clone(),
         timeout: Duration::from_secs(cmd.timeout),
-        log_path: exec::unique_log_path(logs, &cmd.name),
+        log_path,
         tail_bytes: TAIL_BYTES,
         env: vec![("FORGE_VERIFY".into(), "1".into())],
     };

@@ -56,6 +56,9 @@ pub fn main() -> i32 {
     unsafe {
         nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_DFL);
     }
+    if let Some(args) = simple_verify() {
+        return finish(verify::run(args));
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -77,6 +80,22 @@ pub fn main() -> i32 {
         Command::Status(a) => status::run(a),
         Command::Run(a) => run::run(a),
     };
+    finish(result)
+}
+
+/// `forge verify` with plain arguments, recognised without building clap's command tree (see
+/// [`verify::Args::parse_simple`]); `None` sends everything else through clap.
+fn simple_verify() -> Option<verify::Args> {
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next()? != "verify" {
+        return None;
+    }
+    let rest: Vec<std::ffi::OsString> = argv.collect();
+    let rest: Vec<&str> = rest.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
+    verify::Args::parse_simple(rest.into_iter())
+}
+
+fn finish(result: forge::error::Result<i32>) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
@@ -96,5 +115,78 @@ fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
         Ok(s) => println!("{s}"),
         Err(e) => eprintln!("forge: error: cannot encode JSON: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Command, verify};
+
+    /// Every argument list the clap-free reader accepts must mean exactly what clap makes of
+    /// it; everything else must be left to clap.
+    #[test]
+    fn simple_verify_args_agree_with_clap() {
+        let accepted: &[&[&str]] = &[
+            &[],
+            &["--json"],
+            &["--change", "checkout"],
+            &["--change=checkout"],
+            &["--change", "a-1", "--json"],
+            &[
+                "--json",
+                "--change",
+                "guest-checkout",
+                "--max-failures",
+                "5",
+            ],
+            &["--max-failures=3", "--change=x"],
+            &["--max-failures", "1"],
+            &["--max-failures", "007"],
+            &["--max-failures", "4294967295"],
+        ];
+        let left_to_clap: &[&[&str]] = &[
+            &["--help"],
+            &["-h"],
+            &["--json", "--json"],
+            &["--json=true"],
+            &["--change"],
+            &["--change", "--json"],
+            &["--change", "-x"],
+            &["--change", ""],
+            &["--change="],
+            &["--change", "Checkout"],
+            &["--change", "a", "--change", "b"],
+            &["--reset-breaker", "--change", "a"],
+            &["--reset-breaker"],
+            &["--max-failures", "0"],
+            &["--max-failures", "-1"],
+            &["--max-failures", "+5"],
+            &["--max-failures", "4294967296"],
+            &["--max-failures", "99999999999"],
+            &["--max-failures"],
+            &["--"],
+            &["--jso"],
+            &["extra"],
+            &["-j"],
+        ];
+        for rest in accepted.iter().chain(left_to_clap) {
+            let simple = verify::Args::parse_simple(rest.iter().copied());
+            let argv = ["forge", "verify"].iter().chain(rest.iter());
+            let clap = Cli::try_parse_from(argv);
+            if left_to_clap.contains(rest) {
+                assert!(simple.is_none(), "{rest:?} should go to clap");
+                continue;
+            }
+            let simple = simple.unwrap_or_else(|| panic!("{rest:?} should be read without clap"));
+            match clap {
+                Ok(Cli {
+                    command: Command::Verify(a),
+                }) => assert_eq!(a, simple, "{rest:?}"),
+                Ok(_) => panic!("{rest:?}: clap chose another command"),
+                Err(e) => panic!("{rest:?}: clap rejects it: {e}"),
+            }
+        }
     }
 }

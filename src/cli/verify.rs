@@ -5,7 +5,7 @@ use forge::git;
 use forge::repo::{Project, validate_change_name};
 use forge::verify;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Debug, PartialEq)]
 #[command(
     about = "Run the configured commands and scenario coverage; print `Verdict: PASS|FAIL`",
     long_about = "Runs every command in .forge/config.yaml `verify.commands` (with its timeout), parses each \
@@ -29,6 +29,63 @@ pub struct Args {
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     json: bool,
+}
+
+impl Args {
+    /// The arguments after `verify`, read without clap for the common forms: `--json`,
+    /// `--change NAME` / `--change=NAME` and `--max-failures N` / `--max-failures=N`, each at
+    /// most once. Verify runs on every agent step and building clap's command tree costs more
+    /// than the rest of the start-up. `None` for anything else — help, `--reset-breaker`,
+    /// repeated or unknown flags, values clap might read differently — which then goes to clap,
+    /// so every message and exit code stays clap's.
+    pub fn parse_simple<'a>(mut args: impl Iterator<Item = &'a str>) -> Option<Args> {
+        let mut out = Args {
+            change: None,
+            max_failures: None,
+            reset_breaker: false,
+            json: false,
+        };
+        while let Some(arg) = args.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((f, v)) => (f, Some(v)),
+                None => (arg, None),
+            };
+            match flag {
+                "--json" if inline.is_none() && !out.json => out.json = true,
+                "--change" if out.change.is_none() => {
+                    let v = match inline {
+                        Some(v) => v,
+                        None => args.next()?,
+                    };
+                    // Plain change names only; anything clap could take for a flag goes to clap.
+                    if v.is_empty()
+                        || !v
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                        || v.starts_with('-')
+                    {
+                        return None;
+                    }
+                    out.change = Some(v.to_string());
+                }
+                "--max-failures" if out.max_failures.is_none() => {
+                    let v = match inline {
+                        Some(v) => v,
+                        None => args.next()?,
+                    };
+                    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                        return None;
+                    }
+                    match v.parse::<u32>() {
+                        Ok(n) if n >= 1 => out.max_failures = Some(n),
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
 }
 
 pub fn run(args: Args) -> Result<i32> {
