@@ -109,7 +109,7 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
     let logs = project.logs_dir();
     let mut commands = Vec::new();
     for (i, cmd) in config.verify.commands.iter().enumerate() {
-        commands.push(run_command(project, &logs, i, cmd)?);
+        commands.push(run_command(project, &logs, Some(KEEP_LOGS), i, cmd)?);
     }
 
     let cases: Vec<TestCase> = commands
@@ -188,10 +188,13 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
 }
 
 /// Runs one command and parses its report: verify's unit of work, which `forge run` reuses for
-/// its focused command and related checks. `logs` is the folder for its output.
+/// its focused command and related checks. `logs` is the folder for its output; with `keep`,
+/// the folder is held to that many logs (verify's), without it every log stays (a run's logs
+/// are the evidence its gate results point at).
 pub fn run_command(
     project: &Project,
     logs: &Path,
+    keep: Option<usize>,
     index: usize,
     cmd: &CommandConfig,
 ) -> Result<CommandResult> {
@@ -210,7 +213,9 @@ pub fn run_command(
         }
     }
     let log_path = exec::unique_log_path(logs, &cmd.name);
-    exec::recycle_log(logs, KEEP_LOGS, &log_path);
+    if let Some(keep) = keep {
+        exec::recycle_log(logs, keep, &log_path);
+    }
     let opts = ExecOptions {
         cwd: project.root.clone(),
         timeout: Duration::from_secs(cmd.timeout),

@@ -1632,7 +1632,7 @@ impl Run<'_> {
             report,
             report_path: None,
         };
-        let mut res = verify::run_command(self.project, &self.dir.join("logs"), 0, &cmd)?;
+        let mut res = verify::run_command(self.project, &self.dir.join("logs"), None, 0, &cmd)?;
         self.meta.check_ms += res.duration_ms;
         if res.exit_code == Some(127) {
             res.report_error = Some(format!("command not found: `{run}`"));
@@ -1648,7 +1648,7 @@ impl Run<'_> {
             let mut c = c.clone();
             let name = c.name.clone();
             c.name = format!("{slice}-full-{name}");
-            let mut r = verify::run_command(self.project, &logs, k, &c)?;
+            let mut r = verify::run_command(self.project, &logs, None, k, &c)?;
             self.meta.check_ms += r.duration_ms;
             r.name = name;
             out.push(r);
