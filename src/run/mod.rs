@@ -822,7 +822,7 @@ impl Run<'_> {
             "Slice `{id}` (wave {wave}): {}",
             self.state.slices[i].title
         ));
-        let start_sha = self.state.slices[i].progress().start_sha.clone().unwrap();
+        let start_sha = self.start_sha(i)?;
 
         match resumed_step {
             Some(Step::Green) | Some(Step::Final) => {
@@ -882,7 +882,7 @@ impl Run<'_> {
     }
 
     fn red(&mut self, i: usize) -> Result<RedEnd> {
-        let start_sha = self.state.slices[i].progress().start_sha.clone().unwrap();
+        let start_sha = self.start_sha(i)?;
         while self.state.slices[i].progress().red_attempts < RED_ATTEMPTS {
             if let Some(reason) = self.over_budget()? {
                 return Ok(RedEnd::End(SliceEnd::Stop(reason)));
@@ -1102,7 +1102,7 @@ impl Run<'_> {
         attempt: u32,
     ) -> Result<Option<RedEnd>> {
         let s = self.state.slices[i].clone();
-        let start_sha = s.progress().start_sha.clone().unwrap();
+        let start_sha = self.start_sha(i)?;
         let out_path = self.output_path(Role::CoverageReviewer, &s.id, attempt);
         let _ = std::fs::remove_file(&out_path);
         self.set_current(&s.id, "review", Some(&out_path))?;
@@ -1225,8 +1225,8 @@ impl Run<'_> {
         loop {
             let s = self.state.slices[i].clone();
             let p = s.progress().clone();
-            let checkpoint = p.checkpoint.clone().unwrap();
-            let start_sha = p.start_sha.clone().unwrap();
+            let checkpoint = self.recorded(i, "checkpoint", p.checkpoint.clone())?;
+            let start_sha = self.start_sha(i)?;
             if !judge_only {
                 if p.green_attempts >= GREEN_ATTEMPTS {
                     break;
@@ -1394,7 +1394,7 @@ impl Run<'_> {
             let commit = git::commit_paths(self.root(), &start_sha, &head, &files, &msg)?;
             return self.land(i, &commit, &code, true);
         }
-        let cp = self.state.slices[i].progress().start_sha.clone().unwrap();
+        let cp = self.start_sha(i)?;
         self.restore_to(&cp)?;
         Ok(SliceEnd::Failed(format!(
             "green did not pass its checks in {GREEN_ATTEMPTS} attempts"
@@ -1410,7 +1410,7 @@ impl Run<'_> {
         verified: bool,
     ) -> Result<SliceEnd> {
         let p = self.state.slices[i].progress().clone();
-        let start = p.start_sha.clone().unwrap();
+        let start = self.start_sha(i)?;
         let parent = git::parent(self.root(), commit)?;
         let message = git::commit_message(self.root(), commit)?;
         let files = git::commit_files(self.root(), commit)?;
@@ -1495,6 +1495,31 @@ impl Run<'_> {
         let p = protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug, hidden)?;
         state::save_json(&self.dir.join("protected.json"), &p.manifest())?;
         Ok(p)
+    }
+
+    fn start_sha(&self, i: usize) -> Result<String> {
+        self.recorded(
+            i,
+            "start_sha",
+            self.state.slices[i].progress().start_sha.clone(),
+        )
+    }
+
+    /// A commit the slice's progress must hold by now; its absence means the state file does
+    /// not describe a run Forge drove.
+    fn recorded(&self, i: usize, what: &str, value: Option<String>) -> Result<String> {
+        value.ok_or_else(|| Error::State {
+            path: state::state_path(&self.dir),
+            message: format!(
+                "slice `{}` is {:?} but has no `{what}`",
+                self.state.slices[i].id,
+                self.state.slices[i].progress().step
+            ),
+            recovery: format!(
+                "Inspect it; to start over, remove .tmp/.forge/runs/{}/ and start the run again.",
+                self.meta.slug
+            ),
+        })
     }
 
     fn feedback(&mut self, i: usize, text: String) {
