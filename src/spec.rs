@@ -106,17 +106,8 @@ fn collect_specs(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The scenarios of one change (`Some`) or of every change (`None`).
 pub fn scenarios(project: &Project, change: Option<&str>) -> Result<Vec<Scenario>> {
-    scenarios_of(project, &list_changes(project)?, change)
-}
-
-/// [`scenarios`] of changes already listed by [`list_changes`].
-pub fn scenarios_of(
-    project: &Project,
-    changes: &[Change],
-    change: Option<&str>,
-) -> Result<Vec<Scenario>> {
     let mut all = Vec::new();
-    for c in changes {
+    for c in list_changes(project)? {
         if change.is_some_and(|want| want != c.name) {
             continue;
         }

@@ -89,11 +89,9 @@ pub struct VerifyReport {
 /// Runs a verification. `change` limits scenario coverage to that change (all changes when
 /// `None`); it must exist.
 pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<VerifyReport> {
-    // With a change named, the list that checks it also serves the coverage below.
-    let mut listed = None;
     if let Some(c) = change {
         validate_change_name(c)?;
-        let known = listed.insert(spec::list_changes(project)?);
+        let known = spec::list_changes(project)?;
         if !known.iter().any(|k| k.name == c) {
             let names: Vec<&str> = known.iter().map(|k| k.name.as_str()).collect();
             return Err(Error::usage(format!(
@@ -130,10 +128,7 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
             .extend(c.report.failing().map(|t| t.name.clone()));
     }
 
-    let scenario_list = match &listed {
-        Some(known) => spec::scenarios_of(project, known, change)?,
-        None => spec::scenarios(project, None)?,
-    };
+    let scenario_list = spec::scenarios(project, change)?;
     let scenarios = if scenario_list.is_empty() {
         Vec::new()
     } else {
