@@ -61,18 +61,9 @@ impl ExecOutcome {
 /// One thread does everything — drain the pipe, watch the clock, reap the child — with `poll(2)`:
 /// verify runs on every agent step, and helper threads cost more than the command `true` itself.
 pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
-    // The log folder exists on every run but the first: create it only when the log cannot be.
-    let log = match File::create(&opts.log_path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if let Some(dir) = opts.log_path.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-            }
-            File::create(&opts.log_path)
-        }
-        r => r,
-    }
-    .map_err(|e| Error::io(format!("cannot create {}", opts.log_path.display()), e))?;
+    let log = open_log(&opts.log_path)?;
+    // Held while the command runs: a concurrent verify never recycles a log still being written.
+    let _ = log.try_lock();
     let (mut reader, writer) = std::io::pipe().map_err(|e| Error::io("cannot create a pipe", e))?;
 
     // A statically linked std cannot find glibc's posix_spawn_file_actions_addchdir_np at run
@@ -393,6 +384,37 @@ pub fn prune_logs(dir: &Path, keep: usize) {
     }
 }
 
+/// Opens (creating or truncating) a command's log. Never through a symlink: a link planted in
+/// the logs folder must not make Forge overwrite its target. A log that cannot be opened as it
+/// is (another user's, read-only, a folder) is removed and created afresh. The log folder
+/// exists on every run but the first: it is created only when the log cannot be.
+fn open_log(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(path)
+    };
+    let err = |e| Error::io(format!("cannot create {}", path.display()), e);
+    match open() {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+            }
+            open().map_err(err)
+        }
+        Err(_) => {
+            let _ = std::fs::remove_file(path);
+            open().map_err(err)
+        }
+    }
+}
+
 /// Makes room in `dir` for the new log `into` so that at most `keep` logs remain: once `keep`
 /// are there, the oldest is renamed to `into` (which [`run_shell`] then truncates) and any
 /// older than that are deleted.
@@ -411,7 +433,25 @@ pub fn recycle_log(dir: &Path, keep: usize, into: &Path) {
     for p in &logs[..surplus] {
         let _ = std::fs::remove_file(p);
     }
-    let _ = std::fs::rename(&logs[surplus], into);
+    let oldest = &logs[surplus];
+    // Only a plain file no command is still writing (each holds a lock on its log while it
+    // runs); anything else is removed, or left for a later run if in use.
+    use std::os::unix::fs::OpenOptionsExt;
+    let plain = std::fs::symlink_metadata(oldest).is_ok_and(|m| m.file_type().is_file());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(oldest);
+    match file {
+        Ok(f) if plain => {
+            if f.try_lock().is_ok() {
+                let _ = std::fs::rename(oldest, into);
+            }
+        }
+        _ => {
+            let _ = std::fs::remove_file(oldest);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -602,5 +642,54 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, vec!["003.log", "004.log"]);
+    }
+
+    #[test]
+    fn recycling_never_follows_a_link_nor_takes_a_log_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        // A link planted as the oldest log: its target must survive untouched.
+        let precious = dir.path().join("precious.txt");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        std::os::unix::fs::symlink(&precious, logs.join("000.log")).unwrap();
+        std::fs::write(logs.join("001.log"), "b").unwrap();
+        let into = logs.join("002.log");
+        recycle_log(&logs, 2, &into);
+        assert!(
+            !logs.join("000.log").exists(),
+            "the link is removed, not reused"
+        );
+        let mut o = opts(dir.path(), Duration::from_secs(10));
+        o.log_path = into.clone();
+        run_shell("echo hello", &o).unwrap();
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n");
+        // A link at the new log's own path is not followed either.
+        std::os::unix::fs::symlink(&precious, logs.join("003.log")).unwrap();
+        o.log_path = logs.join("003.log");
+        run_shell("echo again", &o).unwrap();
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n");
+        assert_eq!(
+            std::fs::read_to_string(logs.join("003.log")).unwrap(),
+            "again\n"
+        );
+
+        // A log another command is still writing (it holds the lock) is left alone.
+        let busy = std::fs::OpenOptions::new()
+            .write(true)
+            .open(logs.join("001.log"))
+            .unwrap();
+        busy.lock().unwrap();
+        let next = logs.join("004.log");
+        recycle_log(&logs, 3, &next);
+        assert!(
+            logs.join("001.log").exists(),
+            "a log in use is not recycled"
+        );
+        assert!(!next.exists());
+        drop(busy);
+        recycle_log(&logs, 3, &next);
+        assert!(!logs.join("001.log").exists());
+        assert!(next.exists(), "once free, the oldest log is reused");
     }
 }

@@ -303,8 +303,6 @@ fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<
         let mut buf = Vec::with_capacity((len - start) as usize);
         Read::by_ref(file).take(len - start).read_to_end(&mut buf)?;
         let ends_clean = buf.last() == Some(&b'\n');
-        let body_end = if ends_clean { buf.len() - 1 } else { buf.len() };
-        let last_nl = last_newline(&buf[..body_end]);
         let torn = if ends_clean {
             None
         } else {
@@ -321,6 +319,12 @@ fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<
             last_newline(&buf).unwrap_or(0)
         };
         if complete_end == 0 && !ends_clean {
+            // The only newline in the window is its first byte: the last complete line lies
+            // before the window.
+            if start > 0 {
+                window *= 4;
+                continue;
+            }
             return Ok((None, torn));
         }
         let line_start = match last_newline(&buf[..complete_end]) {
@@ -331,7 +335,6 @@ fn read_tail(file: &mut File) -> std::io::Result<(Option<(u64, String)>, Option<
                 continue;
             }
         };
-        let _ = last_nl;
         let line = &buf[line_start..complete_end];
         let last = match (head_seq(line), tail_fields(line)) {
             (Some(seq), Some((_, hash))) => Some((seq, hash.to_string())),
@@ -836,6 +839,25 @@ mod tests {
         assert_eq!(r.error, None, "{r:?}");
         assert_eq!(r.repaired, vec![4]);
         assert_eq!(r.events, 5);
+    }
+
+    #[test]
+    fn a_torn_tail_whose_newline_sits_at_the_window_edge_keeps_the_chain() {
+        // The read window is 4 KiB: 4,095 torn bytes put the last newline at its first byte.
+        for torn in [4094usize, 4095, 4096, 20000] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = tl(dir.path());
+            for i in 0..2 {
+                append(&p, "s1", None, "a", "note", serde_json::json!({"i": i})).unwrap();
+            }
+            let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+            f.write_all(&vec![b'x'; torn]).unwrap();
+            drop(f);
+            append(&p, "s1", None, "a", "note", serde_json::json!({"i": 2})).unwrap();
+            let r = verify_file(&p).unwrap();
+            assert_eq!(r.error, None, "torn {torn}: {r:?}");
+            assert_eq!(r.repaired, vec![3], "torn {torn}");
+        }
     }
 
     #[test]
