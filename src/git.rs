@@ -11,29 +11,37 @@ pub fn git(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
     git_env(cwd, args, &[])
 }
 
-/// [`git`] with extra environment variables (`GIT_INDEX_FILE`, …).
-pub fn git_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<Vec<u8>> {
+/// Every `git` Forge starts: stable output, never interactive, and deaf to what an agent could
+/// plant in the repository to steer it — hooks (`core.hooksPath` is emptied, so Forge's own
+/// checkouts and commits run none), replacement objects (`git replace` could make a commit
+/// look like another), and pathspec magic (a file named `:(top)` or `*.rs` is that file).
+fn command(cwd: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(git_program());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd
+    cmd.args(["-c", "core.hooksPath=/dev/null"])
         .args(args)
         .current_dir(cwd)
-        // A file an agent names `:(top)` or `*.rs` is that file, never a pattern.
         .env("GIT_LITERAL_PATHSPECS", "1")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .env("LC_ALL", "C")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| {
-            Error::io(
-                format!("cannot run `git {}` (is git installed?)", args.join(" ")),
-                e,
-            )
-        })?;
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// [`git`] with extra environment variables (`GIT_INDEX_FILE`, …).
+pub fn git_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<Vec<u8>> {
+    let mut cmd = command(cwd, args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().map_err(|e| {
+        Error::io(
+            format!("cannot run `git {}` (is git installed?)", args.join(" ")),
+            e,
+        )
+    })?;
     if !out.status.success() {
         return Err(Error::usage(format!(
             "`git {}` failed in {}: {}",
@@ -235,10 +243,9 @@ pub fn head(cwd: &Path) -> Result<String> {
 
 /// Whether git ignores `path` (repository-relative).
 pub fn is_ignored(cwd: &Path, path: &str) -> Result<bool> {
-    let out = Command::new("git")
-        .args(["check-ignore", "-q", "--no-index", "--", path])
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
+    // check-ignore takes no pathspec magic, not even `literal`; the path is Forge's own.
+    let out = command(cwd, &["check-ignore", "-q", "--no-index", "--", path])
+        .env_remove("GIT_LITERAL_PATHSPECS")
         .status()
         .map_err(|e| Error::io("cannot run `git check-ignore` (is git installed?)", e))?;
     match out.code() {
@@ -295,10 +302,7 @@ pub fn commit_message(cwd: &Path, commit: &str) -> Result<String> {
 
 /// Whether `ancestor` is reachable from `commit` (a commit is its own ancestor).
 pub fn is_ancestor(cwd: &Path, ancestor: &str, commit: &str) -> Result<bool> {
-    let out = Command::new("git")
-        .args(["merge-base", "--is-ancestor", ancestor, commit])
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
+    let out = command(cwd, &["merge-base", "--is-ancestor", ancestor, commit])
         .status()
         .map_err(|e| Error::io("cannot run `git merge-base` (is git installed?)", e))?;
     match out.code() {
@@ -405,13 +409,7 @@ pub fn sync_index(cwd: &Path, paths: &[String]) -> Result<()> {
 /// [`git`] with `input` on stdin.
 fn git_stdin(cwd: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
     use std::io::Write;
-    let mut child = Command::new(git_program())
-        .args(args)
-        .current_dir(cwd)
-        .env("GIT_LITERAL_PATHSPECS", "1")
-        .env("LC_ALL", "C")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
+    let mut child = command(cwd, args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -492,11 +490,7 @@ pub fn restore_paths(cwd: &Path, commit: &str, paths: &[String]) -> Result<()> {
 /// 140 ms a scan on 10,000 files instead of 25. One refresh by the run that owns the
 /// repository fixes that for the rest of the run.
 pub fn refresh_index(cwd: &Path) {
-    let _ = Command::new(git_program())
-        .args(["update-index", "-q", "--refresh"])
-        .current_dir(cwd)
-        .env("LC_ALL", "C")
-        .stdin(std::process::Stdio::null())
+    let _ = command(cwd, &["update-index", "-q", "--refresh"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status();
@@ -504,10 +498,7 @@ pub fn refresh_index(cwd: &Path) {
 
 /// The branch HEAD names (`refs/heads/main`), or `None` when HEAD is detached.
 pub fn head_ref(cwd: &Path) -> Result<Option<String>> {
-    let out = Command::new(git_program())
-        .args(["symbolic-ref", "-q", "HEAD"])
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
+    let out = command(cwd, &["symbolic-ref", "-q", "HEAD"])
         .output()
         .map_err(|e| Error::io("cannot run `git symbolic-ref` (is git installed?)", e))?;
     match out.status.code() {
@@ -527,7 +518,13 @@ pub fn head_ref(cwd: &Path) -> Result<Option<String>> {
 /// working tree, and without moving any branch: undoes a `git checkout` / `git switch`.
 pub fn set_head(cwd: &Path, branch: Option<&str>, commit: &str) -> Result<()> {
     match branch {
-        Some(b) => git(cwd, &["symbolic-ref", "HEAD", b]).map(|_| ()),
+        Some(b) => {
+            // A branch an agent deleted comes back at `commit`.
+            if git(cwd, &["rev-parse", "--verify", "-q", b]).is_err() {
+                git(cwd, &["update-ref", b, commit])?;
+            }
+            git(cwd, &["symbolic-ref", "HEAD", b]).map(|_| ())
+        }
         None => git(cwd, &["update-ref", "--no-deref", "HEAD", commit]).map(|_| ()),
     }
 }

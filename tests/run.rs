@@ -1036,3 +1036,72 @@ fn a_stop_after_the_checkpoint_says_how_to_abandon_the_slice() {
         o.stdout
     );
 }
+
+#[test]
+fn replacement_objects_cannot_disguise_a_weakened_test() {
+    let r = shop("replace-objects");
+    assert_eq!(run(&r).code, 0);
+    let st = status(&r);
+    assert!(has_gate(&st, "member-discount", "green-file-scope", "fail"));
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(p2.contains("reverted: tests/member_test.sh"), "{p2}");
+    assert!(
+        p2.contains("refs/replace/"),
+        "the replacement ref is removed: {p2}"
+    );
+    assert_eq!(git_out(&r, &["for-each-ref", "refs/replace/"]), "");
+    assert_eq!(
+        git_out(&r, &["show", "HEAD~1:tests/member_test.sh"]),
+        "check \"member gets discount\" \"$(total 100 member)\" \"90\""
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_process_left_behind_that_edits_during_the_checks_gets_nothing_committed() {
+    let r = shop("slow-checks background-edit");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout.contains("the working tree changed after the agent finished, while Forge checked it (src/cart.sh)"),
+        "{}",
+        o.stdout
+    );
+    let st = status(&r);
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["green_attempts_total"]),
+        2
+    );
+    // The late edit was judged and checked by the second attempt before it was committed.
+    assert!(git_out(&r, &["show", "HEAD~1:src/cart.sh"]).contains("# late"));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_planted_git_hook_never_runs_and_is_removed() {
+    let r = shop("plant-hook");
+    assert_eq!(run(&r).code, 0);
+    assert!(
+        !r.exists("hook-ran"),
+        "Forge's own checkout ran a hook an agent planted"
+    );
+    assert!(!r.exists(".git/hooks/post-checkout"));
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(p2.contains(".git/hooks/post-checkout"), "{p2}");
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_deleted_branch_comes_back_where_it_was() {
+    let r = shop("delete-branch");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("HEAD was switched to a detached HEAD; put back on main"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(git_out(&r, &["symbolic-ref", "HEAD"]), "refs/heads/main");
+    assert_landed_cleanly(&r);
+}

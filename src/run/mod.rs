@@ -909,6 +909,7 @@ impl Run<'_> {
                 .filter(|f| !gates::is_forge_path(f))
                 .cloned()
                 .collect();
+            let judged = fingerprint(self.root(), &tests);
             if tests.is_empty() {
                 let r = GateResult::fail(
                     gates::SINGLE_RED_FAILURE,
@@ -1048,7 +1049,13 @@ impl Run<'_> {
             );
             self.gate(Some(i), &r)?;
 
-            // red checkpoint
+            // red checkpoint: of the tree as it was judged, not as a process the agent left
+            // behind may have changed it since.
+            if let Some(r) = self.unchanged_since_judged(&judged, gates::RED_FILE_SCOPE)? {
+                self.gate(Some(i), &r)?;
+                self.feedback(i, r.reason());
+                continue;
+            }
             let head = git::head(self.root())?;
             let msg = format!(
                 "forge-checkpoint({}/{}): verified red, temporary\n\nForge-Run: {}\nForge-Slice: {}\n",
@@ -1264,6 +1271,7 @@ impl Run<'_> {
                 continue;
             }
             let code: Vec<String> = scope.changed.clone();
+            let judged = fingerprint(self.root(), &code);
 
             // green checks
             let attempt = self.state.slices[i].progress().green_attempts;
@@ -1376,7 +1384,12 @@ impl Run<'_> {
                 }
             }
 
-            // the final commit
+            // the final commit, of the tree the checks passed on
+            if let Some(r) = self.unchanged_since_judged(&judged, gates::GREEN_FILE_SCOPE)? {
+                self.gate(Some(i), &r)?;
+                self.feedback(i, r.reason());
+                continue;
+            }
             self.state.slices[i].progress_mut().step = Some(Step::Final);
             self.set_current(&s.id, "final", None)?;
             let head = git::head(self.root())?;
@@ -1727,6 +1740,34 @@ impl Run<'_> {
         Ok(scope)
     }
 
+    /// `Some(failed gate)` when the working tree differs from what the scope gate judged: a
+    /// process the agent left behind kept editing while Forge ran the checks. Nothing changed
+    /// after the checks is committed.
+    fn unchanged_since_judged(
+        &self,
+        judged: &[(String, Option<Vec<u8>>)],
+        gate: &str,
+    ) -> Result<Option<GateResult>> {
+        let now = fingerprint(self.root(), &changed_since_head(self.root())?);
+        if now == judged {
+            return Ok(None);
+        }
+        let mut differ: Vec<String> = now
+            .iter()
+            .filter(|e| !judged.contains(e))
+            .chain(judged.iter().filter(|e| !now.contains(e)))
+            .map(|(f, _)| f.clone())
+            .collect();
+        differ.sort();
+        differ.dedup();
+        Ok(Some(GateResult::fail(
+            gate,
+            json!({"reason": format!("the working tree changed after the agent finished, while Forge checked it ({}): a process it left behind? Nothing was committed", differ.join(", ")), "files": differ}),
+            false,
+            "stop any process you started before you finish; the attempt is judged again",
+        )))
+    }
+
     /// Puts HEAD back on the run's branch if an agent switched it (`git checkout other`,
     /// `git switch -c x`, a detach). No branch is moved: the other branch keeps its commits.
     fn restore_head(&mut self, base: &str) -> Result<Option<String>> {
@@ -1808,6 +1849,23 @@ impl Run<'_> {
         }
         Ok(None)
     }
+}
+
+/// The content of each changed path as a scope gate judged it: (path, SHA-256, `None` when
+/// deleted), sorted.
+fn fingerprint(root: &Path, changed: &[String]) -> Vec<(String, Option<Vec<u8>>)> {
+    use sha2::Digest;
+    let mut out: Vec<(String, Option<Vec<u8>>)> = changed
+        .iter()
+        .map(|f| {
+            let bytes = std::fs::symlink_metadata(root.join(f))
+                .ok()
+                .and_then(|_| std::fs::read(root.join(f)).ok());
+            (f.clone(), bytes.map(|b| sha2::Sha256::digest(&b).to_vec()))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// Non-Forge paths modified, staged or untracked against HEAD, sorted: one `git status`, the

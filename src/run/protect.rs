@@ -21,6 +21,9 @@ pub struct Protected {
     /// (repository-relative or `.git/…` name, absolute path, bytes; `None` when absent).
     files: Vec<(String, PathBuf, Option<Vec<u8>>)>,
     hidden: BTreeSet<String>,
+    git_dir: PathBuf,
+    /// `refs/replace/*`: a replacement object makes a commit look like another.
+    replace_refs: BTreeSet<String>,
 }
 
 impl Protected {
@@ -37,14 +40,19 @@ impl Protected {
             .into_iter()
             .map(|(rel, bytes)| (rel.clone(), root.join(&rel), Some(bytes)))
             .collect();
-        for name in ["config", "info/exclude"] {
+        for name in ["config", "info/exclude", "info/attributes"] {
             let p = git_dir.join(name);
             files.push((format!(".git/{name}"), p.clone(), std::fs::read(&p).ok()));
+        }
+        for (name, p, bytes) in hook_files(git_dir) {
+            files.push((name, p, Some(bytes)));
         }
         Ok(Protected {
             run: run.to_string(),
             files,
             hidden: hidden.clone(),
+            git_dir: git_dir.to_path_buf(),
+            replace_refs: replace_refs(root)?,
         })
     }
 
@@ -65,13 +73,23 @@ impl Protected {
             }
             out.push(name.clone());
         }
-        // New files under .forge/ (not the ones hooks write) go.
+        // New files under .forge/ (not the ones hooks write) and new git hooks go.
         let known: BTreeSet<&str> = self.files.iter().map(|(n, _, _)| n.as_str()).collect();
         for (rel, _) in forge_files(root, &self.run) {
             if !known.contains(rel.as_str()) {
                 let _ = std::fs::remove_file(root.join(&rel));
                 out.push(rel);
             }
+        }
+        for (name, p, _) in hook_files(&self.git_dir) {
+            if !known.contains(name.as_str()) {
+                let _ = std::fs::remove_file(&p);
+                out.push(name);
+            }
+        }
+        for r in replace_refs(root)?.difference(&self.replace_refs) {
+            git::git(root, &["update-ref", "-d", r])?;
+            out.push(r.clone());
         }
         let hidden = git::hidden_paths(root)?;
         let new: Vec<String> = hidden.difference(&self.hidden).cloned().collect();
@@ -163,6 +181,37 @@ impl Ledgers {
         }
         Ok(out)
     }
+}
+
+/// The hooks in `.git/hooks/` (not the `.sample` files git writes): an agent could plant one
+/// for whoever runs git next.
+fn hook_files(git_dir: &Path) -> Vec<(String, PathBuf, Vec<u8>)> {
+    let Ok(rd) = std::fs::read_dir(git_dir.join("hooks")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf, Vec<u8>)> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
+        .filter_map(|e| {
+            let name = format!(".git/hooks/{}", e.file_name().to_string_lossy());
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            Some((name, e.path(), bytes))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn replace_refs(root: &Path) -> Result<BTreeSet<String>> {
+    let out = git::git(
+        root,
+        &["for-each-ref", "--format=%(refname)", "refs/replace/"],
+    )?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .map(str::to_string)
+        .collect())
 }
 
 fn ledger_paths(project: &Project, run: &str) -> Vec<PathBuf> {
