@@ -322,6 +322,9 @@ fn stop_leaves_an_agent_driven_by_forge_run_to_the_runs_gates() {
         ".tmp/.forge/runs/r1/state.json",
         r#"{"current": {"slice": "s1", "phase": "red", "red_tests": []}, "slices": [{"id": "s1", "test_areas": ["tests/"], "code_areas": ["src/"]}]}"#,
     );
+    // The `forge run` driving it holds its folder's lock.
+    let driver = std::fs::File::open(r.path().join(".tmp/.forge/runs/r1")).unwrap();
+    driver.lock().unwrap();
     let stop = payload(
         &format!(
             "claude/{}",
@@ -339,6 +342,10 @@ fn stop_leaves_an_agent_driven_by_forge_run_to_the_runs_gates() {
     );
     // Nothing was verified or counted.
     assert!(!r.exists(".forge/changes/checkout/verify-attempts.yaml"));
+    // A run nothing drives any more (killed) no longer silences the Stop hook.
+    drop(driver);
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert!(o.stdout.contains("\"block\""), "{o:?}");
 }
 
 #[test]

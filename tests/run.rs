@@ -642,6 +642,62 @@ fn retries_exhausted_stop_the_run_and_report() {
     );
     let text = r.forge(&["run", "--status", "shop"]);
     assert!(text.stdout.contains("red attempts 10"), "{}", text.stdout);
+    assert!(
+        o.stdout.contains("retries are exhausted for: member-discount; failed, not retried (neither the only blocker nor the only remaining work): none; blocked: receipt"),
+        "{}",
+        o.stdout
+    );
+    // Resuming does not start a third wave on its own…
+    let again = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(again.code, 1, "{again:?}");
+    assert_eq!(
+        n(&slice(&status(&r), "member-discount")["forge"]["red_attempts_total"]),
+        10
+    );
+    // …a person does, for one slice, after fixing the agent.
+    r.config(&agents_yaml("", ""));
+    let bad = r.forge(&["run", "--resume", "shop", "--retry", "receipt"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(
+        bad.stderr
+            .contains("slice `receipt` is pending; only a failed slice can be retried"),
+        "{bad:?}"
+    );
+    let o = r.forge(&["run", "--resume", "shop", "--retry", "member-discount"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout.contains("starts over with a fresh first wave"),
+        "{}",
+        o.stdout
+    );
+    assert_landed_cleanly(&r);
+    let tl = r.forge(&["timeline", "--change", "shop", "--kind", "run", "--json"]);
+    assert!(tl.stdout.contains("retry-by-person"), "{}", tl.stdout);
+    assert!(tl.stdout.contains("human:Ada Lovelace"), "{}", tl.stdout);
+}
+
+#[test]
+fn a_failed_slice_in_its_retry_wave_does_not_stop_independent_work() {
+    // member-discount fails both waves; receipt does not depend on it and still lands.
+    let r = shop("independent member-red-always");
+    let o = run(&r);
+    assert_eq!(o.code, 1, "{o:?}");
+    let st = status(&r);
+    assert_eq!(slice(&st, "receipt")["forge"]["status"], "done");
+    assert_eq!(slice(&st, "member-discount")["forge"]["status"], "failed");
+    assert_eq!(
+        subjects(&r),
+        vec![
+            "feat(receipt): a receipt names the amount paid",
+            "chore: sample shop"
+        ]
+    );
+    assert!(
+        o.stdout
+            .contains("retries are exhausted for: member-discount"),
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]
@@ -665,6 +721,18 @@ fn a_run_killed_in_green_resumes_and_judges_what_green_left() {
     let r = shop("kill-in-green");
     let o = run(&r);
     assert_ne!(o.code, 0, "forge was killed: {o:?}");
+    let st = r.forge(&["run", "--status", "shop"]);
+    assert!(
+        st.stdout
+            .contains("interrupted: no `forge run` is driving it"),
+        "{st:?}"
+    );
+    // A git lock a killed git command left behind is named, with the way out.
+    r.write(".git/index.lock", "");
+    let locked = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(locked.code, 2, "{locked:?}");
+    assert!(locked.stderr.contains("index.lock exists"), "{locked:?}");
+    std::fs::remove_file(r.path().join(".git/index.lock")).unwrap();
     r.config(&agents_yaml("", ""));
     let o = r.forge(&["run", "--resume", "shop"]);
     assert_eq!(o.code, 0, "{o:?}");

@@ -285,7 +285,13 @@ pub fn load_phase(root: &Path) -> std::result::Result<Option<Phase>, String> {
     if slug.is_empty() {
         return Ok(None);
     }
-    let path = tmp.join("runs").join(&slug).join("state.json");
+    // A run no `forge run` is driving (killed, or stopped without cleaning up) enforces no
+    // phase: the run holds its folder's lock for as long as it drives agents.
+    let run_dir = tmp.join("runs").join(&slug);
+    if run_dir.is_dir() && matches!(crate::state::try_lock_dir(&run_dir), Ok(Some(_))) {
+        return Ok(None);
+    }
+    let path = run_dir.join("state.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let state: RunState = serde_json::from_str(&text)

@@ -248,6 +248,8 @@ fn phase_scope_is_enforced() {
     let tmp = root.join(".tmp/.forge");
     std::fs::create_dir_all(tmp.join("runs/r1")).unwrap();
     std::fs::write(tmp.join("active-run"), "r1\n").unwrap();
+    // A `forge run` drives the run: it holds the run folder's lock.
+    let _driver = crate::state::lock_dir(&tmp.join("runs/r1")).unwrap();
     let state = |phase: &str| {
         format!(
             r#"{{"current": {{"slice": "s1", "phase": "{phase}", "red_tests": ["tests/cart_test.rs"]}}, "slices": [{{"id": "s1", "test_areas": ["tests/**"], "code_areas": ["src/**"]}}]}}"#
@@ -283,6 +285,7 @@ fn read_only_phases_allow_only_the_agents_answer_file() {
     let tmp = root.join(".tmp/.forge");
     std::fs::create_dir_all(tmp.join("runs/r1")).unwrap();
     std::fs::write(tmp.join("active-run"), "r1\n").unwrap();
+    let driver = crate::state::lock_dir(&tmp.join("runs/r1")).unwrap();
     let write = |g: &Guard, rel: &str| {
         let w =
             serde_json::json!({"file_path": root.join(rel).display().to_string(), "content": "{}"});
@@ -327,4 +330,7 @@ fn read_only_phases_allow_only_the_agents_answer_file() {
         g.check_command("echo x > tests/other.rs", root).rule,
         "phase-read-only"
     );
+    // Once no `forge run` drives the run (killed), its phase is no longer enforced.
+    drop(driver);
+    assert!(load_phase(root).unwrap().is_none());
 }

@@ -173,7 +173,16 @@ pub fn start(
 }
 
 /// Continues a run from its saved state.
-pub fn resume(project: &Project, config: &Config, slug: &str, out: Printer) -> Result<Outcome> {
+///
+/// `retry` names a slice whose retries were exhausted (or that failed and was not retried):
+/// a person's decision to give it a fresh first wave.
+pub fn resume(
+    project: &Project,
+    config: &Config,
+    slug: &str,
+    retry: Option<&str>,
+    out: Printer,
+) -> Result<Outcome> {
     validate_change_name(slug)?;
     agent::require_all(&config.agents, &project.config_path())?;
     let dir = state::run_dir(project, slug);
@@ -181,6 +190,17 @@ pub fn resume(project: &Project, config: &Config, slug: &str, out: Printer) -> R
         return Err(no_such_run(project, slug));
     };
     let lock = lock_run(&dir, slug)?;
+    // A SIGKILL can leave a git lock behind (a git command died holding it).
+    let gd = git_dir(project)?;
+    for name in ["index.lock", "HEAD.lock"] {
+        if gd.join(name).exists() {
+            return Err(Error::usage(format!(
+                "{} exists: a git command was killed with the run, or one is running now. If no git command is running, remove it (`rm {}`) and resume again",
+                gd.join(name).display(),
+                gd.join(name).display()
+            )));
+        }
+    }
     let st = state::load_state(&dir, slug)?.unwrap_or_default();
     if meta.planned {
         use sha2::Digest;
@@ -202,6 +222,10 @@ pub fn resume(project: &Project, config: &Config, slug: &str, out: Printer) -> R
         out(&format!("Run `{slug}` is done; nothing to resume."));
         return Ok(Outcome::Done);
     }
+    // Killed between writing run.json (plan accepted) and state.json (the plan): plan again.
+    if meta.planned && st.slices.is_empty() {
+        meta.planned = false;
+    }
     meta.status = RunStatus::Running;
     meta.stop_reason = None;
     let mut run = Run {
@@ -219,12 +243,15 @@ pub fn resume(project: &Project, config: &Config, slug: &str, out: Printer) -> R
     };
     run.event("resumed", json!({}));
     run.say(&format!("Resuming run `{slug}`: {}", run.meta.goal));
+    if let Some(id) = retry {
+        run.retry_by_person(id)?;
+    }
     // A run killed while an agent ran: whatever changed in Forge's protected files since that
     // agent started may be the agent's doing, or the person's since. Forge cannot tell; it says.
     if let Ok(b) = std::fs::read(run.dir.join("protected.json"))
         && let Ok(m) = serde_json::from_slice::<Value>(&b)
     {
-        let changed = protect::changed_since(project, &run.git_dir, &m);
+        let changed = protect::changed_since(project, &run.git_dir, slug, &m);
         if !changed.is_empty() {
             run.event("protected-changed", json!({"files": changed}));
             run.say(&format!(
@@ -689,13 +716,14 @@ impl Run<'_> {
                             json!({"slice": id, "wave": wave, "reason": reason}),
                         );
                         if wave >= WAVES {
-                            return self.stop(format!(
-                                "slice `{id}` failed again in the retry wave ({reason}); retries are exhausted"
+                            self.say(&format!(
+                                "Slice `{id}` failed again in the retry wave ({reason}): its retries are exhausted. Work that does not depend on it continues."
+                            ));
+                        } else {
+                            self.say(&format!(
+                                "Slice `{id}` failed in wave {wave}: {reason}. Independent slices continue."
                             ));
                         }
-                        self.say(&format!(
-                            "Slice `{id}` failed in wave {wave}: {reason}. Independent slices continue."
-                        ));
                         continue;
                     }
                 }
@@ -710,13 +738,19 @@ impl Run<'_> {
             if failed.is_empty() && pending.is_empty() {
                 return self.finish();
             }
-            // The retry wave: a failed slice is retried when it is the only blocker of some
-            // pending slice, or the only remaining work.
-            let retry = failed.iter().copied().find(|&f| {
+            // The retry wave: a failed slice that has not had it is retried when it is the only
+            // blocker of some pending slice, or the only remaining work. A slice that failed its
+            // retry wave is given up: only a person brings it back (`--retry`).
+            let retryable: Vec<usize> = failed
+                .iter()
+                .copied()
+                .filter(|&f| self.state.slices[f].progress().wave < WAVES)
+                .collect();
+            let retry = retryable.iter().copied().find(|&f| {
                 let only_blocker = pending
                     .iter()
                     .any(|&p| self.failed_blockers(p) == BTreeSet::from([f]));
-                let only_remaining = failed.len() == 1 && pending.is_empty();
+                let only_remaining = retryable.len() == 1 && pending.is_empty();
                 only_blocker || only_remaining
             });
             match retry {
@@ -745,14 +779,23 @@ impl Run<'_> {
                             .collect::<Vec<_>>()
                             .join(", ")
                     };
-                    return self.stop(format!(
-                        "slices failed: {}; blocked or not retried: {}",
-                        names(&failed),
-                        if pending.is_empty() {
+                    let exhausted: Vec<usize> = failed
+                        .iter()
+                        .copied()
+                        .filter(|f| !retryable.contains(f))
+                        .collect();
+                    let list = |v: &[usize]| {
+                        if v.is_empty() {
                             "none".to_string()
                         } else {
-                            names(&pending)
+                            names(v)
                         }
+                    };
+                    return self.stop(format!(
+                        "retries are exhausted for: {}; failed, not retried (neither the only blocker nor the only remaining work): {}; blocked: {}",
+                        list(&exhausted),
+                        list(&retryable),
+                        list(&pending)
                     ));
                 }
             }
@@ -760,6 +803,16 @@ impl Run<'_> {
     }
 
     fn finish(&mut self) -> Result<Outcome> {
+        if self.state.slices.is_empty() {
+            return Err(Error::State {
+                path: state::state_path(&self.dir),
+                message: "holds no slices although the plan was accepted".into(),
+                recovery: format!(
+                    "Remove .tmp/.forge/runs/{}/ and start the run again.",
+                    self.meta.slug
+                ),
+            });
+        }
         self.meta.status = RunStatus::Done;
         self.state.current = None;
         self.save()?;
@@ -1496,6 +1549,55 @@ impl Run<'_> {
         let phase = if step == Step::Green { "green" } else { "red" };
         self.set_current(&id, phase, None)?;
         Ok((out.0, feedback, out.1))
+    }
+
+    /// A person's `--retry <slice>`: the failed slice starts over with a fresh first wave.
+    fn retry_by_person(&mut self, id: &str) -> Result<()> {
+        let Some(i) = self.index_of(id) else {
+            return Err(Error::usage(format!(
+                "run `{}` has no slice `{id}` (slices: {})",
+                self.meta.slug,
+                self.state
+                    .slices
+                    .iter()
+                    .map(|s| s.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        let status = self.status_of(i);
+        if status != SliceStatus::Failed {
+            return Err(Error::usage(format!(
+                "slice `{id}` is {}; only a failed slice can be retried",
+                format!("{status:?}").to_lowercase()
+            )));
+        }
+        let p = self.state.slices[i].progress_mut();
+        p.status = SliceStatus::Pending;
+        p.wave = 1;
+        p.red_attempts = 0;
+        p.green_attempts = 0;
+        p.red_session = None;
+        p.green_session = None;
+        p.feedback = None;
+        p.failure = None;
+        p.step = None;
+        self.save()?;
+        let who = crate::git::user_name_from_files(self.root()).unwrap_or_else(|| "unknown".into());
+        let person = Recorder::new(
+            self.project,
+            &format!("run-{}", self.meta.slug),
+            &format!("human:{who}"),
+        );
+        person.record_or_warn(
+            Some(&self.meta.slug),
+            "run",
+            json!({"event": "retry-by-person", "run": self.meta.slug, "slice": id}),
+        );
+        self.say(&format!(
+            "Slice `{id}` starts over with a fresh first wave ({who}'s decision)."
+        ));
+        Ok(())
     }
 
     /// Captures what no agent may change, before an agent runs; its manifest goes to disk so
