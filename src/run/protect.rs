@@ -199,10 +199,10 @@ fn hook_files(git_dir: &Path) -> Vec<(String, PathBuf, Vec<u8>)> {
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
         .filter(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
-        .filter_map(|e| {
+        .map(|e| {
             let name = format!(".git/hooks/{}", e.file_name().to_string_lossy());
             let bytes = std::fs::read(e.path()).unwrap_or_default();
-            Some((name, e.path(), bytes))
+            (name, e.path(), bytes)
         })
         .collect();
     out.sort();
