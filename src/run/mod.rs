@@ -150,19 +150,17 @@ pub fn start(
         state_sha256: None,
         prev_state_sha256: None,
     };
-    let mut run = Run {
+    let gd = git_dir(project)?;
+    let mut run = Run::new(
         project,
         config,
-        rec: Recorder::new(project, &format!("run-{slug}"), "forge:run"),
-        git_dir: git_dir(project)?,
-        tamper: Vec::new(),
-        hidden: None,
         dir,
+        gd,
         meta,
-        state: RunState::default(),
+        RunState::default(),
         out,
-        _lock: lock,
-    };
+        lock,
+    );
     run.save()?;
     run.event(
         "started",
@@ -228,19 +226,7 @@ pub fn resume(
     }
     meta.status = RunStatus::Running;
     meta.stop_reason = None;
-    let mut run = Run {
-        project,
-        config,
-        rec: Recorder::new(project, &format!("run-{slug}"), "forge:run"),
-        git_dir: git_dir(project)?,
-        tamper: Vec::new(),
-        hidden: None,
-        dir,
-        meta,
-        state: st,
-        out,
-        _lock: lock,
-    };
+    let mut run = Run::new(project, config, dir, gd, meta, st, out, lock);
     run.event("resumed", json!({}));
     run.say(&format!("Resuming run `{slug}`: {}", run.meta.goal));
     if let Some(id) = retry {
@@ -297,7 +283,32 @@ fn now() -> String {
     jiff::Timestamp::now().to_string()
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        project: &'a Project,
+        config: &'a Config,
+        dir: PathBuf,
+        git_dir: PathBuf,
+        meta: RunMeta,
+        state: RunState,
+        out: Printer<'a>,
+        lock: crate::state::DirLock,
+    ) -> Run<'a> {
+        Run {
+            project,
+            config,
+            rec: Recorder::new(project, &format!("run-{}", meta.slug), "forge:run"),
+            git_dir,
+            tamper: Vec::new(),
+            hidden: None,
+            dir,
+            meta,
+            state,
+            out,
+            _lock: lock,
+        }
+    }
     fn root(&self) -> &Path {
         &self.project.root
     }
