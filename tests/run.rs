@@ -216,7 +216,7 @@ fn an_honest_run_lands_one_commit_per_slice() {
     // Agents got the documented environment and a prompt file; one session per role and wave.
     let log = r.read(".tmp/.forge/runs/shop/agents/member-discount-red-w1-a1.log");
     assert!(
-        log.contains("role=red slice=member-discount attempt=1 wave=1 session="),
+        log.contains("role=red slice=member-discount attempt=1 wave=1 resumed=0 session="),
         "{log}"
     );
     let prompt = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a1.md");
@@ -1172,4 +1172,32 @@ fn a_deleted_branch_comes_back_where_it_was() {
     );
     assert_eq!(git_out(&r, &["symbolic-ref", "HEAD"]), "refs/heads/main");
     assert_landed_cleanly(&r);
+}
+
+#[test]
+fn resume_command_continues_red_and_green_but_never_a_verifier() {
+    let r = shop("");
+    let cmd = format!("CHEAT='edit-code' sh {RUN_FIX}/agent.sh");
+    let resumed = format!("RESUMED=1 {cmd}");
+    r.config(&format!(
+        "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      report: tap\nagents:\n  default:\n    command: {}\n    resume_command: {}\n",
+        serde_json::to_string(&cmd).unwrap(),
+        serde_json::to_string(&resumed).unwrap()
+    ));
+    r.git(&["commit", "-qam", "chore: resume command"]);
+    assert_eq!(run(&r).code, 0);
+    let log = |f: &str| r.read(&format!(".tmp/.forge/runs/shop/agents/{f}.log"));
+    assert!(log("member-discount-red-w1-a1").contains("resumed=0"));
+    assert!(
+        log("member-discount-red-w1-a2").contains("resumed=1"),
+        "{}",
+        log("member-discount-red-w1-a2")
+    );
+    // The verifier of red's second attempt is a new agent: no resume.
+    assert!(log("member-discount-verifier-w1-a2").contains("resumed=0"));
+    assert!(log("run-planner-w1-a1").contains("resumed=0"));
+    assert!(
+        !log("run-planner-w1-a1").contains("session=\n"),
+        "the planner has a session id"
+    );
 }

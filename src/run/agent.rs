@@ -150,6 +150,9 @@ pub struct Call<'a> {
     pub attempt: u32,
     /// The agent session continued across the attempts of one wave.
     pub session: &'a str,
+    /// Whether `session` already exists (an earlier attempt of this agent started it): then
+    /// `resume_command` runs, if configured. Verifiers and reviewers start fresh every call.
+    pub resume: bool,
     pub prompt: &'a str,
     /// Where the agent writes its structured answer.
     pub output: &'a Path,
@@ -179,8 +182,8 @@ pub fn invoke(
     let stem = stem(call.role, call.slice, call.wave, call.attempt);
     let prompt_file = run_dir.join("prompts").join(format!("{stem}.md"));
     crate::state::write_atomic(&prompt_file, call.prompt.as_bytes())?;
-    let command = match (&agent.resume_command, call.attempt) {
-        (Some(r), a) if a > 1 => r.as_str(),
+    let command = match &agent.resume_command {
+        Some(r) if call.resume => r.as_str(),
         _ => agent.command.as_str(),
     };
     let abs = |p: &Path| {

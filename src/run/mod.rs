@@ -147,6 +147,7 @@ pub fn start(
         agent_ms: 0,
         check_ms: 0,
         branch: git::head_ref(&project.root)?,
+        planner_session: None,
         state_sha256: None,
         prev_state_sha256: None,
     };
@@ -544,7 +545,12 @@ impl<'a> Run<'a> {
             self.set_current("", "plan", Some(&state_file))?;
             let prompt = prompts::planner(self, &tracked, feedback.as_deref());
             let before = self.protect()?;
-            self.call_agent(Role::Planner, None, attempt, "", &prompt, &state_file)?;
+            let session = self
+                .meta
+                .planner_session
+                .get_or_insert_with(agent::new_session_id)
+                .clone();
+            self.call_agent(Role::Planner, None, attempt, &session, &prompt, &state_file)?;
             // Read the answer before anything rewrites state.json.
             let answer = agent::read_output(&state_file);
             let mut forge_state = before.put_back(self.project)?;
@@ -1684,12 +1690,16 @@ impl<'a> Run<'a> {
             ),
             None => (String::new(), 1),
         };
+        // Red, green and the planner continue their session from the second attempt on; a
+        // verifier or a reviewer is a new agent every time.
+        let resume = attempt > 1 && matches!(role, Role::Red | Role::Green | Role::Planner);
         let call = agent::Call {
             role,
             slice: &sid,
             wave,
             attempt,
             session,
+            resume,
             prompt,
             output,
         };

@@ -58,6 +58,9 @@ pub struct RunMeta {
     pub gates_written: u32,
     /// Wall time spent in agents and in checks (focused, related, full), in milliseconds: the
     /// rest of a run's time is Forge's own work.
+    /// The planner's agent session, continued across planning attempts.
+    #[serde(default)]
+    pub planner_session: Option<String>,
     /// The branch HEAD named when the run started (`None`: detached); agents may not switch.
     #[serde(default)]
     pub branch: Option<String>,
