@@ -517,6 +517,14 @@ fn a_dirty_tree_stops_before_any_agent() {
         !r.exists(".tmp/.forge/runs/shop/agents"),
         "no agent may run"
     );
+    assert!(
+        o.stdout
+            .contains("1 file(s) modified, staged or untracked: src/notes.txt"),
+        "{}",
+        o.stdout
+    );
+    let st = r.forge(&["run", "--status", "shop"]);
+    assert!(st.stdout.contains("✗ clean-start"), "{st:?}");
     let g = gate_file(&r, "run", "clean-start");
     assert_eq!(g["blocks"], true);
     assert_eq!(g["evidence"]["files"][0], "src/notes.txt");
@@ -666,7 +674,7 @@ fn retries_exhausted_stop_the_run_and_report() {
     let o = r.forge(&["run", "--resume", "shop", "--retry", "member-discount"]);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
-        o.stdout.contains("starts over with a fresh first wave"),
+        o.stdout.contains("gets one more wave with new agents"),
         "{}",
         o.stdout
     );
@@ -750,10 +758,18 @@ fn one_run_is_driven_by_one_forge_at_a_time() {
     assert_eq!(run(&r).code, 0);
     let nested = r.read(".tmp/.forge/runs/shop/nested-run.txt");
     assert!(
-        nested.contains("already being driven by another `forge run`"),
+        nested
+            .contains("run `shop` is already being driven by another `forge run` in this checkout"),
         "{nested}"
     );
-    assert!(nested.contains("exit 2"), "{nested}");
+    // Nor may a second run with another name start in the same checkout.
+    assert_eq!(
+        nested.matches("one run per checkout").count(),
+        2,
+        "{nested}"
+    );
+    assert_eq!(nested.matches("exit 2").count(), 2, "{nested}");
+    assert!(!r.exists(".tmp/.forge/runs/other/run.json"));
 }
 
 #[test]
@@ -1200,4 +1216,20 @@ fn resume_command_continues_red_and_green_but_never_a_verifier() {
         !log("run-planner-w1-a1").contains("session=\n"),
         "the planner has a session id"
     );
+}
+
+#[test]
+fn an_agent_command_that_does_not_exist_is_a_setup_error() {
+    let r = shop("");
+    r.config("verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      report: tap\nagents:\n  default:\n    command: no-such-agent-program --plan\n");
+    r.git(&["commit", "-qam", "chore: a typo in the agent"]);
+    let o = run(&r);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr
+            .contains("the planner agent's command was not found (exit 127)"),
+        "{o:?}"
+    );
+    assert!(o.stderr.contains("agents.planner.command"), "{o:?}");
+    assert!(o.stderr.contains("run-planner-w1-a1.log"), "{o:?}");
 }

@@ -130,6 +130,15 @@ fn status(project: &Project, slug: &str, json: bool) -> Result<i32> {
             .unwrap_or_default()
     );
     println!("Started {} from {}", meta.started_at, short(&meta.base_sha));
+    for g in &meta.gates {
+        println!(
+            "  {} {:<20} a{}  {}",
+            if g.status == "pass" { "✓" } else { "✗" },
+            g.gate,
+            g.attempt,
+            g.file
+        );
+    }
     if !meta.planned {
         println!(
             "Planning: not accepted yet ({} planner attempt(s))",

@@ -90,11 +90,12 @@ pub fn clean_start(dirty: &[String]) -> GateResult {
     if dirty.is_empty() {
         GateResult::pass(CLEAN_START, json!({"reason": "working tree clean"}))
     } else {
+        let shown: Vec<&str> = dirty.iter().take(10).map(|s| s.as_str()).collect();
         GateResult::fail(
             CLEAN_START,
-            json!({"reason": format!("{} file(s) modified, staged or untracked", dirty.len()), "files": dirty}),
+            json!({"reason": format!("{} file(s) modified, staged or untracked: {}{}", dirty.len(), shown.join(", "), if dirty.len() > 10 { ", …" } else { "" }), "files": dirty}),
             true,
-            "commit, stash or remove these files, then start the run again from a clean repository (`git status`)",
+            "commit, stash or remove these files (`git status`), then `forge run --resume <slug>`",
         )
     }
 }

@@ -96,7 +96,7 @@ struct Run<'a> {
     state: RunState,
     rec: Recorder,
     out: Printer<'a>,
-    _lock: crate::state::DirLock,
+    _lock: RunLocks,
 }
 
 /// Starts a new run.
@@ -125,7 +125,7 @@ pub fn start(
             project.rel(&dir)
         )));
     }
-    let lock = lock_run(&dir, slug)?;
+    let lock = lock_run(project, &dir, slug)?;
     let base_sha = git::head(&project.root).map_err(|_| {
         Error::usage(format!(
             "{} has no commit yet: commit something first (the run's slices start from HEAD)",
@@ -144,6 +144,7 @@ pub fn start(
         planner_attempts: 0,
         planned: false,
         gates_written: 0,
+        gates: Vec::new(),
         agent_ms: 0,
         check_ms: 0,
         branch: git::head_ref(&project.root)?,
@@ -188,7 +189,7 @@ pub fn resume(
     let Some(mut meta) = state::load_meta(&dir, slug)? else {
         return Err(no_such_run(project, slug));
     };
-    let lock = lock_run(&dir, slug)?;
+    let lock = lock_run(project, &dir, slug)?;
     // A SIGKILL can leave a git lock behind (a git command died holding it).
     let gd = git_dir(project)?;
     for name in ["index.lock", "HEAD.lock"] {
@@ -267,12 +268,31 @@ fn no_such_run(project: &Project, slug: &str) -> Error {
 }
 
 /// One `forge run` per run at a time: the second is refused, never queued behind the first.
-fn lock_run(dir: &Path, slug: &str) -> Result<crate::state::DirLock> {
-    crate::state::try_lock_dir(dir)?.ok_or_else(|| {
+/// One `forge run` per checkout at a time: two runs would commit over each other's slices. The
+/// lock on `runs/` says "a run is being driven here", the one on `runs/<slug>/` which (the
+/// guard and `--status` look at it); both are held for the whole run and refused, never queued.
+fn lock_run(project: &Project, dir: &Path, slug: &str) -> Result<RunLocks> {
+    let busy = |what: String| {
         Error::usage(format!(
-            "run `{slug}` is already being driven by another `forge run`; wait for it or stop it first"
+            "{what} is already being driven by another `forge run` in this checkout; wait for it or stop it first (one run per checkout)"
         ))
+    };
+    let all = crate::state::try_lock_dir(&state::runs_dir(project))?.ok_or_else(|| {
+        let other = std::fs::read_to_string(state::active_run_path(project))
+            .map(|s| format!("run `{}`", s.trim()))
+            .unwrap_or_else(|_| "a run".into());
+        busy(other)
+    })?;
+    let one = crate::state::try_lock_dir(dir)?.ok_or_else(|| busy(format!("run `{slug}`")))?;
+    Ok(RunLocks {
+        _all: all,
+        _one: one,
     })
+}
+
+struct RunLocks {
+    _all: crate::state::DirLock,
+    _one: crate::state::DirLock,
 }
 
 fn git_dir(project: &Project) -> Result<PathBuf> {
@@ -294,7 +314,7 @@ impl<'a> Run<'a> {
         meta: RunMeta,
         state: RunState,
         out: Printer<'a>,
-        lock: crate::state::DirLock,
+        lock: RunLocks,
     ) -> Run<'a> {
         Run {
             project,
@@ -388,17 +408,16 @@ impl<'a> Run<'a> {
         state::save_json(&self.dir.join(&file), &doc)?;
         self.rec
             .record_or_warn(Some(&self.meta.slug), "gate", doc.clone());
-        if let Some(i) = slice {
-            self.state.slices[i]
-                .progress_mut()
-                .gates
-                .push(state::GateRef {
-                    gate: r.gate.clone(),
-                    status: r.status.clone(),
-                    wave,
-                    attempt,
-                    file,
-                });
+        let gate_ref = state::GateRef {
+            gate: r.gate.clone(),
+            status: r.status.clone(),
+            wave,
+            attempt,
+            file,
+        };
+        match slice {
+            Some(i) => self.state.slices[i].progress_mut().gates.push(gate_ref),
+            None => self.meta.gates.push(gate_ref),
         }
         self.save()?;
         let mark = if r.passed() { "✓" } else { "✗" };
@@ -732,7 +751,8 @@ impl<'a> Run<'a> {
                             "slice-failed",
                             json!({"slice": id, "wave": wave, "reason": reason}),
                         );
-                        if wave >= WAVES {
+                        let last = self.state.slices[i].progress().last_wave.unwrap_or(WAVES);
+                        if wave >= last {
                             self.say(&format!(
                                 "Slice `{id}` failed again in the retry wave ({reason}): its retries are exhausted. Work that does not depend on it continues."
                             ));
@@ -761,7 +781,10 @@ impl<'a> Run<'a> {
             let retryable: Vec<usize> = failed
                 .iter()
                 .copied()
-                .filter(|&f| self.state.slices[f].progress().wave < WAVES)
+                .filter(|&f| {
+                    let p = self.state.slices[f].progress();
+                    p.wave < p.last_wave.unwrap_or(WAVES)
+                })
                 .collect();
             let retry = retryable.iter().copied().find(|&f| {
                 let only_blocker = pending
@@ -1042,6 +1065,9 @@ impl<'a> Run<'a> {
                     continue;
                 }
                 gates::RedOutcome::AlreadyGreen => {
+                    if let Some(reason) = self.over_budget()? {
+                        return Ok(RedEnd::End(SliceEnd::Stop(reason)));
+                    }
                     match self.already_green(i, &tests, &res, attempt)? {
                         Some(end) => return Ok(end),
                         None => continue,
@@ -1050,6 +1076,9 @@ impl<'a> Run<'a> {
             };
 
             // verified-red
+            if let Some(reason) = self.over_budget()? {
+                return Ok(RedEnd::End(SliceEnd::Stop(reason)));
+            }
             let out_path = self.output_path(Role::Verifier, &s.id, attempt);
             let _ = std::fs::remove_file(&out_path);
             self.set_current(&s.id, "verify", Some(&out_path))?;
@@ -1589,9 +1618,11 @@ impl<'a> Run<'a> {
                 format!("{status:?}").to_lowercase()
             )));
         }
+        // One more wave, with new agents, and no automatic one after it.
         let p = self.state.slices[i].progress_mut();
         p.status = SliceStatus::Pending;
-        p.wave = 1;
+        p.wave += 1;
+        p.last_wave = Some(p.wave);
         p.red_attempts = 0;
         p.green_attempts = 0;
         p.red_session = None;
@@ -1612,7 +1643,7 @@ impl<'a> Run<'a> {
             json!({"event": "retry-by-person", "run": self.meta.slug, "slice": id}),
         );
         self.say(&format!(
-            "Slice `{id}` starts over with a fresh first wave ({who}'s decision)."
+            "Slice `{id}` gets one more wave with new agents ({who}'s decision)."
         ));
         Ok(())
     }
@@ -1739,6 +1770,22 @@ impl<'a> Run<'a> {
         }
         let o = &fin.outcome;
         self.meta.agent_ms += o.duration.as_millis() as u64;
+        if o.exit_code == Some(127) {
+            // The shell could not find the agent's program: a setup error, not an attempt.
+            let tail = String::from_utf8_lossy(&o.tail).trim().to_string();
+            return Err(Error::Config {
+                path: self.project.config_path(),
+                message: format!(
+                    "the {} agent's command was not found (exit 127): `{}` — {} (log: {}); fix `agents.{}.command` (or `agents.default.command`), then `forge run --resume {}`",
+                    role.name(),
+                    agent_cfg.command,
+                    crate::text::clip(tail.lines().last().unwrap_or(""), 200),
+                    self.project.rel(&o.log_path),
+                    role.name(),
+                    self.meta.slug
+                ),
+            });
+        }
         self.rec.record_or_warn(
             Some(&self.meta.slug),
             "agent",

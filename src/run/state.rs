@@ -56,6 +56,9 @@ pub struct RunMeta {
     /// Gate results written so far (numbers the gate files).
     #[serde(default)]
     pub gates_written: u32,
+    /// The run-level gates (clean-start, run-artifact, planning-output), in order.
+    #[serde(default)]
+    pub gates: Vec<GateRef>,
     /// Wall time spent in agents and in checks (focused, related, full), in milliseconds: the
     /// rest of a run's time is Forge's own work.
     /// The planner's agent session, continued across planning attempts.
@@ -143,8 +146,12 @@ pub enum Step {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Progress {
     pub status: SliceStatus,
-    /// 1 for the first wave, 2 for the retry wave with new agents.
+    /// 1 for the first wave, 2 for the retry wave with new agents, more when a person grants
+    /// one (`--retry`).
     pub wave: u32,
+    /// The last wave this slice gets (default: the retry wave); set by a person's `--retry`.
+    #[serde(default)]
+    pub last_wave: Option<u32>,
     #[serde(default)]
     pub step: Option<Step>,
     /// Red attempts in this wave / in all waves.
