@@ -664,8 +664,17 @@ fn retries_exhausted_stop_the_run_and_report() {
     );
     // …a person does, for one slice, after fixing the agent.
     r.config(&agents_yaml("", ""));
+    assert!(
+        o.stdout.contains("To give a slice one more wave once its cause is fixed: `forge run --resume shop --retry member-discount`"),
+        "{}",
+        o.stdout
+    );
     let bad = r.forge(&["run", "--resume", "shop", "--retry", "receipt"]);
     assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(
+        !bad.stdout.contains("Resuming"),
+        "a refused retry resumes nothing: {bad:?}"
+    );
     assert!(
         bad.stderr
             .contains("slice `receipt` is pending; only a failed slice can be retried"),
@@ -1232,4 +1241,49 @@ fn an_agent_command_that_does_not_exist_is_a_setup_error() {
     );
     assert!(o.stderr.contains("agents.planner.command"), "{o:?}");
     assert!(o.stderr.contains("run-planner-w1-a1.log"), "{o:?}");
+    // The person fixes the command and commits the fix; nothing was spent on the typo: the
+    // planner's first real attempt is attempt 1, and its session is new (no resume_command).
+    let cmd = format!("sh {RUN_FIX}/agent.sh");
+    r.config(&format!(
+        "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      report: tap\nagents:\n  default:\n    command: {}\n    resume_command: {}\n",
+        serde_json::to_string(&cmd).unwrap(),
+        serde_json::to_string(&format!("RESUMED=1 {cmd}")).unwrap()
+    ));
+    r.git(&["commit", "-qam", "chore: fix the agent command"]);
+    let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert_eq!(n(&status(&r)["run"]["planner_attempts"]), 1);
+    assert!(
+        r.read(".tmp/.forge/runs/shop/agents/run-planner-w1-a1.log")
+            .contains("resumed=0")
+    );
+    // The person's commit is where the run started from.
+    assert!(subjects(&r).contains(&"chore: fix the agent command".to_string()));
+    assert_eq!(subjects(&r).len(), 5, "{:?}", subjects(&r));
+}
+
+#[test]
+fn a_persons_commits_on_a_stopped_slice_are_never_reset_away() {
+    let r = shop("kill-in-red");
+    assert_ne!(run(&r).code, 0);
+    // While the run is interrupted, a person commits something of their own.
+    r.write("NOTES.md", "mine\n");
+    r.git(&["add", "NOTES.md"]);
+    r.git(&["commit", "-qm", "docs: my notes"]);
+    // A new run may not start on top of the interrupted one.
+    let other = r.forge(&["run", "other", "--goal", "x"]);
+    assert_eq!(other.code, 2, "{other:?}");
+    assert!(
+        other.stderr.contains("run `shop` was interrupted"),
+        "{other:?}"
+    );
+    r.config(&agents_yaml("", ""));
+    let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr.contains("commits were made since it stopped"),
+        "{o:?}"
+    );
+    assert_eq!(r.read("NOTES.md"), "mine\n");
+    assert_eq!(subjects(&r)[0], "docs: my notes");
 }

@@ -126,6 +126,31 @@ pub fn start(
         )));
     }
     let lock = lock_run(project, &dir, slug)?;
+    // A run whose driver was killed may have left its temporary checkpoint at HEAD: a new run
+    // must not build on it.
+    if let Ok(other) = std::fs::read_to_string(state::active_run_path(project)) {
+        let other = other.trim();
+        if !other.is_empty()
+            && other != slug
+            && state::load_meta(&state::run_dir(project, other), other)
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.status == RunStatus::Running)
+        {
+            return Err(Error::usage(format!(
+                "run `{other}` was interrupted and not finished: resume it (`forge run --resume {other}`) before starting another; HEAD may be its temporary checkpoint"
+            )));
+        }
+    }
+    if let Ok(head) = git::head(&project.root)
+        && git::commit_message(&project.root, &head)
+            .is_ok_and(|m| m.starts_with("forge-checkpoint("))
+    {
+        return Err(Error::usage(format!(
+            "HEAD ({}) is a run's temporary checkpoint: resume that run, or reset past it, before starting `{slug}`",
+            &head[..head.len().min(10)]
+        )));
+    }
     let base_sha = git::head(&project.root).map_err(|_| {
         Error::usage(format!(
             "{} has no commit yet: commit something first (the run's slices start from HEAD)",
@@ -149,6 +174,7 @@ pub fn start(
         check_ms: 0,
         branch: git::head_ref(&project.root)?,
         planner_session: None,
+        started_sessions: Vec::new(),
         state_sha256: None,
         prev_state_sha256: None,
     };
@@ -192,7 +218,20 @@ pub fn resume(
     let lock = lock_run(project, &dir, slug)?;
     // A SIGKILL can leave a git lock behind (a git command died holding it).
     let gd = git_dir(project)?;
-    for name in ["index.lock", "HEAD.lock"] {
+    let branch_lock = meta
+        .branch
+        .as_deref()
+        .map(|b| format!("{b}.lock"))
+        .unwrap_or_default();
+    for name in [
+        "index.lock",
+        "HEAD.lock",
+        "packed-refs.lock",
+        branch_lock.as_str(),
+    ] {
+        if name.is_empty() {
+            continue;
+        }
         if gd.join(name).exists() {
             return Err(Error::usage(format!(
                 "{} exists: a git command was killed with the run, or one is running now. If no git command is running, remove it (`rm {}`) and resume again",
@@ -229,6 +268,9 @@ pub fn resume(
     meta.status = RunStatus::Running;
     meta.stop_reason = None;
     let mut run = Run::new(project, config, dir, gd, meta, st, out, lock);
+    if let Some(id) = retry {
+        run.check_retry(id)?;
+    }
     run.event("resumed", json!({}));
     run.say(&format!("Resuming run `{slug}`: {}", run.meta.goal));
     if let Some(id) = retry {
@@ -243,7 +285,7 @@ pub fn resume(
         if !changed.is_empty() {
             run.event("protected-changed", json!({"files": changed}));
             run.say(&format!(
-                "  ! changed since the last agent of this run started: {} — if you did not change them, restore them (e.g. `git checkout -- <file>`) before resuming",
+                "  ! changed since the last agent of this run started: {} — if you did not change them yourself, that agent may have: check them (`git diff -- <file>`)",
                 changed.join(", ")
             ));
         }
@@ -474,6 +516,24 @@ impl<'a> Run<'a> {
             return self.stop(reason);
         }
         if !self.meta.planned {
+            // No agent has run yet (stopped at clean-start, or a setup error): the run starts
+            // from wherever HEAD is now — a person may have committed a fix since. Once a
+            // planner ran, a moved HEAD may be its doing or the person's: Forge asks.
+            let head = git::head(self.root())?;
+            if head != self.meta.base_sha {
+                if self.meta.planner_attempts == 0 {
+                    self.meta.base_sha = head;
+                    self.meta.branch = git::head_ref(self.root())?;
+                } else {
+                    let graph = git::graph(self.root()).unwrap_or_default();
+                    return Err(Error::usage(format!(
+                        "HEAD moved since run `{}` stopped while planning (it started from {}). If those commits are yours, start a new run from here; if a planner made them, reset to {} and resume.\n{graph}",
+                        self.meta.slug,
+                        &self.meta.base_sha[..10.min(self.meta.base_sha.len())],
+                        &self.meta.base_sha[..10.min(self.meta.base_sha.len())]
+                    )));
+                }
+            }
             // clean-start and run-artifact are checked before any agent runs.
             let dirty: Vec<String> = git::status(self.root())?
                 .into_iter()
@@ -561,14 +621,14 @@ impl<'a> Run<'a> {
             let attempt = self.meta.planner_attempts;
             let state_file = state::state_path(&self.dir);
             self.state = RunState::default();
-            self.set_current("", "plan", Some(&state_file))?;
-            let prompt = prompts::planner(self, &tracked, feedback.as_deref());
-            let before = self.protect()?;
             let session = self
                 .meta
                 .planner_session
                 .get_or_insert_with(agent::new_session_id)
                 .clone();
+            self.set_current("", "plan", Some(&state_file))?;
+            let prompt = prompts::planner(self, &tracked, feedback.as_deref());
+            let before = self.protect()?;
             self.call_agent(Role::Planner, None, attempt, &session, &prompt, &state_file)?;
             // Read the answer before anything rewrites state.json.
             let answer = agent::read_output(&state_file);
@@ -831,8 +891,15 @@ impl<'a> Run<'a> {
                             names(v)
                         }
                     };
+                    let hint = match exhausted.first().or(retryable.first()) {
+                        Some(&f) => format!(
+                            ". To give a slice one more wave once its cause is fixed: `forge run --resume {} --retry {}`",
+                            self.meta.slug, self.state.slices[f].id
+                        ),
+                        None => String::new(),
+                    };
                     return self.stop(format!(
-                        "retries are exhausted for: {}; failed, not retried (neither the only blocker nor the only remaining work): {}; blocked: {}",
+                        "retries are exhausted for: {}; failed, not retried (neither the only blocker nor the only remaining work): {}; blocked: {}{hint}",
                         list(&exhausted),
                         list(&retryable),
                         list(&pending)
@@ -922,10 +989,18 @@ impl<'a> Run<'a> {
                 if let Some(end) = self.resume_final(i)? {
                     return Ok(end);
                 }
+                let cp = self.recorded(
+                    i,
+                    "checkpoint",
+                    self.state.slices[i].progress().checkpoint.clone(),
+                )?;
+                self.head_is_forges(i, &[cp.as_str()])?;
                 return self.green(i, true);
             }
             Some(Step::Red) => {
-                // An interrupted red attempt starts over from START_SHA.
+                // An interrupted red attempt starts over from START_SHA — unless commits that
+                // are not the run's own sit on top of it (a person's, made while it was stopped).
+                self.head_is_forges(i, &[start_sha.as_str()])?;
                 self.restore_to(&start_sha)?;
             }
             None => {}
@@ -1597,8 +1672,8 @@ impl<'a> Run<'a> {
         Ok((out.0, feedback, out.1))
     }
 
-    /// A person's `--retry <slice>`: the failed slice starts over with a fresh first wave.
-    fn retry_by_person(&mut self, id: &str) -> Result<()> {
+    /// A person's `--retry <slice>` is for a failed slice of this run.
+    fn check_retry(&self, id: &str) -> Result<usize> {
         let Some(i) = self.index_of(id) else {
             return Err(Error::usage(format!(
                 "run `{}` has no slice `{id}` (slices: {})",
@@ -1618,6 +1693,12 @@ impl<'a> Run<'a> {
                 format!("{status:?}").to_lowercase()
             )));
         }
+        Ok(i)
+    }
+
+    /// A person's `--retry <slice>`: the failed slice gets one more wave with new agents.
+    fn retry_by_person(&mut self, id: &str) -> Result<()> {
+        let i = self.check_retry(id)?;
         // One more wave, with new agents, and no automatic one after it.
         let p = self.state.slices[i].progress_mut();
         p.status = SliceStatus::Pending;
@@ -1640,7 +1721,7 @@ impl<'a> Run<'a> {
         person.record_or_warn(
             Some(&self.meta.slug),
             "run",
-            json!({"event": "retry-by-person", "run": self.meta.slug, "slice": id}),
+            json!({"event": "retry-by-person", "run": self.meta.slug, "slice": id, "wave": self.state.slices[i].progress().wave}),
         );
         self.say(&format!(
             "Slice `{id}` gets one more wave with new agents ({who}'s decision)."
@@ -1658,6 +1739,36 @@ impl<'a> Run<'a> {
         let p = protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug, hidden)?;
         state::save_json(&self.dir.join("protected.json"), &p.manifest())?;
         Ok(p)
+    }
+
+    /// On resume: HEAD must be one of `expected`, or a commit this run made on the slice's
+    /// START_SHA (a checkpoint or a coverage commit a kill interrupted). Anything else — a
+    /// person's commits since the run stopped — is named, never reset away.
+    fn head_is_forges(&self, i: usize, expected: &[&str]) -> Result<()> {
+        let head = git::head(self.root())?;
+        if expected.contains(&head.as_str()) {
+            return Ok(());
+        }
+        let start = self.start_sha(i)?;
+        let parent = git::parent(self.root(), &head)?;
+        let message = git::commit_message(self.root(), &head).unwrap_or_default();
+        let mark = format!("Forge-Slice: {}", self.state.slices[i].id);
+        if parent.as_deref() == Some(start.as_str()) && message.contains(&mark) {
+            return Ok(());
+        }
+        let graph = git::graph(self.root()).unwrap_or_default();
+        Err(Error::usage(format!(
+            "HEAD ({}) is not where run `{}` left slice `{}` ({}): commits were made since it stopped. Move them off this branch (or reset to {}), then resume.\n{graph}",
+            &head[..head.len().min(10)],
+            self.meta.slug,
+            self.state.slices[i].id,
+            expected
+                .iter()
+                .map(|e| &e[..e.len().min(10)])
+                .collect::<Vec<_>>()
+                .join(" or "),
+            &expected[0][..expected[0].len().min(10)]
+        )))
     }
 
     fn start_sha(&self, i: usize) -> Result<String> {
@@ -1721,9 +1832,9 @@ impl<'a> Run<'a> {
             ),
             None => (String::new(), 1),
         };
-        // Red, green and the planner continue their session from the second attempt on; a
-        // verifier or a reviewer is a new agent every time.
-        let resume = attempt > 1 && matches!(role, Role::Red | Role::Green | Role::Planner);
+        // Red, green and the planner continue their session once an agent really started it (a
+        // kill or a setup error can fall before); a verifier or a reviewer is new every time.
+        let resume = self.meta.started_sessions.iter().any(|s| s == session);
         let call = agent::Call {
             role,
             slice: &sid,
@@ -1770,9 +1881,30 @@ impl<'a> Run<'a> {
         }
         let o = &fin.outcome;
         self.meta.agent_ms += o.duration.as_millis() as u64;
-        if o.exit_code == Some(127) {
-            // The shell could not find the agent's program: a setup error, not an attempt.
-            let tail = String::from_utf8_lossy(&o.tail).trim().to_string();
+        let tail = String::from_utf8_lossy(&o.tail).trim().to_string();
+        let not_found = o.exit_code == Some(127)
+            && o.duration < std::time::Duration::from_secs(5)
+            && (tail.contains("not found") || tail.contains("No such file"));
+        if not_found {
+            // The shell could not find the agent's program: a setup error, not an attempt. The
+            // attempt is given back and nothing of it is kept.
+            match slice {
+                Some(i) => {
+                    let p = self.state.slices[i].progress_mut();
+                    let (n, total) = if role == Role::Green {
+                        (&mut p.green_attempts, &mut p.green_attempts_total)
+                    } else {
+                        (&mut p.red_attempts, &mut p.red_attempts_total)
+                    };
+                    if matches!(role, Role::Red | Role::Green) {
+                        *n = n.saturating_sub(1);
+                        *total = total.saturating_sub(1);
+                    }
+                }
+                None => self.meta.planner_attempts = self.meta.planner_attempts.saturating_sub(1),
+            }
+            self.save()?;
+            let _ = std::fs::remove_file(self.dir.join("protected.json"));
             return Err(Error::Config {
                 path: self.project.config_path(),
                 message: format!(
@@ -1785,6 +1917,9 @@ impl<'a> Run<'a> {
                     self.meta.slug
                 ),
             });
+        }
+        if !self.meta.started_sessions.iter().any(|s| s == session) {
+            self.meta.started_sessions.push(session.to_string());
         }
         self.rec.record_or_warn(
             Some(&self.meta.slug),

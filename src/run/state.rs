@@ -64,6 +64,9 @@ pub struct RunMeta {
     /// The planner's agent session, continued across planning attempts.
     #[serde(default)]
     pub planner_session: Option<String>,
+    /// Agent sessions an agent has really run in: only those are continued (`resume_command`).
+    #[serde(default)]
+    pub started_sessions: Vec<String>,
     /// The branch HEAD named when the run started (`None`: detached); agents may not switch.
     #[serde(default)]
     pub branch: Option<String>,
