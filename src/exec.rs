@@ -376,14 +376,6 @@ fn logs_by_age(dir: &Path) -> Vec<PathBuf> {
     logs
 }
 
-/// Deletes all but the newest `keep` `.log` files in `dir`, so logs do not pile up forever.
-pub fn prune_logs(dir: &Path, keep: usize) {
-    let logs = logs_by_age(dir);
-    for p in &logs[..logs.len().saturating_sub(keep)] {
-        let _ = std::fs::remove_file(p);
-    }
-}
-
 /// Opens (creating or truncating) a command's log. Never through a symlink: a link planted in
 /// the logs folder must not make Forge overwrite its target. A log that cannot be opened as it
 /// is (another user's, read-only, a folder) is removed and created afresh. The log folder
@@ -627,21 +619,6 @@ mod tests {
             std::fs::read_to_string(dir.path().join("006.log")).unwrap(),
             "fresh\n"
         );
-    }
-
-    #[test]
-    fn prune_keeps_the_newest() {
-        let dir = tempfile::tempdir().unwrap();
-        for i in 0..5 {
-            std::fs::write(dir.path().join(format!("{i:03}.log")), "").unwrap();
-        }
-        prune_logs(dir.path(), 2);
-        let mut left: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        left.sort();
-        assert_eq!(left, vec!["003.log", "004.log"]);
     }
 
     #[test]

@@ -107,7 +107,13 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
     let logs = project.logs_dir();
     let mut commands = Vec::new();
     for (i, cmd) in config.verify.commands.iter().enumerate() {
-        commands.push(run_command(project, &logs, Some(KEEP_LOGS), i, cmd)?);
+        commands.push(run_command(
+            project,
+            &logs,
+            Some(KEEP_LOGS),
+            &format!("`verify.commands[{i}].run` in .forge/config.yaml"),
+            cmd,
+        )?);
     }
 
     let cases: Vec<TestCase> = commands
@@ -185,12 +191,13 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
 /// Runs one command and parses its report: verify's unit of work, which `forge run` reuses for
 /// its focused command and related checks. `logs` is the folder for its output; with `keep`,
 /// the folder is held to that many logs (verify's), without it every log stays (a run's logs
-/// are the evidence its gate results point at).
+/// are the evidence its gate results point at). `origin` names where the command is set, for
+/// the person to fix it.
 pub fn run_command(
     project: &Project,
     logs: &Path,
     keep: Option<usize>,
-    index: usize,
+    origin: &str,
     cmd: &CommandConfig,
 ) -> Result<CommandResult> {
     // A report left by an earlier run must never pass for this run's.
@@ -266,14 +273,13 @@ pub fn run_command(
         && result.report.incomplete.is_none()
         && result.report_error.is_none();
     if result.exit_code == Some(127) {
-        result.report_error = Some(format!(
-            "command not found — check `verify.commands[{index}].run` in .forge/config.yaml"
-        ));
+        result.report_error = Some(format!("command not found — check {origin}"));
     }
     Ok(result)
 }
 
-fn exit_text(c: &CommandResult) -> String {
+/// How a command ended: `exit 3`, `killed by signal 9`.
+pub fn exit_text(c: &CommandResult) -> String {
     match (c.exit_code, c.signal) {
         (Some(code), _) => format!("exit {code}"),
         (None, Some(sig)) => format!("killed by signal {sig}"),

@@ -1031,8 +1031,8 @@ fn git_exclude_edits_are_undone_so_hidden_files_are_seen() {
     );
     let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
     assert!(p2.contains("restored: .git/info/exclude"), "{p2}");
-    // The helper is visible now, so it is committed with the code that uses it (or not at all):
-    // a clean checkout of the result passes its tests.
+    // The code sources the helper; visible again, the helper is committed with it, so a clean
+    // checkout of the result passes its tests (hidden, it would be missing there).
     let clone = tempfile::tempdir().unwrap();
     let ok = std::process::Command::new("git")
         .args(["clone", "-q", r.path().to_str().unwrap(), "c"])

@@ -92,6 +92,8 @@ struct Run<'a> {
     tamper: Vec<String>,
     /// The index's skip-worktree/assume-unchanged paths as the run found them.
     hidden: Option<std::collections::BTreeSet<String>>,
+    /// Whether `.tmp/.forge/active-run` names this run (written by this process).
+    active_written: bool,
     meta: RunMeta,
     state: RunState,
     rec: Recorder,
@@ -365,6 +367,7 @@ impl<'a> Run<'a> {
             git_dir,
             tamper: Vec::new(),
             hidden: None,
+            active_written: false,
             dir,
             meta,
             state,
@@ -417,10 +420,15 @@ impl<'a> Run<'a> {
             output: output.map(|p| self.project.rel(p)),
         });
         self.save()?;
-        crate::state::write_atomic(
-            &state::active_run_path(self.project),
-            format!("{}\n", self.meta.slug).as_bytes(),
-        )
+        // Written once per process: the guard reads the phase from state.json, saved above.
+        if !self.active_written {
+            crate::state::write_atomic(
+                &state::active_run_path(self.project),
+                format!("{}\n", self.meta.slug).as_bytes(),
+            )?;
+            self.active_written = true;
+        }
+        Ok(())
     }
 
     /// Writes a gate result to the run folder and the timeline, prints it, and links it from
@@ -1163,7 +1171,7 @@ impl<'a> Run<'a> {
             let output = read_log(&self.root().join(&res.log));
             let prompt = prompts::verifier(self, &s, &case, &res);
             let before = self.protect()?;
-            let test_bytes = file_bytes(self.root(), &tests);
+            let test_bytes = protect::file_bytes(self.root(), &tests);
             self.call_agent(
                 Role::Verifier,
                 Some(i),
@@ -1177,7 +1185,7 @@ impl<'a> Run<'a> {
                 self.judge_scope(&start_sha, &before, |f| !tests.contains(&f.to_string()))?;
             vscope
                 .disallowed
-                .extend(put_back(self.root(), &test_bytes)?);
+                .extend(protect::put_back_files(self.root(), &test_bytes)?);
             vscope.disallowed.extend(vscope.forge_state.clone());
             let problems = match agent::read_output(&out_path) {
                 Ok(v) => {
@@ -1289,7 +1297,7 @@ impl<'a> Run<'a> {
         self.set_current(&s.id, "review", Some(&out_path))?;
         let prompt = prompts::reviewer(self, &s, tests, res);
         let before = self.protect()?;
-        let test_bytes = file_bytes(self.root(), tests);
+        let test_bytes = protect::file_bytes(self.root(), tests);
         let session = agent::new_session_id();
         self.call_agent(
             Role::CoverageReviewer,
@@ -1302,7 +1310,9 @@ impl<'a> Run<'a> {
         // The reviewer is read-only: what it changed is put back, and its review is void.
         let mut scope =
             self.judge_scope(&start_sha, &before, |f| !tests.contains(&f.to_string()))?;
-        scope.disallowed.extend(put_back(self.root(), &test_bytes)?);
+        scope
+            .disallowed
+            .extend(protect::put_back_files(self.root(), &test_bytes)?);
         let review = agent::read_output(&out_path)
             .and_then(|v| gates::read_review(&v))
             .and_then(|rv| {
@@ -1975,11 +1985,12 @@ impl<'a> Run<'a> {
             report,
             report_path: None,
         };
-        let mut res = verify::run_command(self.project, &self.dir.join("logs"), None, 0, &cmd)?;
+        let origin = format!(
+            "slice `{slice}`'s `{run}` in the plan (.tmp/.forge/runs/{}/state.json): re-plan the run",
+            self.meta.slug
+        );
+        let res = verify::run_command(self.project, &self.dir.join("logs"), None, &origin, &cmd)?;
         self.meta.check_ms += res.duration_ms;
-        if res.exit_code == Some(127) {
-            res.report_error = Some(format!("command not found: `{run}`"));
-        }
         Ok(res)
     }
 
@@ -1991,7 +2002,8 @@ impl<'a> Run<'a> {
             let mut c = c.clone();
             let name = c.name.clone();
             c.name = format!("{slice}-full-{name}");
-            let mut r = verify::run_command(self.project, &logs, None, k, &c)?;
+            let origin = format!("`verify.commands[{k}].run` in .forge/config.yaml");
+            let mut r = verify::run_command(self.project, &logs, None, &origin, &c)?;
             self.meta.check_ms += r.duration_ms;
             r.name = name;
             out.push(r);
@@ -2197,11 +2209,8 @@ fn command_failure(r: &CommandResult) -> String {
         return format!("timed out after {} s", r.timeout_secs);
     }
     let mut parts = Vec::new();
-    match (r.exit_code, r.signal) {
-        (Some(0), _) => {}
-        (Some(c), _) => parts.push(format!("exit {c}")),
-        (None, Some(s)) => parts.push(format!("killed by signal {s}")),
-        _ => parts.push("did not exit normally".into()),
+    if r.exit_code != Some(0) {
+        parts.push(verify::exit_text(r));
     }
     let failing: Vec<&str> = r.report.failing().map(|c| c.name.as_str()).collect();
     if !failing.is_empty() {
@@ -2239,32 +2248,6 @@ fn read_log(path: &Path) -> String {
     let mut b = Vec::new();
     let _ = f.read_to_end(&mut b);
     crate::text::strip_ansi(&String::from_utf8_lossy(&b)).into_owned()
-}
-
-/// The bytes of `paths` (None when absent), to hold a read-only agent to them.
-fn file_bytes(root: &Path, paths: &[String]) -> Vec<(String, Option<Vec<u8>>)> {
-    paths
-        .iter()
-        .map(|p| (p.clone(), std::fs::read(root.join(p)).ok()))
-        .collect()
-}
-
-/// Puts back files that differ from `before`; the paths put back.
-fn put_back(root: &Path, before: &[(String, Option<Vec<u8>>)]) -> Result<Vec<String>> {
-    let mut changed = Vec::new();
-    for (p, bytes) in before {
-        let now = std::fs::read(root.join(p)).ok();
-        if &now != bytes {
-            match bytes {
-                Some(b) => crate::state::write_atomic(&root.join(p), b)?,
-                None => {
-                    let _ = std::fs::remove_file(root.join(p));
-                }
-            }
-            changed.push(p.clone());
-        }
-    }
-    Ok(changed)
 }
 
 /// A summary of one run for `forge run --status`.

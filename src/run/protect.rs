@@ -61,17 +61,9 @@ impl Protected {
         let root = &project.root;
         let mut out = Vec::new();
         for (name, path, bytes) in &self.files {
-            let now = std::fs::read(path).ok();
-            if &now == bytes {
-                continue;
+            if restore(path, bytes.as_deref())? {
+                out.push(name.clone());
             }
-            match bytes {
-                Some(b) => crate::state::write_atomic(path, b)?,
-                None => {
-                    let _ = std::fs::remove_file(path);
-                }
-            }
-            out.push(name.clone());
         }
         // New files under .forge/ (not the ones hooks write) and new git hooks go.
         let known: BTreeSet<&str> = self.files.iter().map(|(n, _, _)| n.as_str()).collect();
@@ -176,12 +168,7 @@ impl Ledgers {
         for (path, bytes, usd, tokens) in &self.0 {
             let (u, t) = totals(path);
             if u + 1e-12 < *usd || t < *tokens {
-                match bytes {
-                    Some(b) => crate::state::write_atomic(path, b)?,
-                    None => {
-                        let _ = std::fs::remove_file(path);
-                    }
-                }
+                restore(path, bytes.as_deref())?;
                 out.push(format!("{} (spend went down)", project.rel(path)));
             }
         }
@@ -218,6 +205,40 @@ fn replace_refs(root: &Path) -> Result<BTreeSet<String>> {
         .lines()
         .map(str::to_string)
         .collect())
+}
+
+/// Puts `path` back to `bytes` (`None`: absent) if it differs; whether it did.
+fn restore(path: &Path, bytes: Option<&[u8]>) -> Result<bool> {
+    let now = std::fs::read(path).ok();
+    if now.as_deref() == bytes {
+        return Ok(false);
+    }
+    match bytes {
+        Some(b) => crate::state::write_atomic(path, b)?,
+        None => {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    Ok(true)
+}
+
+/// The bytes of `paths` under `root` (`None` when absent), to hold a read-only agent to them.
+pub fn file_bytes(root: &Path, paths: &[String]) -> Vec<(String, Option<Vec<u8>>)> {
+    paths
+        .iter()
+        .map(|p| (p.clone(), std::fs::read(root.join(p)).ok()))
+        .collect()
+}
+
+/// Puts back the files of [`file_bytes`] that changed; the paths put back.
+pub fn put_back_files(root: &Path, before: &[(String, Option<Vec<u8>>)]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (p, bytes) in before {
+        if restore(&root.join(p), bytes.as_deref())? {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
 }
 
 fn ledger_paths(project: &Project, run: &str) -> Vec<PathBuf> {
