@@ -12,22 +12,65 @@ pub fn git(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
 }
 
 /// Every `git` Forge starts: stable output, never interactive, and deaf to what an agent could
-/// plant in the repository to steer it — hooks (`core.hooksPath` is emptied, so Forge's own
-/// checkouts and commits run none), replacement objects (`git replace` could make a commit
-/// look like another), and pathspec magic (a file named `:(top)` or `*.rs` is that file).
-fn command(cwd: &Path, args: &[&str]) -> Command {
+/// plant to steer it. No global or system config (`~/.gitconfig` and `~/.config/git/` are
+/// writable by any agent: a clean filter, an excludes file, an alias), and no `GIT_*` variable
+/// inherited from whoever started Forge (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_GRAFT_FILE`, …). No
+/// hooks (`core.hooksPath` is emptied, so Forge's own commits run none), no fsmonitor program,
+/// no replacement objects, and no commit-graph or multi-pack-index files, which could lie about a
+/// commit's parents or an object's place. Pathspec magic is off: a file named `:(top)` or
+/// `*.rs` is that file.
+///
+/// The repository's own `.git/config` is read: Forge puts it back after every agent call.
+pub(crate) fn command(cwd: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(git_program());
-    cmd.args(["-c", "core.hooksPath=/dev/null"])
+    for (k, _) in std::env::vars_os() {
+        if k.as_encoded_bytes().starts_with(b"GIT_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.args([
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.commitGraph=false",
+        "-c",
+        "core.multiPackIndex=false",
+    ])
+    .args(args)
+    .current_dir(cwd)
+    .env("GIT_CONFIG_GLOBAL", "/dev/null")
+    .env("GIT_CONFIG_NOSYSTEM", "1")
+    .env("GIT_LITERAL_PATHSPECS", "1")
+    .env("GIT_NO_REPLACE_OBJECTS", "1")
+    .env("LC_ALL", "C")
+    .env("GIT_OPTIONAL_LOCKS", "0")
+    .env("GIT_TERMINAL_PROMPT", "0")
+    .env("GIT_PAGER", "cat")
+    .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// `git args…` as the person runs it, with their global config: only for facts about the person
+/// (their name, their identity for commits, what they ignore at clean-start), never evidence.
+pub fn as_person(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    let out = Command::new(git_program())
         .args(args)
         .current_dir(cwd)
-        .env("GIT_LITERAL_PATHSPECS", "1")
-        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .env("LC_ALL", "C")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
-        .stdin(std::process::Stdio::null());
-    cmd
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::io(
+                format!("cannot run `git {}` (is git installed?)", args.join(" ")),
+                e,
+            )
+        })?;
+    stdout_of(out, cwd, args)
 }
 
 /// The output of a finished git, or an error with its stderr.
@@ -71,7 +114,7 @@ pub fn repo_root(cwd: &Path) -> Result<PathBuf> {
 
 /// `user.name` from git config, for attributing a person's acts (a breaker reset).
 pub fn user_name(cwd: &Path) -> Option<String> {
-    git(cwd, &["config", "user.name"])
+    as_person(cwd, &["config", "user.name"])
         .ok()
         .map(|o| String::from_utf8_lossy(&o).trim().to_string())
         .filter(|s| !s.is_empty())
@@ -143,8 +186,11 @@ fn config_value(text: &str, section: &str, key: &str) -> Option<String> {
 
 /// Every changed, staged, untracked or conflicted path, from `git status --porcelain=v2 -z`.
 /// Ignored files are not listed. Renames list the new path.
+///
+/// Run as the person (their global excludes apply): clean-start asks whether *their* tree is
+/// clean before any agent runs. No gate after that reads it.
 pub fn status(cwd: &Path) -> Result<Vec<StatusEntry>> {
-    let out = git(
+    let out = as_person(
         cwd,
         &[
             "status",
@@ -380,23 +426,42 @@ pub fn sync_index(cwd: &Path, paths: &[String]) -> Result<()> {
     git_stdin(cwd, &["update-index", "-z", "--index-info"], &info).map(|_| ())
 }
 
-/// [`git`] with `input` on stdin.
-fn git_stdin(cwd: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
+/// [`git`] with `input` on stdin, written from a thread so a git that answers while it reads
+/// (`cat-file --batch`, `hash-object --stdin-paths`) cannot fill its output pipe and block both.
+pub(crate) fn git_stdin(cwd: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>> {
+    git_stdin_env(cwd, args, input, &[])
+}
+
+/// [`git_stdin`] with extra environment variables (`GIT_INDEX_FILE`, …).
+pub(crate) fn git_stdin_env(
+    cwd: &Path,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &Path)],
+) -> Result<Vec<u8>> {
     use std::io::Write;
-    let mut child = command(cwd, args)
+    let mut cmd = command(cwd, args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| Error::io(format!("cannot run `git {}`", args.join(" ")), e))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(input)
-            .map_err(|e| Error::io(format!("cannot write to `git {}`", args.join(" ")), e))?;
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Error::io(format!("cannot run `git {}`", args.join(" ")), e))?;
+    let mut stdin = child.stdin.take();
+    let out = std::thread::scope(|s| {
+        s.spawn(move || {
+            if let Some(w) = stdin.as_mut() {
+                // A git that exits early closes the pipe: its status tells.
+                let _ = w.write_all(input);
+            }
+            drop(stdin);
+        });
+        child.wait_with_output()
+    })
+    .map_err(|e| Error::io(format!("cannot run `git {}`", args.join(" ")), e))?;
     stdout_of(out, cwd, args)
 }
 

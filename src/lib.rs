@@ -9,6 +9,7 @@ pub mod breaker;
 pub mod budget;
 pub mod config;
 pub mod error;
+pub mod evidence;
 pub mod exec;
 pub mod git;
 pub mod guard;

@@ -1,0 +1,335 @@
+//! The candidate tree written out for the checks: a folder outside the repository holding
+//! exactly the tree that would be committed — no untracked or ignored file of the working tree
+//! (a hand-made `.pyc`, a file a global excludes list hides, a build folder an agent prepared).
+//!
+//! The folder is kept between the checks of a run so only what changed is rewritten, and kept
+//! honest by content: Forge remembers the inode and ctime of every file it wrote (in memory,
+//! never on disk), and before each check deletes whatever it did not write or that changed since
+//! — what the last check or an agent left there, including a file whose mtime was set back. The
+//! configured cache folders (`keep`) are the one exception, and the documented trade-off: code a
+//! check runs can write them.
+
+use std::collections::{BTreeSet, HashMap};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use super::odb::{self, Odb};
+use super::snapshot::{Entry, Snapshot};
+use crate::error::Error;
+
+/// What [`Checkout::sync`] did, for the benchmarks and the gate evidence.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SyncStats {
+    pub written: usize,
+    pub removed: usize,
+    pub kept: usize,
+}
+
+pub struct Checkout {
+    pub dir: PathBuf,
+    /// Relative folders kept between checks (build caches).
+    keep: Vec<String>,
+    written: HashMap<String, (Stamp, Entry)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mode: m.mode(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+impl Checkout {
+    /// A checkout folder at `dir` (created 0700 if missing; refused if it is not a folder this
+    /// user owns — a link planted in the temp folder must not redirect Forge's writes).
+    pub fn open(dir: PathBuf, keep: Vec<String>) -> crate::Result<Checkout> {
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) => {
+                let me = nix::unistd::geteuid().as_raw();
+                if !m.is_dir() || m.uid() != me {
+                    return Err(Error::usage(format!(
+                        "{} exists and is not a folder of yours: remove it, then resume",
+                        dir.display()
+                    )));
+                }
+            }
+            Err(_) => {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&dir)
+                    .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+            }
+        }
+        Ok(Checkout {
+            dir,
+            keep,
+            written: HashMap::new(),
+        })
+    }
+
+    /// Makes the folder hold exactly `tree` (plus the cache folders): files Forge did not
+    /// write, or that changed since it wrote them, go; missing or stale ones are written from
+    /// verified objects.
+    pub fn sync(&mut self, odb: &Odb, tree: &Snapshot) -> odb::Result<SyncStats> {
+        let mut stats = SyncStats::default();
+        let mut present: BTreeSet<String> = BTreeSet::new();
+        self.sweep(Path::new(""), tree, &mut present, &mut stats)?;
+        let mut todo: Vec<(&String, &Entry)> = tree
+            .entries
+            .iter()
+            .filter(|(p, _)| !present.contains(*p))
+            .filter(|(_, e)| !matches!(e, Entry::Nested))
+            .collect();
+        todo.sort_by(|a, b| a.0.cmp(b.0));
+        let oids: Vec<&str> = todo
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Entry::File { oid, .. } | Entry::Symlink { oid } => Some(oid.as_str()),
+                _ => None,
+            })
+            .collect();
+        let blobs = odb.read(&oids, "blob")?;
+        for (p, e) in todo {
+            let full = self.dir.join(p);
+            self.make_parents(&full)?;
+            match e {
+                Entry::File { oid, exec } => {
+                    write_file(&full, &blobs[oid], *exec)?;
+                }
+                Entry::Symlink { oid } => {
+                    use std::os::unix::ffi::OsStrExt;
+                    let target = std::ffi::OsStr::from_bytes(&blobs[oid]);
+                    std::os::unix::fs::symlink(target, &full)
+                        .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
+                }
+                Entry::Gitlink { .. } => {
+                    std::fs::create_dir_all(&full)
+                        .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
+                }
+                Entry::Nested => continue,
+            }
+            let m = std::fs::symlink_metadata(&full)
+                .map_err(|e| Error::io(format!("cannot read {}", full.display()), e))?;
+            self.written.insert(p.clone(), (Stamp::of(&m), e.clone()));
+            stats.written += 1;
+        }
+        Ok(stats)
+    }
+
+    /// Walks the folder: keeps what Forge wrote, unchanged, that `tree` still has; removes the
+    /// rest (never following a link).
+    fn sweep(
+        &mut self,
+        rel: &Path,
+        tree: &Snapshot,
+        present: &mut BTreeSet<String>,
+        stats: &mut SyncStats,
+    ) -> crate::Result<()> {
+        let dir = self.dir.join(rel);
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => return Err(Error::io(format!("cannot read {}", dir.display()), e)),
+        };
+        for item in rd {
+            let item = item.map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?;
+            let child = rel.join(item.file_name());
+            let Some(key) = child.to_str().map(str::to_string) else {
+                remove(&self.dir.join(&child))?;
+                stats.removed += 1;
+                continue;
+            };
+            if self.keep.iter().any(|k| *k == key) {
+                continue;
+            }
+            let full = self.dir.join(&child);
+            let m = std::fs::symlink_metadata(&full)
+                .map_err(|e| Error::io(format!("cannot read {}", full.display()), e))?;
+            if m.is_dir() && !matches!(tree.entries.get(&key), Some(Entry::Gitlink { .. })) {
+                self.sweep(&child, tree, present, stats)?;
+                // An emptied folder no tree path needs goes too.
+                let prefix = format!("{key}/");
+                let needed = tree
+                    .entries
+                    .range(prefix.clone()..)
+                    .next()
+                    .is_some_and(|(p, _)| p.starts_with(&prefix))
+                    || self.keep.iter().any(|k| k.starts_with(&prefix));
+                if !needed {
+                    remove(&full)?;
+                }
+                continue;
+            }
+            let ok = match (self.written.get(&key), tree.entries.get(&key)) {
+                (Some((s, e)), Some(want)) => *s == Stamp::of(&m) && e == want,
+                _ => false,
+            };
+            if ok {
+                present.insert(key);
+                stats.kept += 1;
+            } else {
+                remove(&full)?;
+                self.written.remove(&key);
+                stats.removed += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates the parent folders of `full`, removing any file or link in their way.
+    fn make_parents(&self, full: &Path) -> crate::Result<()> {
+        let Some(parent) = full.parent() else {
+            return Ok(());
+        };
+        let mut at = self.dir.clone();
+        for comp in parent.strip_prefix(&self.dir).unwrap_or(Path::new("")).components() {
+            at.push(comp);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    remove(&at)?;
+                    std::fs::create_dir(&at)
+                        .map_err(|e| Error::io(format!("cannot create {}", at.display()), e))?;
+                }
+                Err(_) => std::fs::create_dir(&at)
+                    .map_err(|e| Error::io(format!("cannot create {}", at.display()), e))?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the folder (the run is over).
+    pub fn remove(self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8], exec: bool) -> crate::Result<()> {
+    std::fs::write(path, bytes).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    let mode = if exec { 0o755 } else { 0o644 };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io(format!("cannot set the mode of {}", path.display()), e))
+}
+
+/// Removes a file, link or folder without following links.
+fn remove(p: &Path) -> crate::Result<()> {
+    let r = match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => {
+            // A check may leave read-only folders (Go's module cache does).
+            let _ = make_writable(p);
+            std::fs::remove_dir_all(p)
+        }
+        Ok(_) => std::fs::remove_file(p),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    };
+    r.map_err(|e| Error::io(format!("cannot remove {}", p.display()), e))
+}
+
+fn make_writable(dir: &Path) -> std::io::Result<()> {
+    let m = std::fs::symlink_metadata(dir)?;
+    if m.is_dir() {
+        let mut perm = m.permissions();
+        perm.set_mode(perm.mode() | 0o700);
+        std::fs::set_permissions(dir, perm)?;
+        for e in std::fs::read_dir(dir)?.flatten() {
+            let _ = make_writable(&e.path());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::snapshot::{Hasher, ObjectFormat};
+    use super::*;
+    use std::process::Command;
+
+    fn sh(dir: &Path, script: &str) {
+        let ok = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "{script}");
+    }
+
+    #[test]
+    fn the_checkout_holds_exactly_the_tree_whatever_was_left_in_it() {
+        let repo = tempfile::tempdir().unwrap();
+        let r = repo.path();
+        sh(
+            r,
+            "git init -q -b main && mkdir -p src tests && echo 'x' > src/a.py && echo 't' > tests/t.py \
+             && chmod +x tests/t.py && ln -s src/a.py link && printf '__pycache__/\\ntarget/\\n' > .gitignore \
+             && git add -A && git commit -qm init",
+        );
+        let head = crate::git::head(r).unwrap();
+        let tree = Snapshot::of_commit(r, &head).unwrap();
+        let odb = Odb::new(r, ObjectFormat::Sha1);
+        let out = tempfile::tempdir().unwrap();
+        let mut co = Checkout::open(out.path().join("check"), vec!["target".into()]).unwrap();
+        let s = co.sync(&odb, &tree).unwrap();
+        assert_eq!(s.written, 4);
+        let mut h = Hasher::new(ObjectFormat::Sha1);
+        assert_eq!(h.snapshot(&co.dir, &tree).unwrap(), tree);
+
+        // A check (or an agent) leaves a hand-made .pyc, rewrites a file keeping its size and
+        // mtime, swaps the link, and fills the cache folder.
+        let d = co.dir.clone();
+        sh(
+            &d,
+            "mkdir -p src/__pycache__ target && echo evil > src/__pycache__/a.cpython-311.pyc \
+             && printf 'y\\n' > src/a.py && touch -d 2001-01-01 src/a.py && rm link && ln -s /etc/passwd link \
+             && echo cached > target/out && mkdir -p junk && echo j > junk/j",
+        );
+        let s = co.sync(&odb, &tree).unwrap();
+        assert_eq!(s.kept, 2, "{s:?}");
+        assert!(!d.join("src/__pycache__").exists());
+        assert!(!d.join("junk").exists());
+        assert_eq!(std::fs::read_to_string(d.join("src/a.py")).unwrap(), "x\n");
+        assert_eq!(std::fs::read_link(d.join("link")).unwrap(), Path::new("src/a.py"));
+        assert_eq!(std::fs::read_to_string(d.join("target/out")).unwrap(), "cached\n");
+        assert_eq!(h.snapshot(&d, &tree).unwrap(), tree);
+
+        // A smaller tree: what it lacks goes.
+        let mut less = tree.clone();
+        less.entries.remove("tests/t.py");
+        co.sync(&odb, &less).unwrap();
+        assert!(!d.join("tests").exists());
+    }
+
+    #[test]
+    fn a_planted_link_in_place_of_the_folder_is_refused() {
+        let out = tempfile::tempdir().unwrap();
+        let target = out.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        std::os::unix::fs::symlink(&target, out.path().join("check")).unwrap();
+        assert!(Checkout::open(out.path().join("check"), vec![]).is_err());
+    }
+}

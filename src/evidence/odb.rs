@@ -1,0 +1,483 @@
+//! Git's object store as Forge uses it: blobs stored from bytes Forge hashed, objects read back
+//! only after their bytes hash to their id, trees and commits checked after they are written.
+//!
+//! The store is a folder any agent can write. `git hash-object -w` does not rewrite an object
+//! that already exists, and git does not re-hash what it reads, so an object planted under an
+//! honest id (a weakened test's bytes named by the honest test's hash) would otherwise become
+//! what Forge commits and what the checks run. Every read here is verified; [`Stamp`] notices
+//! object files an agent added or rewrote, so they are verified before anything relies on them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::snapshot::{Entry, ObjectFormat, Snapshot};
+use crate::git;
+
+/// Why an object cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The store holds bytes that do not hash to the object's id, or lacks the object.
+    #[error("git's object store is tampered with: {0}")]
+    Tampered(String),
+    #[error(transparent)]
+    Other(#[from] crate::Error),
+}
+
+impl From<Error> for crate::Error {
+    fn from(e: Error) -> crate::Error {
+        match e {
+            Error::Other(e) => e,
+            Error::Tampered(m) => crate::Error::usage(format!(
+                "git's object store is tampered with: {m}; run `git fsck` and remove the bad objects"
+            )),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A person's identity for the commits Forge makes, read once with their config.
+#[derive(Debug, Clone)]
+pub struct Ident {
+    pub name: String,
+    pub email: String,
+}
+
+impl Ident {
+    /// `user.name`/`user.email` as the person's git sees them (repository, then global).
+    pub fn of_person(root: &Path) -> crate::Result<Ident> {
+        let get = |k: &str| {
+            git::as_person(root, &["config", k])
+                .ok()
+                .map(|o| String::from_utf8_lossy(&o).trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        match (get("user.name"), get("user.email")) {
+            (Some(name), Some(email)) => Ok(Ident { name, email }),
+            _ => Err(crate::Error::usage(format!(
+                "git does not know who you are in {}: set `git config user.name \"Your Name\"` and `git config user.email you@example.com` (Forge's commits carry your name)",
+                root.display()
+            ))),
+        }
+    }
+}
+
+pub struct Odb<'a> {
+    pub root: &'a Path,
+    pub format: ObjectFormat,
+}
+
+impl<'a> Odb<'a> {
+    pub fn new(root: &'a Path, format: ObjectFormat) -> Odb<'a> {
+        Odb { root, format }
+    }
+
+    /// The objects `oids`, each verified: present, of `kind`, and hashing to its id.
+    pub fn read(&self, oids: &[&str], kind: &str) -> Result<HashMap<String, Vec<u8>>> {
+        let mut out = HashMap::new();
+        if oids.is_empty() {
+            return Ok(out);
+        }
+        let mut input = Vec::new();
+        for o in oids {
+            input.extend_from_slice(o.as_bytes());
+            input.push(b'\n');
+        }
+        let raw = git::git_stdin(self.root, &["cat-file", "--batch"], &input)?;
+        let mut at = 0;
+        for o in oids {
+            let Some(nl) = raw[at..].iter().position(|&b| b == b'\n') else {
+                return Err(Error::Tampered(format!("object {o} could not be read")));
+            };
+            let header = String::from_utf8_lossy(&raw[at..at + nl]).into_owned();
+            at += nl + 1;
+            let mut f = header.split(' ');
+            let (Some(id), Some(ty), Some(size)) = (f.next(), f.next(), f.next()) else {
+                return Err(Error::Tampered(format!("object {o} is missing")));
+            };
+            let size: usize = size
+                .parse()
+                .map_err(|_| Error::Tampered(format!("object {o}: bad header `{header}`")))?;
+            if at + size > raw.len() {
+                return Err(Error::Tampered(format!("object {o} is cut short")));
+            }
+            let bytes = raw[at..at + size].to_vec();
+            at += size + 1;
+            if id != *o || ty != kind || self.format.oid(ty, &bytes) != *o {
+                return Err(Error::Tampered(format!(
+                    "object {o} does not hold what its id says (a planted object?)"
+                )));
+            }
+            out.insert(id.to_string(), bytes);
+        }
+        Ok(out)
+    }
+
+    /// Stores the working-tree paths of `items` (whose entries Forge hashed) as blobs, then
+    /// reads each back and checks it: the store now holds exactly those bytes under those ids.
+    pub fn store(&self, items: &[(&str, &Entry)]) -> Result<()> {
+        let mut files: Vec<(&str, &str)> = Vec::new();
+        for (p, e) in items {
+            match e {
+                Entry::File { oid, .. } => files.push((p, oid)),
+                Entry::Symlink { oid } => {
+                    let target = std::fs::read_link(self.root.join(p)).map_err(|e| {
+                        crate::Error::io(format!("cannot read the link {p}"), e)
+                    })?;
+                    use std::os::unix::ffi::OsStrExt;
+                    let got = git::git_stdin(
+                        self.root,
+                        &["hash-object", "-w", "--no-filters", "-t", "blob", "--stdin"],
+                        target.as_os_str().as_bytes(),
+                    )?;
+                    if String::from_utf8_lossy(&got).trim() != oid {
+                        return Err(Error::Other(changed_while_read(p)));
+                    }
+                }
+                Entry::Gitlink { .. } | Entry::Nested => {}
+            }
+        }
+        if !files.is_empty() {
+            let mut input = Vec::new();
+            for (p, _) in &files {
+                input.extend_from_slice(p.as_bytes());
+                input.push(b'\n');
+            }
+            let got = git::git_stdin(
+                self.root,
+                &["hash-object", "-w", "--no-filters", "--stdin-paths"],
+                &input,
+            )?;
+            let got = String::from_utf8_lossy(&got);
+            for ((p, oid), g) in files.iter().zip(got.lines()) {
+                if g.trim() != *oid {
+                    return Err(Error::Other(changed_while_read(p)));
+                }
+            }
+        }
+        let oids: Vec<&str> = items.iter().filter_map(|(_, e)| blob_oid(e)).collect();
+        self.read(&oids, "blob").map(|_| ())
+    }
+
+    /// The tree of `base` with `changes` applied, written through a temporary index (never the
+    /// repository's) and read back: its listing must be exactly `expected`.
+    pub fn write_tree(&self, git_dir: &Path, base: &str, expected: &Snapshot) -> Result<String> {
+        let tmp = tempfile::Builder::new()
+            .prefix("forge-index-")
+            .tempfile_in(git_dir)
+            .map_err(|e| {
+                crate::Error::io(
+                    format!("cannot create a temp index in {}", git_dir.display()),
+                    e,
+                )
+            })?;
+        let env = [("GIT_INDEX_FILE", tmp.path())];
+        git::git_env(self.root, &["read-tree", base], &env)?;
+        let have = Snapshot::of_commit(self.root, base)?;
+        let zero = "0".repeat(self.format_len());
+        let mut info = Vec::new();
+        for c in have.diff(expected) {
+            match c.after.as_ref().and_then(|e| Some((e.mode()?, e.oid()?))) {
+                Some((mode, oid)) => info.extend_from_slice(format!("{mode} {oid}\t").as_bytes()),
+                None => info.extend_from_slice(format!("0 {zero}\t").as_bytes()),
+            }
+            info.extend_from_slice(c.path.as_bytes());
+            info.push(0);
+        }
+        if !info.is_empty() {
+            git::git_stdin_env(
+                self.root,
+                &["update-index", "-z", "--index-info"],
+                &info,
+                &env,
+            )?;
+        }
+        let tree = git::git_env(self.root, &["write-tree"], &env)?;
+        let tree = String::from_utf8_lossy(&tree).trim().to_string();
+        // Forge's own paths in `base` stay as they were; the rest must be what Forge judged.
+        let listed = Snapshot::of_commit(self.root, &tree)?;
+        let storable = Snapshot {
+            entries: expected
+                .entries
+                .iter()
+                .filter(|(_, e)| e.mode().is_some())
+                .map(|(p, e)| (p.clone(), e.clone()))
+                .collect(),
+        };
+        if listed != storable {
+            let wrong: Vec<String> = storable
+                .diff(&listed)
+                .into_iter()
+                .map(|c| c.path)
+                .take(5)
+                .collect();
+            return Err(Error::Tampered(format!(
+                "tree {tree} does not list what Forge wrote into it ({})",
+                wrong.join(", ")
+            )));
+        }
+        Ok(tree)
+    }
+
+    /// A commit of `tree` on `parent` with `message`, by `ident`, read back and verified.
+    pub fn commit(&self, tree: &str, parent: &str, message: &str, ident: &Ident) -> Result<String> {
+        let out = git::command(self.root, &["commit-tree", tree, "-p", parent, "-m", message])
+            .env("GIT_AUTHOR_NAME", &ident.name)
+            .env("GIT_AUTHOR_EMAIL", &ident.email)
+            .env("GIT_COMMITTER_NAME", &ident.name)
+            .env("GIT_COMMITTER_EMAIL", &ident.email)
+            .output()
+            .map_err(|e| crate::Error::io("cannot run `git commit-tree`", e))?;
+        if !out.status.success() {
+            return Err(Error::Other(crate::Error::usage(format!(
+                "`git commit-tree` failed in {}: {}",
+                self.root.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))));
+        }
+        let commit = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let got = self.read(&[commit.as_str()], "commit")?;
+        let text = String::from_utf8_lossy(&got[&commit]);
+        let head: Vec<&str> = text.lines().take(2).collect();
+        if head.first() != Some(&format!("tree {tree}").as_str())
+            || head.get(1) != Some(&format!("parent {parent}").as_str())
+        {
+            return Err(Error::Tampered(format!(
+                "commit {commit} does not hold tree {tree} on parent {parent}"
+            )));
+        }
+        Ok(commit)
+    }
+
+    /// The first parent of `commit`, read from the commit object itself (verified), not from a
+    /// commit-graph file or a graft an agent could have written.
+    pub fn parent(&self, commit: &str) -> Result<Option<String>> {
+        let got = self.read(&[commit], "commit")?;
+        let text = String::from_utf8_lossy(&got[commit]);
+        Ok(text
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| l.strip_prefix("parent ").map(str::to_string)))
+    }
+
+    fn format_len(&self) -> usize {
+        match self.format {
+            ObjectFormat::Sha1 => 40,
+            ObjectFormat::Sha256 => 64,
+        }
+    }
+}
+
+fn blob_oid(e: &Entry) -> Option<&str> {
+    match e {
+        Entry::File { oid, .. } | Entry::Symlink { oid } => Some(oid),
+        _ => None,
+    }
+}
+
+fn changed_while_read(p: &str) -> crate::Error {
+    crate::Error::usage(format!(
+        "{p} changed while Forge stored it: is a process still writing the working tree?"
+    ))
+}
+
+/// The object store's files as they were at one moment: name → (inode, size, ctime). Two
+/// stamps around an agent call name the object files it added or rewrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stamp(BTreeMap<String, (u64, u64, i64, i64)>);
+
+/// What changed in the object store between two stamps.
+#[derive(Debug, Default)]
+pub struct StoreChanges {
+    /// Loose objects added or rewritten, by id.
+    pub loose: Vec<String>,
+    /// Pack index files (`pack-*.idx`) added or rewritten.
+    pub packs: Vec<PathBuf>,
+    /// Anything else under `objects/` (`info/alternates`, a commit-graph, …).
+    pub other: Vec<String>,
+}
+
+impl Stamp {
+    pub fn take(git_dir: &Path) -> Stamp {
+        let objects = git_dir.join("objects");
+        let mut out = BTreeMap::new();
+        let mut stack = vec![objects.clone()];
+        while let Some(d) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                let Ok(m) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                if m.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                let rel = p
+                    .strip_prefix(&objects)
+                    .map(|r| r.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                out.insert(rel, (m.ino(), m.size(), m.ctime(), m.ctime_nsec()));
+            }
+        }
+        Stamp(out)
+    }
+
+    pub fn changes_since(&self, before: &Stamp, git_dir: &Path) -> StoreChanges {
+        let mut c = StoreChanges::default();
+        for (name, s) in &self.0 {
+            if before.0.get(name) == Some(s) {
+                continue;
+            }
+            let parts: Vec<&str> = name.split('/').collect();
+            match parts.as_slice() {
+                [dir, file] if dir.len() == 2 && dir.chars().all(|x| x.is_ascii_hexdigit()) => {
+                    c.loose.push(format!("{dir}{file}"))
+                }
+                ["pack", f] if f.ends_with(".idx") => {
+                    c.packs.push(git_dir.join("objects").join(name))
+                }
+                ["pack", f] if f.ends_with(".pack") => {
+                    let idx = git_dir
+                        .join("objects")
+                        .join(name.trim_end_matches(".pack").to_string() + ".idx");
+                    if !c.packs.contains(&idx) {
+                        c.packs.push(idx);
+                    }
+                }
+                // Temporary files of a running or killed git, and pack bookkeeping git rewrites.
+                ["pack", f] if f.ends_with(".keep") || f.ends_with(".rev") || f.ends_with(".mtimes") || f.starts_with("tmp_") => {}
+                ["info", "packs"] => {}
+                [f] if f.starts_with("tmp_") => {}
+                _ => c.other.push(name.clone()),
+            }
+        }
+        c
+    }
+}
+
+impl StoreChanges {
+    /// Verifies every object file that appeared or changed: loose objects are read and hashed,
+    /// packs checked with `git verify-pack` (every object's hash, the checksums). A bad loose
+    /// object or pack is removed, so git no longer finds it; what was wrong is returned.
+    pub fn verify(&self, odb: &Odb, git_dir: &Path) -> Vec<String> {
+        let mut bad = Vec::new();
+        for oid in &self.loose {
+            // The type is not known: ask git, then hash with it.
+            let ok = git::git(odb.root, &["cat-file", "-t", oid])
+                .ok()
+                .map(|t| String::from_utf8_lossy(&t).trim().to_string())
+                .is_some_and(|ty| odb.read(&[oid.as_str()], &ty).is_ok());
+            if !ok {
+                let p = git_dir.join("objects").join(&oid[..2]).join(&oid[2..]);
+                let _ = std::fs::remove_file(&p);
+                bad.push(format!("loose object {oid} (removed)"));
+            }
+        }
+        for idx in &self.packs {
+            if !idx.exists() {
+                continue;
+            }
+            let ok = git::git(odb.root, &["verify-pack", &idx.to_string_lossy()]).is_ok();
+            if !ok {
+                let _ = std::fs::remove_file(idx);
+                let _ = std::fs::remove_file(idx.with_extension("pack"));
+                bad.push(format!(
+                    "pack {} (removed)",
+                    idx.file_name().unwrap_or_default().to_string_lossy()
+                ));
+            }
+        }
+        bad
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn sh(dir: &Path, script: &str) -> String {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {:?}", out);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_planted_object_under_an_honest_id_is_caught() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(d, "git init -q -b main && echo base > a && git add a && git commit -qm init");
+        let odb = Odb::new(d, ObjectFormat::Sha1);
+        // The honest test's bytes, and their id.
+        std::fs::write(d.join("t.sh"), "check honest\n").unwrap();
+        let honest = ObjectFormat::Sha1.oid("blob", b"check honest\n");
+        // The agent plants a loose object under that id holding the weakened test.
+        let weak = sh(d, "printf 'check weak\\n' | git hash-object -w --stdin");
+        let from = d.join(".git/objects").join(&weak[..2]).join(&weak[2..]);
+        let to_dir = d.join(".git/objects").join(&honest[..2]);
+        std::fs::create_dir_all(&to_dir).unwrap();
+        std::fs::copy(&from, to_dir.join(&honest[2..])).unwrap();
+        let entry = Entry::File {
+            oid: honest.clone(),
+            exec: false,
+        };
+        let e = odb.store(&[("t.sh", &entry)]).unwrap_err();
+        assert!(matches!(e, Error::Tampered(_)), "{e}");
+        // And a stamp taken before the planting names the planted file.
+        let _ = std::fs::remove_file(to_dir.join(&honest[2..]));
+        let gd = d.join(".git");
+        let before = Stamp::take(&gd);
+        std::fs::copy(&from, to_dir.join(&honest[2..])).unwrap();
+        let changes = Stamp::take(&gd).changes_since(&before, &gd);
+        assert_eq!(changes.loose, vec![honest.clone()]);
+        let bad = changes.verify(&odb, &gd);
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert!(!to_dir.join(&honest[2..]).exists());
+        // Stored honestly now, it reads back.
+        odb.store(&[("t.sh", &entry)]).unwrap();
+    }
+
+    #[test]
+    fn trees_and_commits_are_built_from_snapshots_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && echo a > a && echo b > b && git add a b && git commit -qm init",
+        );
+        let base = sh(d, "git rev-parse HEAD");
+        std::fs::write(d.join("c"), "c\n").unwrap();
+        let mut h = super::super::snapshot::Hasher::new(ObjectFormat::Sha1);
+        let tree0 = Snapshot::of_commit(d, &base).unwrap();
+        let mut want = tree0.clone();
+        let c = h.read(d, "c", std::time::SystemTime::now()).unwrap().unwrap();
+        want.entries.insert("c".into(), c.clone());
+        want.entries.remove("b");
+        let odb = Odb::new(d, ObjectFormat::Sha1);
+        odb.store(&[("c", &c)]).unwrap();
+        let tree = odb.write_tree(&d.join(".git"), &base, &want).unwrap();
+        let ident = Ident {
+            name: "Ada".into(),
+            email: "ada@example.com".into(),
+        };
+        let commit = odb.commit(&tree, &base, "feat: c", &ident).unwrap();
+        assert_eq!(odb.parent(&commit).unwrap().as_deref(), Some(base.as_str()));
+        assert_eq!(Snapshot::of_commit(d, &commit).unwrap(), want);
+        assert_eq!(sh(d, &format!("git log -1 --format=%an {commit}")), "Ada");
+    }
+}

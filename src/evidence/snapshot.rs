@@ -1,0 +1,592 @@
+//! A content snapshot of a working tree: path → what git would store for it, computed by Forge
+//! from the bytes on disk.
+//!
+//! Not `git status`: its answer rests on the index's stat cache (an agent can write an entry
+//! whose size and mtime match a weakened file), on skip-worktree and assume-unchanged flags, on
+//! clean filters and on global config. Here every file is read and hashed by Forge; the only
+//! cache is [`Hasher`]'s, held in Forge's memory and keyed on the inode's ctime, which the
+//! kernel sets on every change and no unprivileged process can set back.
+//!
+//! Ignore rules: the tree's own `.gitignore` files and `.git/info/exclude` (which Forge puts
+//! back after every agent call), never the global excludes file. A tracked path is in the
+//! snapshot whatever the ignore rules say. Forge's own files (`.forge/`, `.tmp/.forge/`) are
+//! left to `run/protect.rs`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::git;
+
+/// A path whose content changed less than this long before it was read is not cached: the
+/// kernel's ctime clock may be coarse (a jiffy), so a second write in the same tick could leave
+/// the ctime unchanged.
+const RACY: Duration = Duration::from_millis(100);
+
+/// What git would store for one path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Entry {
+    /// A regular file: its blob id and whether it is executable (mode 100755).
+    File { oid: String, exec: bool },
+    /// A symbolic link: the blob id of its target.
+    Symlink { oid: String },
+    /// A submodule commit recorded in a tree (mode 160000); never read from disk.
+    Gitlink { oid: String },
+    /// A nested repository that is not a recorded submodule: git does not track its content.
+    Nested,
+}
+
+impl Entry {
+    /// The tree mode git writes for it; `None` for a nested repository (not storable).
+    pub fn mode(&self) -> Option<&'static str> {
+        match self {
+            Entry::File { exec: false, .. } => Some("100644"),
+            Entry::File { exec: true, .. } => Some("100755"),
+            Entry::Symlink { .. } => Some("120000"),
+            Entry::Gitlink { .. } => Some("160000"),
+            Entry::Nested => None,
+        }
+    }
+
+    pub fn oid(&self) -> Option<&str> {
+        match self {
+            Entry::File { oid, .. } | Entry::Symlink { oid } | Entry::Gitlink { oid } => Some(oid),
+            Entry::Nested => None,
+        }
+    }
+
+    fn from_tree(mode: &str, oid: &str) -> Option<Entry> {
+        let oid = oid.to_string();
+        match mode {
+            "100644" => Some(Entry::File { oid, exec: false }),
+            "100755" => Some(Entry::File { oid, exec: true }),
+            "120000" => Some(Entry::Symlink { oid }),
+            "160000" => Some(Entry::Gitlink { oid }),
+            _ => None,
+        }
+    }
+}
+
+/// Every path of a tree (a commit's, or a working tree Forge read), Forge's own paths excluded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub entries: BTreeMap<String, Entry>,
+}
+
+/// One path that differs between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    pub before: Option<Entry>,
+    pub after: Option<Entry>,
+}
+
+impl Snapshot {
+    /// The tree of `commit`, from git's object store (`ls-tree`; replacement objects, grafts
+    /// and commit-graph files are ignored by [`git::git`]).
+    pub fn of_commit(root: &Path, commit: &str) -> Result<Snapshot> {
+        let out = git::git(root, &["ls-tree", "-r", "-z", "--full-tree", commit])?;
+        let mut entries = BTreeMap::new();
+        for rec in out.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+            // `<mode> SP <type> SP <object> TAB <path>`
+            let Some(tab) = rec.iter().position(|&b| b == b'\t') else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&rec[..tab]);
+            let path = String::from_utf8_lossy(&rec[tab + 1..]).into_owned();
+            let mut f = head.split(' ');
+            let (Some(mode), Some(_), Some(oid)) = (f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            if is_forge_path(&path) {
+                continue;
+            }
+            if let Some(e) = Entry::from_tree(mode, oid) {
+                entries.insert(path, e);
+            }
+        }
+        Ok(Snapshot { entries })
+    }
+
+    /// The paths that differ from `self` to `after`, sorted.
+    pub fn diff(&self, after: &Snapshot) -> Vec<Change> {
+        let mut out = Vec::new();
+        for (p, b) in &self.entries {
+            match after.entries.get(p) {
+                Some(a) if a == b => {}
+                a => out.push(Change {
+                    path: p.clone(),
+                    before: Some(b.clone()),
+                    after: a.cloned(),
+                }),
+            }
+        }
+        for (p, a) in &after.entries {
+            if !self.entries.contains_key(p) {
+                out.push(Change {
+                    path: p.clone(),
+                    before: None,
+                    after: Some(a.clone()),
+                });
+            }
+        }
+        out.sort_by(|x, y| x.path.cmp(&y.path));
+        out
+    }
+
+    /// `self` with the paths of `changes` set to their `after`.
+    pub fn with(&self, changes: &[Change]) -> Snapshot {
+        let mut s = self.clone();
+        for c in changes {
+            match &c.after {
+                Some(e) => s.entries.insert(c.path.clone(), e.clone()),
+                None => s.entries.remove(&c.path),
+            };
+        }
+        s
+    }
+
+    /// `self` with `paths` taken from `other` (present or absent there).
+    pub fn overlay(&self, other: &Snapshot, paths: &[String]) -> Snapshot {
+        let mut s = self.clone();
+        for p in paths {
+            match other.entries.get(p) {
+                Some(e) => s.entries.insert(p.clone(), e.clone()),
+                None => s.entries.remove(p),
+            };
+        }
+        s
+    }
+}
+
+/// Forge's own files: its config, specs and ledgers, and its ignored run state. Protected
+/// byte for byte by `run/protect.rs`, never part of an agent's change or a commit.
+pub fn is_forge_path(p: &str) -> bool {
+    p == ".forge" || p.starts_with(".forge/") || p == ".tmp/.forge" || p.starts_with(".tmp/.forge/")
+}
+
+/// The stat fields a cached hash is valid for. `ctime` is set by the kernel on every change of
+/// content or inode; `touch -d` can forge the mtime, not the ctime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mode: m.mode(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    fn changed_before(&self, t: SystemTime) -> bool {
+        let ctime = std::time::UNIX_EPOCH
+            + Duration::new(self.ctime.0.max(0) as u64, self.ctime.1.clamp(0, 999_999_999) as u32);
+        ctime + RACY < t
+    }
+}
+
+/// Git's object hash of this repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectFormat {
+    Sha1,
+    Sha256,
+}
+
+impl ObjectFormat {
+    pub fn of_repo(root: &Path) -> Result<ObjectFormat> {
+        let out = git::git(root, &["rev-parse", "--show-object-format"])?;
+        Ok(match String::from_utf8_lossy(&out).trim() {
+            "sha256" => ObjectFormat::Sha256,
+            _ => ObjectFormat::Sha1,
+        })
+    }
+
+    /// The id git gives an object of `kind` (`blob`, `tree`, `commit`) with these bytes.
+    pub fn oid(self, kind: &str, bytes: &[u8]) -> String {
+        let header = format!("{kind} {}\0", bytes.len());
+        match self {
+            ObjectFormat::Sha1 => {
+                use sha1::Digest;
+                let mut h = sha1::Sha1::new();
+                h.update(header.as_bytes());
+                h.update(bytes);
+                hex(&h.finalize())
+            }
+            ObjectFormat::Sha256 => {
+                use sha2::Digest;
+                let mut h = sha2::Sha256::new();
+                h.update(header.as_bytes());
+                h.update(bytes);
+                hex(&h.finalize())
+            }
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    const D: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        s.push(D[(x >> 4) as usize] as char);
+        s.push(D[(x & 15) as usize] as char);
+    }
+    s
+}
+
+/// Hashes working trees into [`Snapshot`]s, remembering (in memory only) the hash of each file
+/// whose inode has not changed since it was read.
+pub struct Hasher {
+    pub format: ObjectFormat,
+    cache: HashMap<String, (Stamp, Entry)>,
+}
+
+impl Hasher {
+    pub fn new(format: ObjectFormat) -> Hasher {
+        Hasher {
+            format,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// The working tree under `root` as git would store it, with `tracked` (a commit's tree)
+    /// deciding what is tracked: tracked paths are read whatever the ignore rules say, a
+    /// submodule's gitlink is taken from `tracked`, and everything else not ignored is read.
+    pub fn snapshot(&mut self, root: &Path, tracked: &Snapshot) -> Result<Snapshot> {
+        let started = SystemTime::now();
+        let mut entries = BTreeMap::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        let gitlinks: HashSet<&str> = tracked
+            .entries
+            .iter()
+            .filter(|(_, e)| matches!(e, Entry::Gitlink { .. }))
+            .map(|(p, _)| p.as_str())
+            .collect();
+        let walker = ignore::WalkBuilder::new(root)
+            .hidden(false)
+            .ignore(false)
+            .parents(false)
+            .git_ignore(true)
+            .git_global(false)
+            .git_exclude(true)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
+        let mut nested: Vec<String> = Vec::new();
+        for item in walker {
+            let Ok(e) = item else { continue };
+            if e.depth() == 0 {
+                continue;
+            }
+            let Some(rel) = rel_path(root, e.path()) else {
+                continue;
+            };
+            if is_forge_path(&rel) || nested.iter().any(|n| under(&rel, n)) {
+                continue;
+            }
+            let Some(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                if gitlinks.contains(rel.as_str()) {
+                    nested.push(rel.clone());
+                } else if e.path().join(".git").symlink_metadata().is_ok() {
+                    nested.push(rel.clone());
+                    entries.insert(rel.clone(), Entry::Nested);
+                }
+                continue;
+            }
+            seen.insert(rel.clone());
+            if let Some(entry) = self.read(root, &rel, started)? {
+                entries.insert(rel, entry);
+            }
+        }
+        for (p, e) in &tracked.entries {
+            if let Entry::Gitlink { .. } = e {
+                if root.join(p).is_dir() {
+                    entries.insert(p.clone(), e.clone());
+                }
+                continue;
+            }
+            // Tracked files under an ignored folder: the walk pruned the folder.
+            if !seen.contains(p)
+                && !nested.iter().any(|n| under(p, n))
+                && let Some(entry) = self.read(root, p, started)?
+            {
+                entries.insert(p.clone(), entry);
+            }
+        }
+        Ok(Snapshot { entries })
+    }
+
+    /// One path's entry, hashed from its bytes (or from the cache when its inode is unchanged);
+    /// `None` when it is absent or not something git stores (a FIFO, a socket, a device).
+    pub fn read(&mut self, root: &Path, rel: &str, started: SystemTime) -> Result<Option<Entry>> {
+        let path = root.join(rel);
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if is_absent(&e) => {
+                self.cache.remove(rel);
+                return Ok(None);
+            }
+            Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+        };
+        let stamp = Stamp::of(&meta);
+        if let Some((s, e)) = self.cache.get(rel)
+            && *s == stamp
+        {
+            return Ok(Some(e.clone()));
+        }
+        let ft = meta.file_type();
+        let entry = if ft.is_symlink() {
+            let target = std::fs::read_link(&path)
+                .map_err(|e| Error::io(format!("cannot read the link {}", path.display()), e))?;
+            use std::os::unix::ffi::OsStrExt;
+            Entry::Symlink {
+                oid: self.format.oid("blob", target.as_os_str().as_bytes()),
+            }
+        } else if ft.is_file() {
+            let Some(bytes) = read_regular(&path, &meta)? else {
+                // Replaced between the stat and the open: read it again next time.
+                self.cache.remove(rel);
+                return self.read_once_more(root, rel, started);
+            };
+            Entry::File {
+                oid: self.format.oid("blob", &bytes),
+                exec: meta.mode() & 0o100 != 0,
+            }
+        } else {
+            return Ok(None);
+        };
+        if stamp.changed_before(started) {
+            self.cache.insert(rel.to_string(), (stamp, entry.clone()));
+        } else {
+            self.cache.remove(rel);
+        }
+        Ok(Some(entry))
+    }
+
+    fn read_once_more(
+        &mut self,
+        root: &Path,
+        rel: &str,
+        started: SystemTime,
+    ) -> Result<Option<Entry>> {
+        let path = root.join(rel);
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if is_absent(&e) => return Ok(None),
+            Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+        };
+        if !meta.file_type().is_file() {
+            return self.read(root, rel, started);
+        }
+        match read_regular(&path, &meta)? {
+            Some(bytes) => Ok(Some(Entry::File {
+                oid: self.format.oid("blob", &bytes),
+                exec: meta.mode() & 0o100 != 0,
+            })),
+            None => Err(Error::usage(format!(
+                "{} keeps changing while Forge reads it: is a process still writing it?",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// The bytes of a regular file, opened without following a link and without blocking (a FIFO
+/// swapped in after the stat must not hang Forge); `None` if it is no longer the inode `meta`
+/// describes.
+pub fn read_regular(path: &Path, meta: &std::fs::Metadata) -> Result<Option<Vec<u8>>> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path);
+    let mut f = match f {
+        Ok(f) => f,
+        Err(e) if is_absent(&e) || e.raw_os_error() == Some(nix::libc::ELOOP) => return Ok(None),
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    let now = f
+        .metadata()
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    if !now.file_type().is_file() || now.ino() != meta.ino() || now.dev() != meta.dev() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(now.len() as usize);
+    f.read_to_end(&mut bytes)
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    Ok(Some(bytes))
+}
+
+fn is_absent(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
+/// `path` relative to `root`, `/`-separated; `None` for a name that is not UTF-8 (git would
+/// store it, but no gate could name it: it is reported by the scope gate as unreadable).
+fn rel_path(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    rel.to_str().map(str::to_string)
+}
+
+/// Whether `p` is `dir` or inside it.
+fn under(p: &str, dir: &str) -> bool {
+    p == dir || (p.len() > dir.len() && p.starts_with(dir) && p.as_bytes()[dir.len()] == b'/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn sh(dir: &Path, script: &str) {
+        let ok = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "{script}");
+    }
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        sh(
+            dir.path(),
+            "git init -q -b main && printf 'a\\n' > a.txt && mkdir -p src build && printf 'x\\n' > src/x.sh && chmod +x src/x.sh \
+             && ln -s a.txt link && printf 'build/\\n*.log\\n' > .gitignore && printf 'k\\n' > build/keep.txt \
+             && mkdir -p .forge && printf 'c\\n' > .forge/config.yaml \
+             && git add -A && git add -f build/keep.txt && git commit -qm init",
+        );
+        dir
+    }
+
+    #[test]
+    fn a_working_tree_snapshot_equals_its_commit_and_names_every_change() {
+        let dir = repo();
+        let d = dir.path();
+        let head = git::head(d).unwrap();
+        let tree = Snapshot::of_commit(d, &head).unwrap();
+        assert!(tree.entries.contains_key("build/keep.txt"));
+        assert!(!tree.entries.keys().any(|k| k.starts_with(".forge")));
+        assert_eq!(
+            tree.entries["src/x.sh"].mode(),
+            Some("100755"),
+            "{:?}",
+            tree.entries
+        );
+        assert_eq!(tree.entries["link"].mode(), Some("120000"));
+        let mut h = Hasher::new(ObjectFormat::of_repo(d).unwrap());
+        let now = h.snapshot(d, &tree).unwrap();
+        assert_eq!(now, tree, "a fresh checkout is its commit");
+
+        // Every kind of change, including ones `git status` would not show.
+        sh(
+            d,
+            "printf 'b\\n' > a.txt && git update-index --skip-worktree a.txt \
+             && printf 'k2\\n' > build/keep.txt && printf 'ignored\\n' > x.log && printf 'n\\n' > new.txt \
+             && chmod -x src/x.sh && rm link && ln -s /etc/passwd link && printf 'f\\n' > .forge/config.yaml \
+             && mkfifo pipe",
+        );
+        let after = h.snapshot(d, &tree).unwrap();
+        let paths: Vec<String> = tree.diff(&after).into_iter().map(|c| c.path).collect();
+        assert_eq!(
+            paths,
+            ["a.txt", "build/keep.txt", "link", "new.txt", "src/x.sh"]
+        );
+    }
+
+    #[test]
+    fn a_forged_stat_cannot_hide_a_same_size_edit() {
+        let dir = repo();
+        let d = dir.path();
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let mut h = Hasher::new(ObjectFormat::of_repo(d).unwrap());
+        // Old enough for the cache to keep it.
+        sh(d, "touch -d '2020-01-01' a.txt");
+        std::thread::sleep(RACY * 2);
+        let first = h.snapshot(d, &tree).unwrap();
+        // Same size, same mtime: only the ctime (which no process can set) tells.
+        sh(d, "printf 'z\\n' > a.txt && touch -d '2020-01-01' a.txt");
+        let second = h.snapshot(d, &tree).unwrap();
+        assert_ne!(first.entries["a.txt"], second.entries["a.txt"]);
+        let diff = tree.diff(&second);
+        assert_eq!(diff.len(), 1);
+        assert_eq!(diff[0].path, "a.txt");
+    }
+
+    #[test]
+    fn nested_repositories_are_one_entry_and_not_read() {
+        let dir = repo();
+        let d = dir.path();
+        sh(d, "git init -q vendor/lib && printf 'x\\n' > vendor/lib/x.txt");
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let mut h = Hasher::new(ObjectFormat::Sha1);
+        let s = h.snapshot(d, &tree).unwrap();
+        assert_eq!(s.entries.get("vendor/lib"), Some(&Entry::Nested));
+        assert!(!s.entries.contains_key("vendor/lib/x.txt"));
+    }
+
+    #[test]
+    fn oids_match_git() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), b"hello\n").unwrap();
+        let out = Command::new("git")
+            .args(["hash-object", "--no-filters", "f"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            ObjectFormat::Sha1.oid("blob", b"hello\n"),
+            String::from_utf8_lossy(&out.stdout).trim()
+        );
+    }
+
+    #[test]
+    fn diff_with_and_overlay_compose() {
+        let e = |o: &str| Entry::File {
+            oid: o.into(),
+            exec: false,
+        };
+        let a = Snapshot {
+            entries: [("x".to_string(), e("1")), ("y".to_string(), e("2"))].into(),
+        };
+        let b = Snapshot {
+            entries: [("x".to_string(), e("1")), ("z".to_string(), e("3"))].into(),
+        };
+        let d = a.diff(&b);
+        assert_eq!(
+            d.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
+            ["y", "z"]
+        );
+        assert_eq!(a.with(&d), b);
+        assert_eq!(a.overlay(&b, &["z".into()]).entries.len(), 3);
+        assert_eq!(a.overlay(&b, &["y".into()]).entries.len(), 1);
+    }
+}
