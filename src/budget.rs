@@ -107,9 +107,17 @@ pub struct Tokens {
 
 impl Tokens {
     pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_write + self.cache_read
+        self.input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_write)
+            .saturating_add(self.cache_read)
     }
 }
+
+/// Ceilings no real agent call reaches: a figure above one is a broken or forged cost report,
+/// and is refused rather than recorded (a ledger holding it would stop every later run).
+pub const MAX_CALL_USD: f64 = 10_000.0;
+pub const MAX_CALL_TOKENS: u64 = 10_000_000_000;
 
 /// One spend record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -121,6 +129,26 @@ pub struct Spend {
     pub tokens: Tokens,
     /// USD; `None` when the model is not in the price table (the tokens still count).
     pub usd: Option<f64>,
+}
+
+impl Spend {
+    /// Why this record cannot be a real call's cost, if it cannot: a negative, NaN, infinite
+    /// or absurd figure.
+    pub fn invalid(&self) -> Option<String> {
+        if let Some(u) = self.usd
+            && !(u.is_finite() && (0.0..=MAX_CALL_USD).contains(&u))
+        {
+            return Some(format!("{} USD from {}", u, self.source));
+        }
+        let t = &self.tokens;
+        if [t.input, t.output, t.cache_write, t.cache_read]
+            .iter()
+            .any(|&n| n > MAX_CALL_TOKENS)
+        {
+            return Some(format!("{} tokens from {}", t.total(), self.source));
+        }
+        None
+    }
 }
 
 /// `claude-opus-4-8[1m]` → `claude-opus-4-8`: the `modelUsage` keys carry a context suffix.

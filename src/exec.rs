@@ -32,6 +32,35 @@ pub struct ExecOptions {
     /// How many bytes of the end of the output to keep in memory.
     pub tail_bytes: usize,
     pub env: Vec<(String, String)>,
+    /// Variables removed from the environment the command inherits.
+    pub env_remove: Vec<String>,
+    /// Up to this many bytes of the output are kept in memory from the start, so a gate parses
+    /// what Forge read from the pipe rather than a log an agent could have rewritten. 0: none.
+    pub capture: usize,
+    /// Whether everything the command starts ends with it — also processes that left its
+    /// process group (`setsid`, a double fork): Forge becomes their subreaper and kills every
+    /// descendant once the command is done.
+    pub contain: bool,
+    /// Where to write `<pid> <start time>` of the command once it started (its process group
+    /// id), so a later process can end it if Forge is killed meanwhile.
+    pub pid_file: Option<PathBuf>,
+}
+
+impl ExecOptions {
+    /// Options with nothing captured and nothing contained beyond the process group.
+    pub fn new(cwd: PathBuf, timeout: Duration, log_path: PathBuf, tail_bytes: usize) -> Self {
+        ExecOptions {
+            cwd,
+            timeout,
+            log_path,
+            tail_bytes,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            capture: 0,
+            contain: false,
+            pid_file: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -45,6 +74,10 @@ pub struct ExecOutcome {
     pub output_bytes: u64,
     /// The last `tail_bytes` of the output.
     pub tail: Vec<u8>,
+    /// The whole output as read from the pipe, when it fit in [`ExecOptions::capture`].
+    pub captured: Option<Vec<u8>>,
+    /// Processes the command left behind that Forge killed (contained commands only).
+    pub leftovers: usize,
     pub log_path: PathBuf,
 }
 
@@ -101,6 +134,9 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
             .stdout(w1)
             .stderr(w2)
             .process_group(0);
+        for k in &opts.env_remove {
+            cmd.env_remove(k);
+        }
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
@@ -108,6 +144,9 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         // never see EOF.
         cmd.spawn()
     };
+    if opts.contain {
+        become_subreaper();
+    }
     let direct = direct_argv(command);
     let spawned = match direct.as_deref().map(|w| spawn(Some(w))) {
         Some(Ok(child)) => Ok(child),
@@ -125,10 +164,16 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         )
     })?;
     let pgid = Pid::from_raw(child.id() as i32);
+    if let Some(f) = &opts.pid_file {
+        let line = format!("{} {}\n", child.id(), start_time(child.id()).unwrap_or(0));
+        let _ = crate::state::write_atomic(f, line.as_bytes());
+    }
 
     let mut log = BufWriter::with_capacity(64 * 1024, log);
     let mut tail = Tail::new(opts.tail_bytes);
+    let mut captured: Option<Vec<u8>> = (opts.capture > 0).then(Vec::new);
     let mut output_bytes = 0u64;
+    let mut leftovers = 0usize;
     // Start with one page and grow to a full pipe's worth once a read fills it: zeroing 64 KiB
     // up front faults in sixteen fresh pages on every run, even for a command that prints
     // nothing.
@@ -151,13 +196,22 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
                     deadline = now + KILL_GRACE;
                 }
                 Stage::Exited => {
-                    // The shell is gone but something it left holds the pipe: end the group.
+                    // The shell is gone but something it left holds the pipe: end the group
+                    // (and, contained, every descendant: nothing it left is wanted now).
                     let _ = killpg(pgid, Signal::SIGTERM);
+                    if opts.contain {
+                        leftovers += kill_descendants(child.id());
+                    }
                     stage = Stage::Terminating;
                     deadline = now + KILL_GRACE;
                 }
                 Stage::Terminating => {
                     let _ = killpg(pgid, Signal::SIGKILL);
+                    if opts.contain {
+                        // The command may have left its own group (`exec setsid …`).
+                        let _ = nix::sys::signal::kill(pgid, Signal::SIGKILL);
+                        leftovers += kill_descendants(child.id());
+                    }
                     stage = Stage::Killed;
                     deadline = now + DRAIN_GRACE;
                 }
@@ -178,6 +232,13 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
                     // A full disk must not stop the drain: the child would block on the pipe.
                     let _ = log.write_all(&buf[..n]);
                     tail.push(&buf[..n]);
+                    if let Some(c) = captured.as_mut() {
+                        if c.len() + n <= opts.capture {
+                            c.extend_from_slice(&buf[..n]);
+                        } else {
+                            captured = None;
+                        }
+                    }
                     output_bytes += n as u64;
                     if n == buf.len() && buf.len() < READ_BUF {
                         buf.resize(READ_BUF, 0);
@@ -207,6 +268,9 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
     // Whatever the command left running in its group (a server started in the background) ends
     // with it: verify must not leak processes into the agent's machine.
     let _ = killpg(pgid, Signal::SIGKILL);
+    if opts.contain {
+        leftovers += kill_descendants(child.id());
+    }
     Ok(ExecOutcome {
         exit_code: status.code(),
         signal: status.signal(),
@@ -214,8 +278,97 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         duration,
         output_bytes,
         tail: tail.into_vec(),
+        captured,
+        leftovers,
         log_path: opts.log_path.clone(),
     })
+}
+
+/// The kernel's start time of process `pid` (clock ticks since boot): with the pid, it names one
+/// process for good, as pids are reused.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    // Fields after the command name start at field 3 (state); start time is field 22.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Makes Forge the subreaper of its descendants: a process that detaches (`setsid`, a double
+/// fork) is re-parented to Forge instead of init, so [`kill_descendants`] still finds it.
+fn become_subreaper() {
+    // SAFETY: prctl with an integer argument; no memory is passed.
+    unsafe {
+        nix::libc::prctl(nix::libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Kills every process descended from Forge other than `main` (the command itself, which its
+/// caller kills and reaps): the command's children, and every orphan re-parented to Forge as
+/// subreaper. Killing a parent re-parents its children to Forge, so rounds repeat until one
+/// finds none alive. Returns how many processes it killed.
+fn kill_descendants(main: u32) -> usize {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    let me = std::process::id();
+    let mut killed = std::collections::HashSet::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut alive = Vec::new();
+        for p in children_of(me).into_iter().filter(|&p| p != main) {
+            // Reaps it if it is a zombie; a pid that is no longer our child is gone.
+            if let Ok(WaitStatus::StillAlive) =
+                waitpid(Pid::from_raw(p as i32), Some(WaitPidFlag::WNOHANG))
+            {
+                alive.push(p);
+            }
+        }
+        if alive.is_empty() || Instant::now() > deadline {
+            break;
+        }
+        for p in alive {
+            let _ = nix::sys::signal::kill(Pid::from_raw(p as i32), Signal::SIGKILL);
+            killed.insert(p);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    killed.len()
+}
+
+/// The direct children of `pid`, from `/proc/<pid>/task/*/children`, or by scanning `/proc`
+/// where the kernel does not offer that file.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let tasks = format!("/proc/{pid}/task");
+    let mut found_file = false;
+    if let Ok(rd) = std::fs::read_dir(&tasks) {
+        for t in rd.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                found_file = true;
+                out.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
+            }
+        }
+    }
+    if found_file {
+        return out;
+    }
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat"))
+            && let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r)
+            && rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|x| x.parse::<u32>().ok())
+                == Some(pid)
+        {
+            out.push(p);
+        }
+    }
+    out
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -451,13 +604,22 @@ mod tests {
     use super::*;
 
     fn opts(dir: &Path, timeout: Duration) -> ExecOptions {
-        ExecOptions {
-            cwd: dir.to_path_buf(),
-            timeout,
-            log_path: dir.join("logs/out.log"),
-            tail_bytes: 16,
-            env: vec![("FORGE_TEST_VAR".into(), "hello".into())],
-        }
+        let mut o = ExecOptions::new(dir.to_path_buf(), timeout, dir.join("logs/out.log"), 16);
+        o.env = vec![("FORGE_TEST_VAR".into(), "hello".into())];
+        o
+    }
+
+    // Containment (`contain: true`) kills every child of the process, so it is proven end to
+    // end on the forge binary (tests/hermetic.rs), never inside this multi-threaded test binary.
+
+    #[test]
+    fn output_over_the_capture_limit_is_not_captured() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(dir.path(), Duration::from_secs(10));
+        o.capture = 10;
+        let out = run_shell("echo 0123456789abcdef", &o).unwrap();
+        assert!(out.captured.is_none());
+        assert_eq!(out.output_bytes, 17);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod error;
 pub mod evidence;
 pub mod exec;
 pub mod git;
+pub mod glob;
 pub mod guard;
 pub mod hooks;
 pub mod init;

@@ -16,6 +16,41 @@ use crate::error::{Error, Result};
 /// behind; `forge init` ignores them in git and loaders never read them.
 pub const TEMP_PREFIX: &str = ".forge-tmp-";
 
+/// Reads a file an agent could have written or replaced: a regular file only (not a FIFO that
+/// would block Forge forever, not a device, not a link to elsewhere), at most `max` bytes.
+/// `Ok(None)` when it does not exist; `Err` says what is wrong with it.
+pub fn read_untrusted(path: &Path, max: u64) -> std::result::Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path);
+    let f = match f {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err("is a symbolic link, not a file".into());
+        }
+        Err(e) => return Err(format!("cannot be read: {e}")),
+    };
+    let m = f.metadata().map_err(|e| format!("cannot be read: {e}"))?;
+    if !m.is_file() {
+        return Err("is not a regular file (a FIFO, a device or a folder?)".into());
+    }
+    if m.len() > max {
+        return Err(format!("is {} bytes, over the {max}-byte limit", m.len()));
+    }
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("is over the {max}-byte limit"));
+    }
+    Ok(Some(bytes))
+}
+
 /// Writes `bytes` to `path` atomically: either the old content or the new one is ever visible.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = parent_dir(path);

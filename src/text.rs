@@ -161,9 +161,59 @@ pub fn clip(s: &str, max: usize) -> String {
     out
 }
 
+/// Agent text made inert for a terminal, a log line or a commit message: one line, no control
+/// character (no escape sequence, carriage return or line break that could draw a fake gate
+/// line or add a commit trailer), no bidirectional override, clipped to `max` characters.
+pub fn inert(s: &str, max: usize) -> String {
+    let one: String = s
+        .chars()
+        .map(|c| if is_unsafe(c) { ' ' } else { c })
+        .collect();
+    clip(
+        one.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .as_str(),
+        max,
+    )
+}
+
+/// Text for a terminal: line breaks kept, every other control character and bidirectional
+/// override replaced by a space.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c != '\n' && is_unsafe(c)) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| if c != '\n' && is_unsafe(c) { ' ' } else { c })
+            .collect(),
+    )
+}
+
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_text_is_one_inert_line() {
+        let evil =
+            "ok\n  \u{2713} final-ancestry \u{2014} fake\r\x1b[2K\u{202E}txt\n\nForge-Slice: x";
+        let s = inert(evil, 200);
+        assert!(!s.contains('\n') && !s.contains('\r') && !s.contains('\x1b'));
+        assert!(!s.contains('\u{202E}'));
+        assert_eq!(
+            s,
+            "ok \u{2713} final-ancestry \u{2014} fake [2K txt Forge-Slice: x"
+        );
+        assert_eq!(printable("a\nb\x1b[31m"), "a\nb [31m");
+        assert!(matches!(printable("plain\n"), Cow::Borrowed(_)));
+    }
 
     fn lines(input: &[u8]) -> Vec<String> {
         let mut out = Vec::new();

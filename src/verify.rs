@@ -61,6 +61,10 @@ pub struct CommandResult {
     pub report: Report,
     #[serde(skip)]
     pub tail: String,
+    /// The whole output as Forge read it from the pipe (when it fit in memory): what a gate
+    /// quotes from, never the log read back.
+    #[serde(skip)]
+    pub output: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -188,11 +192,33 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
     })
 }
 
+/// Output kept in memory and parsed from there, up to this size; a longer output is parsed by
+/// streaming its log (verify keeps its memory small whatever a command prints).
+pub const CAPTURE_BYTES: usize = 8 * 1024 * 1024;
+/// The same for a run's checks, whose longer output is no evidence at all ([`Place::strict`]).
+pub const STRICT_CAPTURE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Where and how a command runs: verify runs it in the project; `forge run` runs its checks in
+/// the candidate tree's checkout, with an environment no agent prepared.
+#[derive(Debug, Clone, Default)]
+pub struct Place {
+    /// The folder it runs in (default: the project root).
+    pub cwd: Option<std::path::PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub env_remove: Vec<String>,
+    /// Output that did not fit in memory fails the report instead of being read back from the
+    /// log.
+    pub strict: bool,
+}
+
 /// Runs one command and parses its report: verify's unit of work, which `forge run` reuses for
 /// its focused command and related checks. `logs` is the folder for its output; with `keep`,
 /// the folder is held to that many logs (verify's), without it every log stays (a run's logs
 /// are the evidence its gate results point at). `origin` names where the command is set, for
 /// the person to fix it.
+///
+/// The report is parsed from the bytes Forge read from the command's pipe, and everything the
+/// command started is killed when it ends (its process group, and what left it).
 pub fn run_command(
     project: &Project,
     logs: &Path,
@@ -200,8 +226,21 @@ pub fn run_command(
     origin: &str,
     cmd: &CommandConfig,
 ) -> Result<CommandResult> {
+    run_command_at(project, &Place::default(), logs, keep, origin, cmd)
+}
+
+/// [`run_command`] at `place`.
+pub fn run_command_at(
+    project: &Project,
+    place: &Place,
+    logs: &Path,
+    keep: Option<usize>,
+    origin: &str,
+    cmd: &CommandConfig,
+) -> Result<CommandResult> {
+    let cwd = place.cwd.clone().unwrap_or_else(|| project.root.clone());
     // A report left by an earlier run must never pass for this run's.
-    let report_file = cmd.report_path.as_ref().map(|p| project.root.join(p));
+    let report_file = cmd.report_path.as_ref().map(|p| cwd.join(p));
     if let Some(f) = &report_file {
         match std::fs::remove_file(f) {
             Ok(()) => {}
@@ -218,17 +257,29 @@ pub fn run_command(
     if let Some(keep) = keep {
         exec::recycle_log(logs, keep, &log_path);
     }
-    let opts = ExecOptions {
-        cwd: project.root.clone(),
-        timeout: Duration::from_secs(cmd.timeout),
-        log_path,
-        tail_bytes: TAIL_BYTES,
-        env: vec![("FORGE_VERIFY".into(), "1".into())],
+    let mut opts = ExecOptions::new(cwd, Duration::from_secs(cmd.timeout), log_path, TAIL_BYTES);
+    opts.env = vec![("FORGE_VERIFY".into(), "1".into())];
+    opts.env.extend(place.env.iter().cloned());
+    opts.env_remove = place.env_remove.clone();
+    opts.capture = if place.strict {
+        STRICT_CAPTURE_BYTES
+    } else {
+        CAPTURE_BYTES
     };
+    opts.contain = true;
     let out = exec::run_shell(&cmd.run, &opts)?;
-    let parsed = match &report_file {
-        Some(f) => report::parse_file(f, cmd.report),
-        None => report::parse_output(&out.log_path, cmd.report),
+    let parsed = match (&report_file, &out.captured) {
+        (Some(f), _) => report::parse_file(f, cmd.report),
+        (None, Some(bytes)) => report::parse_bytes(bytes, cmd.report),
+        (None, None) if place.strict => Err(report::ReportError::Malformed {
+            path: project.rel(&out.log_path),
+            format: cmd.report,
+            message: format!(
+                "the output is over {} MiB: Forge parses only what it read from the pipe",
+                STRICT_CAPTURE_BYTES / (1024 * 1024)
+            ),
+        }),
+        (None, None) => report::parse_output(&out.log_path, cmd.report),
     };
     let (report, report_error) = match parsed {
         Ok(r) => (r, None),
@@ -266,6 +317,7 @@ pub fn run_command(
         ok: false,
         report,
         tail,
+        output: out.captured.clone(),
     };
     result.ok = out.success()
         && result.report.counts().failed == 0

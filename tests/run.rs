@@ -463,7 +463,7 @@ fn an_agent_that_edits_forge_state_has_it_restored() {
     let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
     assert!(
         p2.contains(
-            "Forge's own state and git's settings may not be edited — restored: .forge/config.yaml"
+            "Forge's own state and git's settings, refs and objects may not be changed — put back: .forge/config.yaml"
         ),
         "{p2}"
     );
@@ -932,7 +932,7 @@ fn a_red_agent_that_deletes_a_passing_test_is_not_a_red() {
     assert_eq!(run(&r).code, 0);
     let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
     assert!(
-        p2.contains("red removed 1 existing test case(s) that passed before: guest pays by card"),
+        p2.contains("tests/card_test.sh (red may not delete an existing test file)"),
         "{p2}"
     );
     assert_eq!(
@@ -987,7 +987,7 @@ fn a_test_hidden_with_skip_worktree_is_seen_and_restored() {
     assert!(has_gate(&st, "member-discount", "green-file-scope", "fail"));
     let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
     assert!(
-        p2.contains("tests/member_test.sh (skip-worktree/assume-unchanged flag)"),
+        p2.contains("tests/member_test.sh (the verified red test, which must stay byte-identical)"),
         "{p2}"
     );
     assert_eq!(
@@ -1010,7 +1010,9 @@ fn file_names_that_look_like_pathspecs_are_literal() {
     let o = run(&r);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
-        o.stdout.contains("reverted: :(top), vendor/lib/"),
+        o.stdout.contains(
+            "reverted: :(top) (red may change only tests/), vendor/lib (a nested git repository)"
+        ),
         "{}",
         o.stdout
     );
@@ -1030,7 +1032,7 @@ fn git_exclude_edits_are_undone_so_hidden_files_are_seen() {
         before
     );
     let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
-    assert!(p2.contains("restored: .git/info/exclude"), "{p2}");
+    assert!(p2.contains("put back: .git/info/exclude"), "{p2}");
     // The code sources the helper; visible again, the helper is committed with it, so a clean
     // checkout of the result passes its tests (hidden, it would be missing there).
     let clone = tempfile::tempdir().unwrap();
@@ -1151,22 +1153,26 @@ fn replacement_objects_cannot_disguise_a_weakened_test() {
 }
 
 #[test]
-fn a_process_left_behind_that_edits_during_the_checks_gets_nothing_committed() {
+fn a_process_left_behind_is_killed_before_the_next_gate() {
+    // Green leaves a detached process (setsid, in the background) that waits for the checks
+    // to start and then edits the code: it is killed when green's call returns, so it never
+    // edits anything, and what lands is what the checks ran on.
     let r = shop("slow-checks background-edit");
     let o = run(&r);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
-        o.stdout.contains("the working tree changed after the agent finished, while Forge checked it (src/cart.sh)"),
+        o.stdout.contains("process(es) it left running killed"),
         "{}",
         o.stdout
     );
     let st = status(&r);
     assert_eq!(
         n(&slice(&st, "member-discount")["forge"]["green_attempts_total"]),
-        2
+        1
     );
-    // The late edit was judged and checked by the second attempt before it was committed.
-    assert!(git_out(&r, &["show", "HEAD~1:src/cart.sh"]).contains("# late"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!r.read("src/cart.sh").contains("# late"));
+    assert!(!git_out(&r, &["log", "-p"]).contains("# late"));
     assert_landed_cleanly(&r);
 }
 

@@ -108,24 +108,8 @@ impl Checkout {
             .collect();
         let blobs = odb.read(&oids, "blob")?;
         for (p, e) in todo {
+            write_entry(&self.dir, p, e, &blobs)?;
             let full = self.dir.join(p);
-            self.make_parents(&full)?;
-            match e {
-                Entry::File { oid, exec } => {
-                    write_file(&full, &blobs[oid], *exec)?;
-                }
-                Entry::Symlink { oid } => {
-                    use std::os::unix::ffi::OsStrExt;
-                    let target = std::ffi::OsStr::from_bytes(&blobs[oid]);
-                    std::os::unix::fs::symlink(target, &full)
-                        .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
-                }
-                Entry::Gitlink { .. } => {
-                    std::fs::create_dir_all(&full)
-                        .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
-                }
-                Entry::Nested => continue,
-            }
             let m = std::fs::symlink_metadata(&full)
                 .map_err(|e| Error::io(format!("cannot read {}", full.display()), e))?;
             self.written.insert(p.clone(), (Stamp::of(&m), e.clone()));
@@ -156,7 +140,7 @@ impl Checkout {
                 stats.removed += 1;
                 continue;
             };
-            if self.keep.iter().any(|k| *k == key) {
+            if self.keep.contains(&key) {
                 continue;
             }
             let full = self.dir.join(&child);
@@ -193,39 +177,104 @@ impl Checkout {
         Ok(())
     }
 
-    /// Creates the parent folders of `full`, removing any file or link in their way.
-    fn make_parents(&self, full: &Path) -> crate::Result<()> {
-        let Some(parent) = full.parent() else {
-            return Ok(());
-        };
-        let mut at = self.dir.clone();
-        for comp in parent.strip_prefix(&self.dir).unwrap_or(Path::new("")).components() {
-            at.push(comp);
-            match std::fs::symlink_metadata(&at) {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    remove(&at)?;
-                    std::fs::create_dir(&at)
-                        .map_err(|e| Error::io(format!("cannot create {}", at.display()), e))?;
-                }
-                Err(_) => std::fs::create_dir(&at)
-                    .map_err(|e| Error::io(format!("cannot create {}", at.display()), e))?,
-            }
-        }
-        Ok(())
-    }
-
     /// Removes the folder (the run is over).
     pub fn remove(self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
-fn write_file(path: &Path, bytes: &[u8], exec: bool) -> crate::Result<()> {
-    std::fs::write(path, bytes).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    let mode = if exec { 0o755 } else { 0o644 };
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-        .map_err(|e| Error::io(format!("cannot set the mode of {}", path.display()), e))
+/// Writes `entry` at `root/rel` (its bytes from `blobs`, verified objects keyed by id): through
+/// a temporary file renamed into place, never through a link — a folder on the way that is a
+/// file or a link is removed first, so no write lands outside `root`.
+pub fn write_entry(
+    root: &Path,
+    rel: &str,
+    entry: &Entry,
+    blobs: &HashMap<String, Vec<u8>>,
+) -> crate::Result<()> {
+    let full = root.join(rel);
+    make_parents(root, &full)?;
+    let dir = full.parent().unwrap_or(root);
+    let missing = || Error::usage(format!("no verified object for {rel}"));
+    match entry {
+        Entry::File { oid, exec } => {
+            let bytes = blobs.get(oid).ok_or_else(missing)?;
+            let mut tmp = tempfile::Builder::new()
+                .prefix(crate::state::TEMP_PREFIX)
+                .tempfile_in(dir)
+                .map_err(|e| Error::io(format!("cannot write in {}", dir.display()), e))?;
+            std::io::Write::write_all(&mut tmp, bytes)
+                .map_err(|e| Error::io(format!("cannot write {}", full.display()), e))?;
+            let mode = if *exec { 0o755 } else { 0o644 };
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+                .map_err(|e| Error::io(format!("cannot set the mode of {}", full.display()), e))?;
+            if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                remove(&full)?;
+            }
+            tmp.persist(&full)
+                .map_err(|e| Error::io(format!("cannot write {}", full.display()), e.error))?;
+        }
+        Entry::Symlink { oid } => {
+            use std::os::unix::ffi::OsStrExt;
+            let target = std::ffi::OsStr::from_bytes(blobs.get(oid).ok_or_else(missing)?);
+            remove(&full)?;
+            std::os::unix::fs::symlink(target, &full)
+                .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
+        }
+        Entry::Gitlink { .. } => {
+            if !std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                remove(&full)?;
+                std::fs::create_dir(&full)
+                    .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
+            }
+        }
+        Entry::Nested => {}
+    }
+    Ok(())
+}
+
+/// Removes `root/rel` (a file, a link, or a folder with all it holds) without following links.
+pub fn remove_entry(root: &Path, rel: &str) -> crate::Result<()> {
+    let full = root.join(rel);
+    // A parent that is a link would put `full` outside root: then there is nothing of ours to
+    // remove there.
+    let mut at = root.to_path_buf();
+    if let Some(parent) = Path::new(rel).parent() {
+        for c in parent.components() {
+            at.push(c);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => {}
+                _ => return Ok(()),
+            }
+        }
+    }
+    remove(&full)
+}
+
+/// Creates the parent folders of `full` under `root`, removing any file or link in their way.
+fn make_parents(root: &Path, full: &Path) -> crate::Result<()> {
+    let Some(parent) = full.parent() else {
+        return Ok(());
+    };
+    let mut at = root.to_path_buf();
+    for comp in parent
+        .strip_prefix(root)
+        .unwrap_or(Path::new(""))
+        .components()
+    {
+        at.push(comp);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                remove(&at)?;
+                std::fs::create_dir(&at)
+                    .map_err(|e| Error::io(format!("cannot create {}", at.display()), e))?;
+            }
+            Err(_) => std::fs::create_dir(&at)
+                .map_err(|e| Error::io(format!("cannot create {}", at.display()), e))?,
+        }
+    }
+    Ok(())
 }
 
 /// Removes a file, link or folder without following links.
@@ -313,8 +362,14 @@ mod tests {
         assert!(!d.join("src/__pycache__").exists());
         assert!(!d.join("junk").exists());
         assert_eq!(std::fs::read_to_string(d.join("src/a.py")).unwrap(), "x\n");
-        assert_eq!(std::fs::read_link(d.join("link")).unwrap(), Path::new("src/a.py"));
-        assert_eq!(std::fs::read_to_string(d.join("target/out")).unwrap(), "cached\n");
+        assert_eq!(
+            std::fs::read_link(d.join("link")).unwrap(),
+            Path::new("src/a.py")
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("target/out")).unwrap(),
+            "cached\n"
+        );
         assert_eq!(h.snapshot(&d, &tree).unwrap(), tree);
 
         // A smaller tree: what it lacks goes.

@@ -122,9 +122,8 @@ impl<'a> Odb<'a> {
             match e {
                 Entry::File { oid, .. } => files.push((p, oid)),
                 Entry::Symlink { oid } => {
-                    let target = std::fs::read_link(self.root.join(p)).map_err(|e| {
-                        crate::Error::io(format!("cannot read the link {p}"), e)
-                    })?;
+                    let target = std::fs::read_link(self.root.join(p))
+                        .map_err(|e| crate::Error::io(format!("cannot read the link {p}"), e))?;
                     use std::os::unix::ffi::OsStrExt;
                     let got = git::git_stdin(
                         self.root,
@@ -222,13 +221,16 @@ impl<'a> Odb<'a> {
 
     /// A commit of `tree` on `parent` with `message`, by `ident`, read back and verified.
     pub fn commit(&self, tree: &str, parent: &str, message: &str, ident: &Ident) -> Result<String> {
-        let out = git::command(self.root, &["commit-tree", tree, "-p", parent, "-m", message])
-            .env("GIT_AUTHOR_NAME", &ident.name)
-            .env("GIT_AUTHOR_EMAIL", &ident.email)
-            .env("GIT_COMMITTER_NAME", &ident.name)
-            .env("GIT_COMMITTER_EMAIL", &ident.email)
-            .output()
-            .map_err(|e| crate::Error::io("cannot run `git commit-tree`", e))?;
+        let out = git::command(
+            self.root,
+            &["commit-tree", tree, "-p", parent, "-m", message],
+        )
+        .env("GIT_AUTHOR_NAME", &ident.name)
+        .env("GIT_AUTHOR_EMAIL", &ident.email)
+        .env("GIT_COMMITTER_NAME", &ident.name)
+        .env("GIT_COMMITTER_EMAIL", &ident.email)
+        .output()
+        .map_err(|e| crate::Error::io("cannot run `git commit-tree`", e))?;
         if !out.status.success() {
             return Err(Error::Other(crate::Error::usage(format!(
                 "`git commit-tree` failed in {}: {}",
@@ -349,7 +351,11 @@ impl Stamp {
                     }
                 }
                 // Temporary files of a running or killed git, and pack bookkeeping git rewrites.
-                ["pack", f] if f.ends_with(".keep") || f.ends_with(".rev") || f.ends_with(".mtimes") || f.starts_with("tmp_") => {}
+                ["pack", f]
+                    if f.ends_with(".keep")
+                        || f.ends_with(".rev")
+                        || f.ends_with(".mtimes")
+                        || f.starts_with("tmp_") => {}
                 ["info", "packs"] => {}
                 [f] if f.starts_with("tmp_") => {}
                 _ => c.other.push(name.clone()),
@@ -421,7 +427,10 @@ mod tests {
     fn a_planted_object_under_an_honest_id_is_caught() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        sh(d, "git init -q -b main && echo base > a && git add a && git commit -qm init");
+        sh(
+            d,
+            "git init -q -b main && echo base > a && git add a && git commit -qm init",
+        );
         let odb = Odb::new(d, ObjectFormat::Sha1);
         // The honest test's bytes, and their id.
         std::fs::write(d.join("t.sh"), "check honest\n").unwrap();
@@ -465,7 +474,10 @@ mod tests {
         let mut h = super::super::snapshot::Hasher::new(ObjectFormat::Sha1);
         let tree0 = Snapshot::of_commit(d, &base).unwrap();
         let mut want = tree0.clone();
-        let c = h.read(d, "c", std::time::SystemTime::now()).unwrap().unwrap();
+        let c = h
+            .read(d, "c", std::time::SystemTime::now())
+            .unwrap()
+            .unwrap();
         want.entries.insert("c".into(), c.clone());
         want.entries.remove("b");
         let odb = Odb::new(d, ObjectFormat::Sha1);

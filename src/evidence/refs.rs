@@ -94,9 +94,7 @@ mod tests {
             "git tag -f v1 HEAD && git branch -D feature && git stash drop -q && git branch new && git commit -q --allow-empty -m three",
         );
         let now = Refs::list(d).unwrap();
-        let put = before
-            .put_back(d, &now, Some("refs/heads/main"))
-            .unwrap();
+        let put = before.put_back(d, &now, Some("refs/heads/main")).unwrap();
         assert_eq!(put.len(), 4, "{put:?}");
         let after = Refs::list(d).unwrap();
         for r in ["refs/tags/v1", "refs/heads/feature", "refs/stash"] {

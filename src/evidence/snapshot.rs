@@ -197,7 +197,10 @@ impl Stamp {
 
     fn changed_before(&self, t: SystemTime) -> bool {
         let ctime = std::time::UNIX_EPOCH
-            + Duration::new(self.ctime.0.max(0) as u64, self.ctime.1.clamp(0, 999_999_999) as u32);
+            + Duration::new(
+                self.ctime.0.max(0) as u64,
+                self.ctime.1.clamp(0, 999_999_999) as u32,
+            );
         ctime + RACY < t
     }
 }
@@ -545,7 +548,10 @@ mod tests {
     fn nested_repositories_are_one_entry_and_not_read() {
         let dir = repo();
         let d = dir.path();
-        sh(d, "git init -q vendor/lib && printf 'x\\n' > vendor/lib/x.txt");
+        sh(
+            d,
+            "git init -q vendor/lib && printf 'x\\n' > vendor/lib/x.txt",
+        );
         let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
         let mut h = Hasher::new(ObjectFormat::Sha1);
         let s = h.snapshot(d, &tree).unwrap();

@@ -2,7 +2,7 @@
 //! write/read — against the default policy, the project's rules and the phase of a running
 //! slice, and answers allow, ask or deny with the rule that decided and a reason to act on.
 
-pub mod glob;
+pub use crate::glob;
 pub mod paths;
 pub mod policy;
 pub mod shell;

@@ -265,6 +265,30 @@ pub fn parse_output(log: &Path, format: Format) -> Result<Report, ReportError> {
     })
 }
 
+/// Parses a command's output as Forge read it from the pipe: the bytes themselves, never a log
+/// reopened by path (which anything the command left behind could have rewritten).
+pub fn parse_bytes(bytes: &[u8], format: Format) -> Result<Report, ReportError> {
+    let format = match format {
+        Format::None => return Ok(Report::default()),
+        Format::Auto => match detect_reader(bytes).map_err(|e| io_error("(output)", e))? {
+            Some(f) => f,
+            None => return Ok(Report::default()),
+        },
+        f => f,
+    };
+    if format == Format::Junit {
+        return junit::parse(bytes, Path::new("(command output)"));
+    }
+    parse_lines(bytes, format).map_err(|e| io_error("(output)", e))
+}
+
+fn io_error(path: &str, source: std::io::Error) -> ReportError {
+    ReportError::Io {
+        path: path.to_string(),
+        source,
+    }
+}
+
 /// Parses a report file a runner wrote (`report_path`).
 pub fn parse_file(path: &Path, format: Format) -> Result<Report, ReportError> {
     let format = match format {
@@ -312,17 +336,15 @@ const DETECT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Recognises the runner from its output's own markers.
 fn detect_output(log: &Path) -> Result<Option<Format>, ReportError> {
-    use std::io::Read;
-    let file = open(log)?;
+    detect_reader(open(log)?).map_err(|e| io_error(&log.display().to_string(), e))
+}
+
+fn detect_reader<R: std::io::Read>(r: R) -> std::io::Result<Option<Format>> {
     let mut found = None;
-    for_each_line(BufReader::new(file.take(DETECT_BYTES)), |l| {
+    for_each_line(BufReader::new(r.take(DETECT_BYTES)), |l| {
         if found.is_none() {
             found = detect_line(l);
         }
-    })
-    .map_err(|e| ReportError::Io {
-        path: log.display().to_string(),
-        source: e,
     })?;
     Ok(found)
 }

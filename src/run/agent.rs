@@ -7,16 +7,24 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::observe::Attempt;
+use super::{Run, protect};
 use crate::budget::{self, BudgetConfig, Spend};
 use crate::error::{Error, Result};
+use crate::evidence::odb;
+use crate::evidence::refs::Refs;
 use crate::exec::{self, ExecOptions, ExecOutcome};
+
 use crate::repo::Project;
 
 pub const DEFAULT_AGENT_TIMEOUT_SECS: u64 = 1800;
 /// Bytes of an agent's output kept in memory (for the status and the next prompt).
 const TAIL_BYTES: usize = 32 * 1024;
+/// An agent's output is read for its cost as it comes out of the pipe, up to this size (a
+/// result JSON is a few KiB; a runaway printer is cut off rather than held).
+const SPEND_CAP: usize = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -219,19 +227,28 @@ pub fn invoke(
             format!("agent:{}", call.role.name()),
         ),
     ];
-    let opts = ExecOptions {
-        cwd: project.root.clone(),
-        timeout: Duration::from_secs(agent.timeout),
-        log_path: run_dir.join("agents").join(format!("{stem}.log")),
-        tail_bytes: TAIL_BYTES,
-        env,
-    };
+    let mut opts = ExecOptions::new(
+        project.root.clone(),
+        Duration::from_secs(agent.timeout),
+        run_dir.join("agents").join(format!("{stem}.log")),
+        TAIL_BYTES,
+    );
+    opts.env = env;
+    opts.capture = SPEND_CAP;
+    opts.contain = true;
+    opts.pid_file = Some(pid_file(run_dir));
     if let Some(d) = call.output.parent() {
         std::fs::create_dir_all(d)
             .map_err(|e| Error::io(format!("cannot create {}", d.display()), e))?;
     }
     let outcome = exec::run_shell(command, &opts)?;
-    let spend = read_spend(&outcome.log_path, budget);
+    let _ = std::fs::remove_file(pid_file(run_dir));
+    // The cost is read from what Forge read from the pipe, not from the log by path.
+    let spend = outcome
+        .captured
+        .as_deref()
+        .map(|b| spend_from_text(&String::from_utf8_lossy(b), budget))
+        .unwrap_or_default();
     Ok(Finished {
         outcome,
         prompt_file,
@@ -242,20 +259,6 @@ pub fn invoke(
 /// The cost an agent's output carries: a `claude -p --output-format json` result, a `gemini
 /// --output-format json` result, or `codex exec --json` events. Output that carries none costs
 /// nothing here (a hook-recorded transcript may still count it).
-pub fn read_spend(log: &Path, config: &BudgetConfig) -> Vec<Spend> {
-    // Agent logs are bounded by what agents print; a 64 MiB cap keeps a runaway printer cheap.
-    let Ok(meta) = std::fs::metadata(log) else {
-        return Vec::new();
-    };
-    if meta.len() > 64 * 1024 * 1024 {
-        return Vec::new();
-    }
-    let Ok(text) = std::fs::read_to_string(log) else {
-        return Vec::new();
-    };
-    spend_from_text(&text, config)
-}
-
 pub fn spend_from_text(text: &str, config: &BudgetConfig) -> Vec<Spend> {
     if text.contains("\"turn.completed\"") {
         return budget::from_codex_jsonl(text, None, config);
@@ -279,6 +282,41 @@ pub fn spend_from_text(text: &str, config: &BudgetConfig) -> Vec<Spend> {
         }
     }
     Vec::new()
+}
+
+fn pid_file(run_dir: &Path) -> PathBuf {
+    run_dir.join("agent.pid")
+}
+
+/// Ends what the agent of a killed run left running: its process group, if the process the run
+/// recorded is still that agent (same start time, and its environment names this run — the file
+/// is within an agent's reach, and must not make Forge kill anything else).
+pub fn end_leftover(run_dir: &Path, slug: &str) {
+    let f = pid_file(run_dir);
+    let Ok(Some(bytes)) = crate::state::read_untrusted(&f, 256) else {
+        return;
+    };
+    let _ = std::fs::remove_file(&f);
+    let text = String::from_utf8_lossy(&bytes);
+    let mut w = text.split_whitespace();
+    let (Some(Ok(pid)), Some(Ok(started))) = (
+        w.next().map(str::parse::<u32>),
+        w.next().map(str::parse::<u64>),
+    ) else {
+        return;
+    };
+    if pid <= 1 || exec::start_time(pid) != Some(started) {
+        return;
+    }
+    let mark = format!("FORGE_RUN={slug}");
+    let ours = std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == mark.as_bytes()));
+    if ours {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
 }
 
 /// A fresh agent session id: a random UUID (v4 layout), as `claude --session-id` requires.
@@ -309,22 +347,233 @@ pub fn new_session_id() -> String {
     )
 }
 
-/// The agent's structured answer in `$FORGE_OUTPUT`, as JSON.
+/// The agent's structured answer in `$FORGE_OUTPUT`, as JSON. The file is the agent's: a FIFO,
+/// a device, a link or a huge file is a bad answer, never a hang.
 pub fn read_output(path: &Path) -> std::result::Result<Value, String> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            format!(
+    let bytes = match crate::state::read_untrusted(path, 4 * 1024 * 1024) {
+        Ok(Some(b)) => b,
+        Ok(None) => {
+            return Err(format!(
                 "the agent wrote no answer to $FORGE_OUTPUT ({})",
                 path.display()
-            )
-        } else {
-            format!("cannot read {}: {e}", path.display())
+            ));
         }
-    })?;
-    if bytes.len() > 4 * 1024 * 1024 {
-        return Err(format!("{} is over 4 MiB", path.display()));
-    }
+        Err(e) => return Err(format!("the answer file {} {e}", path.display())),
+    };
     serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
+}
+
+impl Run<'_> {
+    /// Captures what no agent may change, before an agent runs; its manifest goes to disk so
+    /// a resume after a kill can tell what changed meanwhile.
+    pub(super) fn protect(&mut self) -> Result<protect::Protected> {
+        let p = protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug)?;
+        super::state::save_json(&self.dir.join("protected.json"), &p.manifest())?;
+        Ok(p)
+    }
+
+    /// Runs one agent, observed: the working tree is snapshotted just before and just after,
+    /// and every protected thing it changed — Forge's files, git's control files, refs, objects,
+    /// HEAD, commits on the run's branch, the spend ledgers — is put back and named. `base` is
+    /// the commit the run's branch must stay at.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn call_agent(
+        &mut self,
+        role: Role,
+        slice: Option<usize>,
+        attempt: u32,
+        session: &str,
+        prompt: &str,
+        output: &Path,
+        base: &str,
+    ) -> Result<Attempt> {
+        let agent_cfg = self
+            .config
+            .agents
+            .for_role(role)
+            .cloned()
+            .expect("checked by require_all");
+        let (sid, wave) = match slice {
+            Some(i) => (
+                self.state.slices[i].id.clone(),
+                self.state.slices[i].progress().wave,
+            ),
+            None => (String::new(), 1),
+        };
+        // Red, green and the planner continue their session once an agent really started it (a
+        // kill or a setup error can fall before); a verifier or a reviewer is new every time.
+        let resume = self.meta.started_sessions.iter().any(|s| s == session);
+        let call = Call {
+            role,
+            slice: &sid,
+            wave,
+            attempt,
+            session,
+            resume,
+            prompt,
+            output,
+        };
+        let before = self.observe(base)?;
+        let refs = Refs::list(self.root())?;
+        let protected = self.protect()?;
+        let objects = odb::Stamp::take(&self.git_dir);
+        let ledgers = protect::Ledgers::capture(self.project, &self.meta.slug);
+        let fin = invoke(
+            self.project,
+            &self.dir,
+            &self.meta.slug,
+            &agent_cfg,
+            &call,
+            &self.config.budget,
+        )?;
+
+        // Everything the agent may not change, put back and named.
+        let mut restored = protected.put_back(self.project)?;
+        restored.extend(ledgers.put_back(self.project)?);
+        let head_moved = self.restore_head(base)?;
+        let commits = self.undo_commits(base)?;
+        // The index is the agent's too (staged content, skip-worktree and assume-unchanged
+        // flags): no gate reads it, but the person will; it goes back to the base's tree. Any
+        // lock a git of the agent's left is stale: everything the agent started is dead.
+        let _ = std::fs::remove_file(self.git_dir.join("index.lock"));
+        crate::git::git(self.root(), &["read-tree", base])?;
+        let branch = self.meta.branch.clone();
+        restored.extend(refs.put_back(
+            self.root(),
+            &Refs::list(self.root())?,
+            branch.as_deref(),
+        )?);
+        let odb = self.seen.odb(&self.project.root);
+        restored.extend(
+            odb::Stamp::take(&self.git_dir)
+                .changes_since(&objects, &self.git_dir)
+                .verify(&odb, &self.git_dir),
+        );
+
+        // Its cost, if valid: an absurd figure is a bad answer, and reaches no ledger.
+        let invalid: Vec<String> = fin.spend.iter().filter_map(|s| s.invalid()).collect();
+        let spend: Vec<Spend> = if invalid.is_empty() {
+            fin.spend.clone()
+        } else {
+            restored.extend(
+                invalid
+                    .iter()
+                    .map(|w| format!("its cost report is invalid: {w}")),
+            );
+            Vec::new()
+        };
+        let usd: f64 = spend.iter().filter_map(|s| s.usd).sum();
+        let tokens: u64 = spend.iter().map(|s| s.tokens.total()).sum();
+        if !spend.is_empty() {
+            let session = format!("run-{}", self.meta.slug);
+            crate::budget::record(self.project, Some(&self.meta.slug), Some(&session), &spend)?;
+            for s in &spend {
+                self.rec.record_or_warn(
+                    Some(&self.meta.slug),
+                    "budget",
+                    json!({"usd": s.usd, "model": s.model, "tokens": s.tokens.total(), "source": s.source, "role": role.name(), "slice": sid}),
+                );
+            }
+        }
+        if let Some(i) = slice {
+            let p = self.state.slices[i].progress_mut();
+            p.cost_usd += usd;
+            p.tokens += tokens;
+        }
+        let o = &fin.outcome;
+        self.meta.agent_ms += o.duration.as_millis() as u64;
+        let tail = String::from_utf8_lossy(&o.tail).trim().to_string();
+        let not_found = o.exit_code == Some(127)
+            && o.duration < std::time::Duration::from_secs(5)
+            && (tail.contains("not found") || tail.contains("No such file"));
+        if not_found {
+            // The shell could not find the agent's program: a setup error, not an attempt. The
+            // attempt is given back and nothing of it is kept.
+            match slice {
+                Some(i) => {
+                    let p = self.state.slices[i].progress_mut();
+                    let (n, total) = if role == Role::Green {
+                        (&mut p.green_attempts, &mut p.green_attempts_total)
+                    } else {
+                        (&mut p.red_attempts, &mut p.red_attempts_total)
+                    };
+                    if matches!(role, Role::Red | Role::Green) {
+                        *n = n.saturating_sub(1);
+                        *total = total.saturating_sub(1);
+                    }
+                }
+                None => self.meta.planner_attempts = self.meta.planner_attempts.saturating_sub(1),
+            }
+            self.save()?;
+            let _ = std::fs::remove_file(self.dir.join("protected.json"));
+            return Err(Error::Config {
+                path: self.project.config_path(),
+                message: format!(
+                    "the {} agent's command was not found (exit 127): `{}` — {} (log: {}); fix `agents.{}.command` (or `agents.default.command`), then `forge run --resume {}`",
+                    role.name(),
+                    agent_cfg.command,
+                    crate::text::inert(tail.lines().last().unwrap_or(""), 200),
+                    self.project.rel(&o.log_path),
+                    role.name(),
+                    self.meta.slug
+                ),
+            });
+        }
+        if !self.meta.started_sessions.iter().any(|s| s == session) {
+            self.meta.started_sessions.push(session.to_string());
+        }
+        self.rec.record_or_warn(
+            Some(&self.meta.slug),
+            "agent",
+            json!({"role": role.name(), "slice": sid, "wave": wave, "attempt": attempt,
+                   "exit_code": o.exit_code, "timed_out": o.timed_out, "duration_ms": o.duration.as_millis() as u64,
+                   "left_running": o.leftovers,
+                   "log": self.project.rel(&o.log_path), "prompt": self.project.rel(&fin.prompt_file), "usd": usd}),
+        );
+        let status = if o.timed_out {
+            format!("timed out after {} s", agent_cfg.timeout)
+        } else {
+            match o.exit_code {
+                Some(c) => format!("exit {c}"),
+                None => "killed".into(),
+            }
+        };
+        let who = if sid.is_empty() {
+            String::new()
+        } else {
+            format!(" [{sid} w{wave} a{attempt}]")
+        };
+        let left = if o.leftovers > 0 {
+            format!(", {} process(es) it left running killed", o.leftovers)
+        } else {
+            String::new()
+        };
+        self.say(&format!(
+            "  · {}{who} ran ({status}, {:.1} s{}{left})",
+            role.name(),
+            o.duration.as_secs_f64(),
+            if usd > 0.0 {
+                format!(", ${usd:.4}")
+            } else {
+                String::new()
+            }
+        ));
+        let after = self.observe(base)?;
+        Ok(Attempt {
+            before,
+            after,
+            restored,
+            commits,
+            head_moved,
+        })
+    }
+
+    /// The working tree now (see [`super::observe::Observer::snapshot`]); a planted object in
+    /// the way is named and stops the run rather than be used.
+    pub(super) fn observe(&mut self, base: &str) -> Result<crate::evidence::Snapshot> {
+        let root = self.project.root.clone();
+        self.seen.snapshot(&root, base).map_err(Into::into)
+    }
 }
 
 /// The roles' command check, for `forge run` before anything starts.

@@ -95,7 +95,7 @@ pub(super) fn verifier(run: &Run, s: &Slice, case: &str, res: &CommandResult) ->
         o,
         "\nThe red agent added a test. `{}` now fails with exactly one failing case: `{case}`. Its output ends with:\n\n```\n{}\n```\n\nDecide whether this failure is the intended missing behaviour ({}) rather than a setup error, a typo or a wrong expectation. Do not change any file. Write your answer as JSON to `$FORGE_OUTPUT`:\n\n```json\n{{\"verdict\": \"intended\", \"command\": \"{}\", \"failing_case\": \"{case}\",\n \"error_excerpt\": \"<a line quoted from the output>\", \"expected_behavior\": \"<what the test expects>\",\n \"rejected_causes\": [\"<why it is not a setup error>\", \"<why it is not a typo>\"]}}\n```\n\nUse `\"verdict\": \"not-intended\"` if the failure is not the missing behaviour. Forge checks each field against what it saw: the command, the case that failed, and that the excerpt is quoted from the output.\n",
         s.focused_command,
-        crate::text::clip(&super::tail_lines(&res.tail, 60), 8000),
+        crate::text::clip(&super::checks::tail_lines(&res.tail, 60), 8000),
         s.expected_red_failure,
         s.focused_command.replace('"', "\\\"")
     );
@@ -115,7 +115,7 @@ pub(super) fn reviewer(run: &Run, s: &Slice, tests: &[String], res: &CommandResu
         "\nThe red agent's new test in {} already passes: `{}` succeeds, so the behaviour seems implemented. Judge the test: is it valid (it tests what it claims), high quality (clear, not brittle, not trivially true), and useful (it adds behaviour coverage the suite lacked)? Do not change any file. Write JSON to `$FORGE_OUTPUT`:\n\n```json\n{{\"valid\": true, \"high_quality\": true, \"useful\": true, \"reason\": \"<one paragraph>\"}}\n```\n\nIf all three are true, Forge commits the test alone as coverage and moves on; otherwise red tries again.\n\nOutput of the command:\n\n```\n{}\n```\n",
         tests.join(", "),
         s.focused_command,
-        crate::text::clip(&super::tail_lines(&res.tail, 40), 6000)
+        crate::text::clip(&super::checks::tail_lines(&res.tail, 40), 6000)
     );
     o
 }

@@ -1,11 +1,13 @@
-//! What no agent of a run may change, whatever its role: Forge's own files (config, specs, the
-//! run's breaker), git's settings that decide what `git status` shows (`.git/config`,
-//! `.git/info/exclude`, the index's skip-worktree and assume-unchanged flags), and the run's
-//! spend ledgers, which may only grow ([`Ledgers`]). Captured before each agent runs and put back after it,
-//! byte for byte; each thing put back is a finding for the scope gate.
+//! What no agent of a run, and no check, may change, whatever its role: Forge's own files
+//! (config, specs, the run's breaker); git's control files — `.git/config`, everything in
+//! `.git/info/` (exclude, attributes, grafts) and `.git/hooks/`, the object store's alternates,
+//! `.git/shallow`, the stash's reflog; the cargo config a check would read; and the run's
+//! spend ledgers, which may only grow ([`Ledgers`]). Captured before each agent call and each
+//! check and put back after it, byte for byte; each thing put back is a finding for the gate.
+//! Refs are [`crate::evidence::refs`]'s.
 //!
-//! An agent under Forge's hooks is stopped before such a write; this catches the ones without
-//! hooks (any command can be an agent).
+//! An agent under Forge's hooks or in the sandbox is stopped before such a write; this catches
+//! the ones without (any command can be an agent).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,46 +15,51 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
-use crate::git;
 use crate::repo::Project;
 
 pub struct Protected {
     run: String,
     /// (repository-relative or `.git/…` name, absolute path, bytes; `None` when absent).
     files: Vec<(String, PathBuf, Option<Vec<u8>>)>,
-    hidden: BTreeSet<String>,
     git_dir: PathBuf,
-    /// `refs/replace/*`: a replacement object makes a commit look like another.
-    replace_refs: BTreeSet<String>,
 }
 
+/// Single files of `.git/` that steer what git shows or reads.
+const GIT_FILES: [&str; 5] = [
+    "config",
+    "objects/info/alternates",
+    "objects/info/http-alternates",
+    "shallow",
+    "logs/refs/stash",
+];
+
+/// Folders of `.git/` whose every file is protected, and new files removed.
+const GIT_DIRS: [&str; 2] = ["info", "hooks"];
+
 impl Protected {
-    /// `hidden`: the index's hidden paths as the run found them (they change only when an
-    /// agent changes them, so one listing per run serves every snapshot).
-    pub fn snapshot(
-        project: &Project,
-        git_dir: &Path,
-        run: &str,
-        hidden: &BTreeSet<String>,
-    ) -> Result<Protected> {
+    pub fn snapshot(project: &Project, git_dir: &Path, run: &str) -> Result<Protected> {
         let root = &project.root;
         let mut files: Vec<(String, PathBuf, Option<Vec<u8>>)> = forge_files(root, run)
             .into_iter()
             .map(|(rel, bytes)| (rel.clone(), root.join(&rel), Some(bytes)))
             .collect();
-        for name in ["config", "info/exclude", "info/attributes"] {
+        for name in GIT_FILES {
             let p = git_dir.join(name);
-            files.push((format!(".git/{name}"), p.clone(), std::fs::read(&p).ok()));
+            files.push((format!(".git/{name}"), p.clone(), read(&p)));
         }
-        for (name, p, bytes) in hook_files(git_dir) {
-            files.push((name, p, Some(bytes)));
+        for dir in GIT_DIRS {
+            for (name, p, bytes) in git_folder(git_dir, dir) {
+                files.push((name, p, Some(bytes)));
+            }
+        }
+        for p in cargo_configs() {
+            let b = read(&p);
+            files.push((p.display().to_string(), p, b));
         }
         Ok(Protected {
             run: run.to_string(),
             files,
-            hidden: hidden.clone(),
             git_dir: git_dir.to_path_buf(),
-            replace_refs: replace_refs(root)?,
         })
     }
 
@@ -65,7 +72,7 @@ impl Protected {
                 out.push(name.clone());
             }
         }
-        // New files under .forge/ (not the ones hooks write) and new git hooks go.
+        // New files under .forge/ (not the ones hooks write), new hooks and info files go.
         let known: BTreeSet<&str> = self.files.iter().map(|(n, _, _)| n.as_str()).collect();
         for (rel, _) in forge_files(root, &self.run) {
             if !known.contains(rel.as_str()) {
@@ -73,24 +80,13 @@ impl Protected {
                 out.push(rel);
             }
         }
-        for (name, p, _) in hook_files(&self.git_dir) {
-            if !known.contains(name.as_str()) {
-                let _ = std::fs::remove_file(&p);
-                out.push(name);
+        for dir in GIT_DIRS {
+            for (name, p, _) in git_folder(&self.git_dir, dir) {
+                if !known.contains(name.as_str()) {
+                    let _ = std::fs::remove_file(&p);
+                    out.push(name);
+                }
             }
-        }
-        for r in replace_refs(root)?.difference(&self.replace_refs) {
-            git::git(root, &["update-ref", "-d", r])?;
-            out.push(r.clone());
-        }
-        let hidden = git::hidden_paths(root)?;
-        let new: Vec<String> = hidden.difference(&self.hidden).cloned().collect();
-        if !new.is_empty() {
-            git::unhide_paths(root, &new)?;
-            out.extend(
-                new.into_iter()
-                    .map(|p| format!("{p} (skip-worktree/assume-unchanged flag)")),
-            );
         }
         out.sort();
         Ok(out)
@@ -132,8 +128,7 @@ pub fn changed_since(
             Some(rest) => git_dir.join(rest),
             None => project.root.join(name),
         };
-        let now = std::fs::read(&path)
-            .ok()
+        let now = read(&path)
             .map(|b| format!("{:x}", Sha256::digest(&b)))
             .unwrap_or_default();
         if Some(now.as_str()) != h.as_str() {
@@ -154,7 +149,7 @@ impl Ledgers {
             ledger_paths(project, run)
                 .into_iter()
                 .map(|p| {
-                    let bytes = std::fs::read(&p).ok();
+                    let bytes = read(&p);
                     let (usd, tokens) = totals(&p);
                     (p, bytes, usd, tokens)
                 })
@@ -176,10 +171,10 @@ impl Ledgers {
     }
 }
 
-/// The hooks in `.git/hooks/` (not the `.sample` files git writes): an agent could plant one
-/// for whoever runs git next.
-fn hook_files(git_dir: &Path) -> Vec<(String, PathBuf, Vec<u8>)> {
-    let Ok(rd) = std::fs::read_dir(git_dir.join("hooks")) else {
+/// The files of `.git/<dir>/` (not the `.sample` hooks git writes): a planted hook runs for
+/// whoever runs git next; a graft in `info/` rewrites history as git shows it.
+fn git_folder(git_dir: &Path, dir: &str) -> Vec<(String, PathBuf, Vec<u8>)> {
+    let Ok(rd) = std::fs::read_dir(git_dir.join(dir)) else {
         return Vec::new();
     };
     let mut out: Vec<(String, PathBuf, Vec<u8>)> = rd
@@ -187,8 +182,8 @@ fn hook_files(git_dir: &Path) -> Vec<(String, PathBuf, Vec<u8>)> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
         .filter(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
         .map(|e| {
-            let name = format!(".git/hooks/{}", e.file_name().to_string_lossy());
-            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            let name = format!(".git/{dir}/{}", e.file_name().to_string_lossy());
+            let bytes = read(&e.path()).unwrap_or_default();
             (name, e.path(), bytes)
         })
         .collect();
@@ -196,22 +191,30 @@ fn hook_files(git_dir: &Path) -> Vec<(String, PathBuf, Vec<u8>)> {
     out
 }
 
-fn replace_refs(root: &Path) -> Result<BTreeSet<String>> {
-    let out = git::git(
-        root,
-        &["for-each-ref", "--format=%(refname)", "refs/replace/"],
-    )?;
-    Ok(String::from_utf8_lossy(&out)
-        .lines()
-        .map(str::to_string)
-        .collect())
+/// The cargo configuration files in the cargo home a check uses: a `runner = "true"` there
+/// would make every Rust test "pass" without running.
+fn cargo_configs() -> Vec<PathBuf> {
+    let Some(home) = super::checks::cargo_home() else {
+        return Vec::new();
+    };
+    vec![home.join("config.toml"), home.join("config")]
+}
+
+/// A protected file's bytes, read without following a link or blocking on a FIFO.
+fn read(p: &Path) -> Option<Vec<u8>> {
+    crate::state::read_untrusted(p, 64 * 1024 * 1024)
+        .ok()
+        .flatten()
 }
 
 /// Puts `path` back to `bytes` (`None`: absent) if it differs; whether it did.
 fn restore(path: &Path, bytes: Option<&[u8]>) -> Result<bool> {
-    let now = std::fs::read(path).ok();
+    let now = read(path);
     if now.as_deref() == bytes {
         return Ok(false);
+    }
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        let _ = std::fs::remove_dir_all(path);
     }
     match bytes {
         Some(b) => crate::state::write_atomic(path, b)?,
@@ -220,25 +223,6 @@ fn restore(path: &Path, bytes: Option<&[u8]>) -> Result<bool> {
         }
     }
     Ok(true)
-}
-
-/// The bytes of `paths` under `root` (`None` when absent), to hold a read-only agent to them.
-pub fn file_bytes(root: &Path, paths: &[String]) -> Vec<(String, Option<Vec<u8>>)> {
-    paths
-        .iter()
-        .map(|p| (p.clone(), std::fs::read(root.join(p)).ok()))
-        .collect()
-}
-
-/// Puts back the files of [`file_bytes`] that changed; the paths put back.
-pub fn put_back_files(root: &Path, before: &[(String, Option<Vec<u8>>)]) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for (p, bytes) in before {
-        if restore(&root.join(p), bytes.as_deref())? {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
 }
 
 fn ledger_paths(project: &Project, run: &str) -> Vec<PathBuf> {
@@ -279,7 +263,7 @@ fn forge_files(root: &Path, run: &str) -> Vec<(String, Vec<u8>)> {
                 }
             } else if ft.is_file()
                 && !hook_written(&rel, run)
-                && let Ok(b) = std::fs::read(&p)
+                && let Some(b) = read(&p)
             {
                 files.push((rel, b));
             }

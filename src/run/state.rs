@@ -80,6 +80,21 @@ pub struct RunMeta {
     pub agent_ms: u64,
     #[serde(default)]
     pub check_ms: u64,
+    /// The working tree as Forge last saw it, as changes against a commit's tree: on resume,
+    /// whatever differs from it is a person's (or an agent's whose call a kill interrupted).
+    #[serde(default)]
+    pub observed: Option<Observed>,
+    /// Paths a person changed while the run was stopped, and paths that differed from HEAD when
+    /// it started: never reverted, never committed by the run.
+    #[serde(default)]
+    pub person_paths: Vec<String>,
+}
+
+/// A working tree as changes against `head`'s tree (`None`: the path is absent).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Observed {
+    pub head: String,
+    pub changes: std::collections::BTreeMap<String, Option<crate::evidence::Entry>>,
 }
 
 /// One slice as the planner writes it (the public contract), plus Forge's progress on it.
@@ -178,6 +193,12 @@ pub struct Progress {
     /// The test files verified red; green may not touch them.
     #[serde(default)]
     pub red_tests: Vec<String>,
+    /// Paths red changed, in this wave's attempts so far (accepted by red-file-scope).
+    #[serde(default)]
+    pub red_changed: Vec<String>,
+    /// Paths green changed, in this wave's attempts so far (accepted by green-file-scope).
+    #[serde(default)]
+    pub green_changed: Vec<String>,
     #[serde(default)]
     pub failing_case: Option<String>,
     /// Gate feedback for the next attempt of the same agent.
@@ -244,11 +265,21 @@ fn recovery(slug: &str) -> String {
     )
 }
 
+/// The largest run file Forge reads: a plan of many slices is a few hundred KiB.
+pub const MAX_RUN_FILE: u64 = 16 * 1024 * 1024;
+
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path, slug: &str) -> Result<Option<T>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    // The run folder is within an agent's reach: no FIFO, device or link is followed.
+    let bytes = match crate::state::read_untrusted(path, MAX_RUN_FILE) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            return Err(Error::State {
+                path: path.to_path_buf(),
+                message: e,
+                recovery: recovery(slug),
+            });
+        }
     };
     serde_json::from_slice(&bytes)
         .map(Some)

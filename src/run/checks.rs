@@ -1,0 +1,269 @@
+//! The run's checks — the focused command, related checks, the configured verify commands —
+//! and the two counters that can stop a run: the change's circuit breaker and the budget.
+//!
+//! A check runs on exactly the tree that would be committed: a clean checkout outside the
+//! repository ([`crate::evidence::checkout`]), not the working tree with its ignored files. It
+//! runs with git's global and system config off, Python's user site-packages off, Go's env file
+//! off and npm's user config off (an agent could have written any of them), a private TMPDIR, and
+//! contained: whatever it starts is killed when it ends. Forge's and git's control files are
+//! compared before and after it; a check that changed one fails. Its report is parsed from what
+//! Forge read from the pipe.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::Run;
+use super::gates;
+use crate::breaker;
+use crate::config::CommandConfig;
+use crate::error::Result;
+use crate::evidence::Snapshot;
+use crate::evidence::checkout::Checkout;
+use crate::evidence::refs::Refs;
+use crate::report::Format;
+use crate::verify::{self, CommandResult, Place, Verdict};
+
+/// The cargo home a check uses (`CARGO_HOME`, else `~/.cargo`), whose config Forge protects.
+pub(super) fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+}
+
+impl Run<'_> {
+    /// The folder the checks run in: outside the repository (a build tool looking for its
+    /// workspace upwards must not find the real one), one per run and repository.
+    fn checkout_dir(&self) -> PathBuf {
+        use sha2::Digest;
+        let h = sha2::Sha256::digest(self.root().as_os_str().as_encoded_bytes());
+        let tag: String = h[..4].iter().map(|b| format!("{b:02x}")).collect();
+        std::env::temp_dir().join(format!("forge-check-{}-{tag}", self.meta.slug))
+    }
+
+    /// Runs one focused command or related check of `slice` on `tree`.
+    pub(super) fn check(
+        &mut self,
+        slice: &str,
+        label: &str,
+        run: &str,
+        report: Format,
+        tree: &Snapshot,
+    ) -> Result<CommandResult> {
+        let cmd = CommandConfig {
+            name: format!("{slice}-{label}"),
+            run: run.to_string(),
+            timeout: self.config.run.check_timeout,
+            report,
+            report_path: None,
+        };
+        let origin = format!(
+            "slice `{slice}`'s `{run}` in the plan (.tmp/.forge/runs/{}/state.json): re-plan the run",
+            self.meta.slug
+        );
+        self.run_check(&cmd, &origin, tree)
+    }
+
+    /// Every configured verify command on `tree` (milestones and final completion).
+    pub(super) fn full_checks(
+        &mut self,
+        slice: &str,
+        tree: &Snapshot,
+    ) -> Result<Vec<CommandResult>> {
+        let mut out = Vec::new();
+        for (k, c) in self.config.verify.commands.clone().iter().enumerate() {
+            let mut c = c.clone();
+            let name = c.name.clone();
+            c.name = format!("{slice}-full-{name}");
+            let origin = format!("`verify.commands[{k}].run` in .forge/config.yaml");
+            let mut r = self.run_check(&c, &origin, tree)?;
+            r.name = name;
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    fn run_check(
+        &mut self,
+        cmd: &CommandConfig,
+        origin: &str,
+        tree: &Snapshot,
+    ) -> Result<CommandResult> {
+        let place = self.check_place(tree)?;
+        let protected = self.protect()?;
+        let refs = Refs::list(self.root())?;
+        let logs = self.dir.join("logs");
+        let mut res = verify::run_command_at(self.project, &place, &logs, None, origin, cmd)?;
+        let mut tampered = protected.put_back(self.project)?;
+        let branch = self.meta.branch.clone();
+        tampered.extend(refs.put_back(
+            self.root(),
+            &Refs::list(self.root())?,
+            branch.as_deref(),
+        )?);
+        if !tampered.is_empty() {
+            res.ok = false;
+            res.report_error = Some(format!(
+                "the check changed what no check may change (put back): {}",
+                tampered.join(", ")
+            ));
+        }
+        self.meta.check_ms += res.duration_ms;
+        Ok(res)
+    }
+
+    /// The checkout holding exactly `tree`, and the environment a check gets.
+    fn check_place(&mut self, tree: &Snapshot) -> Result<Place> {
+        if self.checkout.is_none() {
+            let dir = self.checkout_dir();
+            self.checkout = Some(Checkout::open(dir, self.config.run.check_caches.clone())?);
+        }
+        let odb = self.seen.odb(&self.project.root);
+        let co = self.checkout.as_mut().expect("opened above");
+        co.sync(&odb, tree)?;
+        let cwd = co.dir.clone();
+        // A private temp folder, emptied for every check: nothing a test reads from it was put
+        // there by an agent or an earlier check.
+        let tmp = PathBuf::from(format!("{}-tmp", cwd.display()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp)
+            .map_err(|e| crate::Error::io(format!("cannot create {}", tmp.display()), e))?;
+        let env = [
+            ("GIT_CONFIG_GLOBAL", "/dev/null"),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+            ("PYTHONNOUSERSITE", "1"),
+            ("GOENV", "off"),
+            ("npm_config_userconfig", "/dev/null"),
+        ];
+        let mut env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        env.push(("TMPDIR".into(), tmp.display().to_string()));
+        let env_remove = std::env::vars_os()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .filter(|k| k.starts_with("GIT_"))
+            .collect();
+        Ok(Place {
+            cwd: Some(cwd),
+            env,
+            env_remove,
+            strict: true,
+        })
+    }
+
+    /// Removes the checks' checkout (the run is over).
+    pub(super) fn drop_checkout(&mut self) {
+        if let Some(co) = self.checkout.take() {
+            let tmp = PathBuf::from(format!("{}-tmp", co.dir.display()));
+            co.remove();
+            let _ = std::fs::remove_dir_all(tmp);
+        }
+    }
+
+    /// Over a limit: the reason. A ledger that cannot be read stops the run too (an agent may
+    /// have damaged it to erase its spend), with what a person does about it — never an error
+    /// that every later resume would hit.
+    pub(super) fn over_budget(&self) -> Result<Option<String>> {
+        let session = format!("run-{}", self.meta.slug);
+        let st = match crate::budget::standings(
+            self.project,
+            &self.config.budget,
+            Some(&self.meta.slug),
+            Some(&session),
+        ) {
+            Ok(st) => st,
+            Err(e) => {
+                return Ok(Some(format!(
+                    "a spend ledger of this run cannot be read ({}); Forge counts it as over budget. Fix the file, or remove it if you accept that the spend it recorded is forgotten, then resume",
+                    crate::text::inert(&e.to_string(), 400)
+                )));
+            }
+        };
+        Ok(st.iter().find(|s| s.over).map(|s| {
+            format!(
+                "budget exhausted for {} ({}); raise the limit in .forge/config.yaml `budget` to continue",
+                s.scope,
+                s.describe()
+            )
+        }))
+    }
+
+    pub(super) fn breaker_open(&self) -> Result<Option<String>> {
+        Ok(breaker::load(self.project, &self.meta.slug)?
+            .filter(|b| b.open)
+            .map(|b| {
+                format!(
+                    "the circuit breaker of change `{}` is open ({} consecutive failures); a person resets it with `forge verify --reset-breaker --change {}`",
+                    self.meta.slug, b.consecutive_failures, self.meta.slug
+                )
+            }))
+    }
+
+    /// Counts a check verdict in the run's breaker (change = the run's name).
+    pub(super) fn count_breaker(&mut self, v: Verdict) -> Result<Option<String>> {
+        let o = breaker::record(
+            self.project,
+            &self.meta.slug,
+            v,
+            self.config.breaker.max_failures,
+        )?;
+        self.rec.record_or_warn(
+            Some(&self.meta.slug),
+            "breaker",
+            json!({"event": "run-check", "verdict": v.as_str(), "consecutive_failures": o.state.consecutive_failures, "max_failures": o.max_failures, "open": o.state.open}),
+        );
+        if v == Verdict::Fail {
+            let line = o.line();
+            self.say(&format!("  {line}"));
+            if o.state.open {
+                return Ok(Some(format!(
+                    "{line} A person resets it with `forge verify --reset-breaker --change {}`.",
+                    self.meta.slug
+                )));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// How a check failed, in a few words: exit, failing cases, infrastructure error.
+pub(super) fn command_failure(r: &CommandResult) -> String {
+    if r.timed_out {
+        return format!("timed out after {} s", r.timeout_secs);
+    }
+    let mut parts = Vec::new();
+    if r.exit_code != Some(0) {
+        parts.push(verify::exit_text(r));
+    }
+    let failing: Vec<String> = r
+        .report
+        .failing()
+        .map(|c| crate::text::inert(&c.name, 120))
+        .collect();
+    if !failing.is_empty() {
+        parts.push(format!("failing: {}", failing.join(", ")));
+    }
+    if let Some(e) = &r.report.infra_error {
+        parts.push(format!("infra error: {}", crate::text::inert(e, 200)));
+    }
+    if let Some(e) = &r.report_error {
+        parts.push(crate::text::inert(e, 300));
+    }
+    if parts.is_empty() {
+        "failed".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The last `n` lines of `s`.
+pub(super) fn tail_lines(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// The evidence gate on a check's report (see [`gates::case_evidence`]).
+pub(super) fn evidence_problems(res: &CommandResult, expect: &gates::Expect) -> Vec<String> {
+    gates::case_evidence(&res.report, res.report_format.is_some(), expect)
+}

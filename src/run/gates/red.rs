@@ -1,0 +1,397 @@
+//! Red: the one failing case, the verifier's answer checked against what Forge saw, and the
+//! evidence any check's report must carry before it can pass.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::report::{Report, Status};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RedOutcome {
+    /// Exactly one failing test case: a red.
+    One {
+        case: String,
+        message: Option<String>,
+    },
+    /// The command passes: the already-green path (coverage review).
+    AlreadyGreen,
+    /// Not a red: infrastructure, syntax, import or setup; several failures; or no case found.
+    NotRed(String),
+}
+
+/// Classifies the focused command's run after red: exit status and the parsed report.
+pub fn classify_red(
+    exit_ok: bool,
+    timed_out: bool,
+    report: &Report,
+    report_error: Option<&str>,
+) -> RedOutcome {
+    if timed_out {
+        return RedOutcome::NotRed("the focused command timed out".into());
+    }
+    if let Some(e) = &report.infra_error {
+        return RedOutcome::NotRed(format!(
+            "infrastructure, syntax, import or setup failure (not a red): {}",
+            crate::text::clip(e, 300)
+        ));
+    }
+    if let Some(e) = &report.incomplete {
+        return RedOutcome::NotRed(format!("the test report is incomplete: {e}"));
+    }
+    let failing: Vec<_> = report.failing().collect();
+    let failed = report.counts().failed;
+    match (failed, exit_ok) {
+        (0, true) => RedOutcome::AlreadyGreen,
+        (0, false) => RedOutcome::NotRed(match report_error {
+            Some(e) => format!("the focused command failed and no failing test case could be identified: {e}"),
+            None => "the focused command failed but no failing test case could be identified (infrastructure, syntax, import or setup?)".into(),
+        }),
+        (1, _) if failing.len() == 1 => RedOutcome::One {
+            case: failing[0].name.clone(),
+            message: failing[0].message.clone(),
+        },
+        (1, _) => RedOutcome::NotRed(
+            "one test failed but the report does not name it; use a report format that names cases".into(),
+        ),
+        (n, _) => RedOutcome::NotRed(format!(
+            "{n} test cases fail ({}); red must add exactly one failing test",
+            failing.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// What a check's report must show before the check can pass: no evidence is no pass.
+#[derive(Debug, Default, Clone)]
+pub struct Expect<'a> {
+    /// The report must name at least one case (a test command's; not a linter's).
+    pub cases: bool,
+    /// This case (the verified red one) must be reported passing, by name.
+    pub passing: Option<&'a str>,
+    /// Every case that passed at the pre-red baseline must be reported again, and passing —
+    /// not skipped, not missing (at red, `except` the new failing case).
+    pub baseline: &'a [String],
+    pub except: Option<&'a str>,
+}
+
+/// The problems with a report as evidence, empty when it is enough. `detected`: whether a
+/// report format was recognised at all.
+pub fn case_evidence(report: &Report, detected: bool, want: &Expect) -> Vec<String> {
+    let mut problems = Vec::new();
+    if want.cases && report.cases.is_empty() {
+        let c = report.counts();
+        problems.push(if !detected {
+            "no test case in the report: the output has no test report Forge recognises (nothing shows a test ran)".to_string()
+        } else if c.passed + c.failed + c.skipped > 0 {
+            "the report counts cases but names none: Forge cannot see which tests ran (pytest: -rA or -v)".to_string()
+        } else {
+            "no test case in the report: nothing shows a test ran".to_string()
+        });
+        return problems;
+    }
+    if let Some(name) = want.passing {
+        let seen: Vec<Status> = report
+            .cases
+            .iter()
+            .filter(|c| same_case(name, &c.name))
+            .map(|c| c.status)
+            .collect();
+        if !seen.contains(&Status::Passed) {
+            problems.push(match seen.first() {
+                Some(s) => format!(
+                    "the verified red case `{name}` is reported {}, not passing",
+                    format!("{s:?}").to_lowercase()
+                ),
+                None => format!("the verified red case `{name}` is not among the reported cases"),
+            });
+        }
+    }
+    let mut lost: Vec<String> = Vec::new();
+    for b in want.baseline {
+        if Some(b.as_str()) == want.except {
+            continue;
+        }
+        let st: Vec<Status> = report
+            .cases
+            .iter()
+            .filter(|c| c.name == *b)
+            .map(|c| c.status)
+            .collect();
+        if st.is_empty() {
+            lost.push(format!("{b} (missing)"));
+        } else if !st.contains(&Status::Passed) {
+            lost.push(format!("{b} ({})", format!("{:?}", st[0]).to_lowercase()));
+        }
+    }
+    if !lost.is_empty() {
+        problems.push(format!(
+            "{} case(s) that passed before red are no longer reported passing: {}",
+            lost.len(),
+            lost.join(", ")
+        ));
+    }
+    problems
+}
+
+/// The coverage reviewer's answer for an already-green test.
+#[derive(Debug, Clone, Serialize)]
+pub struct Review {
+    pub valid: bool,
+    pub high_quality: bool,
+    pub useful: bool,
+    pub reason: String,
+}
+
+pub fn read_review(v: &Value) -> Result<Review, String> {
+    let b = |k: &str| {
+        v.get(k)
+            .and_then(|x| x.as_bool())
+            .ok_or_else(|| format!("`{k}` must be true or false"))
+    };
+    let reason = v
+        .get("reason")
+        .and_then(|x| x.as_str())
+        .filter(|s| !s.trim().is_empty())
+        .ok_or("`reason` must be a non-empty string")?;
+    Ok(Review {
+        valid: b("valid")?,
+        high_quality: b("high_quality")?,
+        useful: b("useful")?,
+        reason: reason.to_string(),
+    })
+}
+
+/// The evidence the verifier's answer is checked against: what Forge saw itself.
+pub struct RedEvidence<'a> {
+    pub command: &'a str,
+    pub failing_case: &'a str,
+    /// The focused command's output (ANSI stripped).
+    pub output: &'a str,
+}
+
+/// Checks the verifier's answer field by field; the problems, empty when it passes.
+pub fn check_verifier(v: &Value, seen: &RedEvidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !v.is_object() {
+        return vec!["the answer is not a JSON object".into()];
+    }
+    let s = |k: &str| {
+        v.get(k)
+            .and_then(|x| x.as_str())
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+    };
+    match v.get("verdict").and_then(|x| x.as_str()) {
+        Some("intended") => {}
+        Some("not-intended") => problems.push(format!(
+            "the verifier says the failure is not the intended missing behaviour{}",
+            s("expected_behavior")
+                .map(|e| format!(" (expected: {e})"))
+                .unwrap_or_default()
+        )),
+        Some(other) => problems.push(format!(
+            "`verdict` is `{other}`; it must be `intended` or `not-intended`"
+        )),
+        None => problems.push("`verdict` is missing".into()),
+    }
+    match s("command") {
+        None => problems.push("`command` is missing: cite the command that was run".into()),
+        Some(c)
+            if squash(c) != squash(seen.command) && !squash(c).contains(&squash(seen.command)) =>
+        {
+            problems.push(format!(
+                "`command` cites `{c}`, but the focused command is `{}`",
+                seen.command
+            ))
+        }
+        Some(_) => {}
+    }
+    match s("failing_case") {
+        None => problems.push("`failing_case` is missing: cite the failing test case".into()),
+        Some(c) if !same_case(c, seen.failing_case) => problems.push(format!(
+            "`failing_case` cites `{c}`, but the case that failed is `{}`",
+            seen.failing_case
+        )),
+        Some(_) => {}
+    }
+    match s("error_excerpt") {
+        None => problems.push("`error_excerpt` is missing: quote the error from the output".into()),
+        Some(e) => {
+            let out = squash(seen.output);
+            let quoted = e
+                .lines()
+                .map(squash)
+                .filter(|l| l.len() >= 4)
+                .any(|l| out.contains(&l));
+            if !quoted {
+                problems.push(format!(
+                    "`error_excerpt` ({}) does not appear in the focused command's output; quote it",
+                    crate::text::clip(e, 120)
+                ));
+            }
+        }
+    }
+    if s("expected_behavior").is_none() {
+        problems.push("`expected_behavior` is missing: say what behaviour the test expects".into());
+    }
+    match v.get("rejected_causes").and_then(|x| x.as_array()) {
+        Some(a) if !a.is_empty() && a.iter().all(|x| x.as_str().is_some_and(|s| !s.trim().is_empty())) => {}
+        _ => problems.push(
+            "`rejected_causes` must list why other causes (setup, typo, wrong import…) were rejected".into(),
+        ),
+    }
+    problems
+}
+
+/// Whitespace collapsed, for comparing quoted text and commands.
+fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a cited test name names the case that failed: equal, or equal but for the suite or
+/// module path one of them carries (`tests::adds` vs `adds`, `cart_test.py::test_x` vs `test_x`).
+pub fn same_case(cited: &str, actual: &str) -> bool {
+    let (c, a) = (cited.trim(), actual.trim());
+    if c == a {
+        return true;
+    }
+    let ends = |long: &str, short: &str| {
+        long.len() > short.len()
+            && long.ends_with(short)
+            && matches!(
+                long.as_bytes()[long.len() - short.len() - 1],
+                b':' | b'.' | b'/' | b' ' | b'>'
+            )
+    };
+    ends(c, a) || ends(a, c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::TestCase;
+    use serde_json::json;
+
+    fn report(cases: &[(&str, Status)]) -> Report {
+        Report {
+            cases: cases
+                .iter()
+                .map(|(n, s)| TestCase {
+                    name: n.to_string(),
+                    status: *s,
+                    file: None,
+                    suite: None,
+                    message: None,
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn no_evidence_is_no_pass() {
+        use Status::*;
+        let base = vec!["a".to_string(), "b".to_string()];
+        let want = Expect {
+            cases: true,
+            passing: Some("new"),
+            baseline: &base,
+            except: None,
+        };
+        let good = report(&[("a", Passed), ("b", Passed), ("new", Passed)]);
+        assert!(case_evidence(&good, true, &want).is_empty());
+        assert!(case_evidence(&report(&[]), true, &want)[0].contains("no test case"));
+        assert!(case_evidence(&report(&[]), false, &want)[0].contains("recognises"));
+        let p = case_evidence(
+            &report(&[("a", Passed), ("b", Skipped), ("new", Passed)]),
+            true,
+            &want,
+        );
+        assert!(p[0].contains("b (skipped)"), "{p:?}");
+        let p = case_evidence(&report(&[("a", Passed), ("new", Passed)]), true, &want);
+        assert!(p[0].contains("b (missing)"), "{p:?}");
+        let p = case_evidence(
+            &report(&[("a", Passed), ("b", Passed), ("new", Skipped)]),
+            true,
+            &want,
+        );
+        assert!(p[0].contains("reported skipped"), "{p:?}");
+        let p = case_evidence(&report(&[("a", Passed), ("b", Passed)]), true, &want);
+        assert!(p[0].contains("not among"), "{p:?}");
+        // At red, the new failing case is the one exception.
+        let red = Expect {
+            cases: true,
+            passing: None,
+            baseline: &base,
+            except: Some("b"),
+        };
+        assert!(case_evidence(&report(&[("a", Passed), ("b", Failed)]), true, &red).is_empty());
+    }
+
+    #[test]
+    fn single_red_failure_tells_one_failure_from_everything_else() {
+        use Status::*;
+        let one = report(&[("adds", Passed), ("member discount", Failed)]);
+        assert!(
+            matches!(classify_red(false, false, &one, None), RedOutcome::One { case, .. } if case == "member discount")
+        );
+        let two = report(&[("a", Failed), ("b", Failed)]);
+        assert!(
+            matches!(classify_red(false, false, &two, None), RedOutcome::NotRed(m) if m.contains("2 test cases fail"))
+        );
+        let green = report(&[("a", Passed)]);
+        assert_eq!(
+            classify_red(true, false, &green, None),
+            RedOutcome::AlreadyGreen
+        );
+        let mut infra = report(&[]);
+        infra.infra_error = Some("error[E0432]: unresolved import `crate::cart`".into());
+        assert!(
+            matches!(classify_red(false, false, &infra, None), RedOutcome::NotRed(m) if m.contains("infrastructure"))
+        );
+        assert!(
+            matches!(classify_red(false, false, &report(&[]), None), RedOutcome::NotRed(m) if m.contains("no failing test case"))
+        );
+        assert!(
+            matches!(classify_red(false, true, &one, None), RedOutcome::NotRed(m) if m.contains("timed out"))
+        );
+    }
+
+    #[test]
+    fn the_verifier_is_checked_field_by_field_against_what_failed() {
+        let seen = RedEvidence {
+            command: "sh tests/run.sh",
+            failing_case: "member gets discount",
+            output: "ok 1 - guest pays\nnot ok 2 - member gets discount\n  message: 'expected 90, got 95'\n",
+        };
+        let good = json!({"verdict": "intended", "command": "sh tests/run.sh",
+            "failing_case": "member gets discount", "error_excerpt": "expected 90, got 95",
+            "expected_behavior": "members pay 10% less", "rejected_causes": ["not a setup error: other tests pass"]});
+        assert!(check_verifier(&good, &seen).is_empty());
+        let mut wrong_case = good.clone();
+        wrong_case["failing_case"] = json!("guest pays");
+        let p = check_verifier(&wrong_case, &seen);
+        assert!(
+            p[0].contains("but the case that failed is `member gets discount`"),
+            "{p:?}"
+        );
+        let mut made_up = good.clone();
+        made_up["error_excerpt"] = json!("assertion failed: total == 90");
+        assert!(check_verifier(&made_up, &seen)[0].contains("does not appear"));
+        let mut no = good.clone();
+        no["verdict"] = json!("not-intended");
+        assert!(check_verifier(&no, &seen)[0].contains("not the intended"));
+        let thin = json!({"verdict": "intended"});
+        assert_eq!(check_verifier(&thin, &seen).len(), 5);
+        let mut cmd = good.clone();
+        cmd["command"] = json!("cargo test");
+        assert!(check_verifier(&cmd, &seen)[0].contains("focused command is"));
+    }
+
+    #[test]
+    fn case_names_match_modulo_their_suite_path() {
+        assert!(same_case("adds", "tests::adds"));
+        assert!(same_case("tests/test_cart.py::test_adds", "test_adds"));
+        assert!(!same_case("adds", "tests::subtracts"));
+        assert!(!same_case("dds", "tests::adds"));
+    }
+}

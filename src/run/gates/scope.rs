@@ -1,0 +1,348 @@
+//! What an agent call may change, judged on the paths it changed (a content diff of the
+//! snapshots just before and just after it), never on `git status`.
+//!
+//! Red changes only test areas, and only adds to existing test files; green changes only code
+//! areas, never a test or the verified test; the planner, the verifier and the coverage
+//! reviewer change nothing. Nobody changes the test harness (the files that run the checks),
+//! creates a nested repository, changes a submodule, or links to a file outside the tree.
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::GateResult;
+use super::in_areas;
+use crate::evidence::{Change, Entry};
+
+/// The rules of one phase.
+pub enum Phase<'a> {
+    Red {
+        test_areas: &'a [String],
+        harness: &'a [String],
+    },
+    Green {
+        code_areas: &'a [String],
+        test_areas: &'a [String],
+        red_tests: &'a [String],
+        harness: &'a [String],
+    },
+    /// The planner, the verifier, the coverage reviewer.
+    ReadOnly { role: &'a str },
+}
+
+/// Why `phase` may not make `change`, or `None` if it may. `link_target` is the target of a
+/// symbolic link the change creates, when it does.
+pub fn disallowed(phase: &Phase, change: &Change, link_target: Option<&[u8]>) -> Option<String> {
+    let p = change.path.as_str();
+    if let Phase::ReadOnly { role } = phase {
+        return Some(format!("the {role} is read-only"));
+    }
+    if matches!(change.after, Some(Entry::Nested)) {
+        return Some("a nested git repository".into());
+    }
+    if matches!(change.after, Some(Entry::Gitlink { .. }))
+        || matches!(change.before, Some(Entry::Gitlink { .. }))
+    {
+        return Some("a submodule".into());
+    }
+    if let Some(t) = link_target
+        && escapes(p, t)
+    {
+        return Some("a link to a file outside the repository".into());
+    }
+    match phase {
+        Phase::Red {
+            test_areas,
+            harness,
+        } => {
+            if !in_areas(test_areas, p) {
+                return Some(format!("red may change only {}", test_areas.join(", ")));
+            }
+            if harness.iter().any(|h| h == p) {
+                return Some("part of the test harness (it runs the checks)".into());
+            }
+        }
+        Phase::Green {
+            code_areas,
+            test_areas,
+            red_tests,
+            harness,
+        } => {
+            if red_tests.iter().any(|t| t == p) {
+                return Some("the verified red test, which must stay byte-identical".into());
+            }
+            if in_areas(test_areas, p) {
+                return Some("a test file: green may not change tests".into());
+            }
+            if !in_areas(code_areas, p) {
+                return Some(format!("green may change only {}", code_areas.join(", ")));
+            }
+            if harness.iter().any(|h| h == p) {
+                return Some("part of the test harness (it runs the checks)".into());
+            }
+        }
+        Phase::ReadOnly { .. } => unreachable!(),
+    }
+    None
+}
+
+/// Whether a link at `path` with `target` points outside the tree: an absolute target, or one
+/// whose `..` climb above the repository root.
+fn escapes(path: &str, target: &[u8]) -> bool {
+    let t = String::from_utf8_lossy(target);
+    if t.starts_with('/') {
+        return true;
+    }
+    let mut depth: i64 = path.matches('/').count() as i64;
+    for part in t.split('/') {
+        match part {
+            ".." => {
+                depth -= 1;
+                if depth < 0 {
+                    return true;
+                }
+            }
+            "" | "." => {}
+            _ => depth += 1,
+        }
+    }
+    false
+}
+
+/// Red only adds: every line of the test file as it was at START_SHA is still there, in order,
+/// and no name the file defined is defined again (a later `def test_x` silently replaces the
+/// first in Python, a later shell function the earlier). `Err` says what changed.
+pub fn only_adds(old: &[u8], new: &[u8]) -> Result<(), String> {
+    let old = String::from_utf8_lossy(old);
+    let new = String::from_utf8_lossy(new);
+    let old_lines: Vec<&str> = old.lines().collect();
+    let new_lines: Vec<&str> = new.lines().collect();
+    // Greedy subsequence match: the old lines, in order, among the new.
+    let mut j = 0;
+    for (i, l) in old_lines.iter().enumerate() {
+        while j < new_lines.len() && new_lines[j] != *l {
+            j += 1;
+        }
+        if j == new_lines.len() {
+            return Err(format!(
+                "line {} (`{}`) was changed or removed",
+                i + 1,
+                crate::text::inert(l.trim(), 80)
+            ));
+        }
+        j += 1;
+    }
+    let defined: std::collections::BTreeSet<String> =
+        old_lines.iter().filter_map(|l| defined_name(l)).collect();
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    for l in &new_lines {
+        if let Some(n) = defined_name(l) {
+            *seen.entry(n).or_default() += 1;
+        }
+    }
+    if let Some((n, _)) = seen.iter().find(|(n, c)| **c > 1 && defined.contains(*n)) {
+        return Err(format!(
+            "`{}` is defined again, replacing the existing one",
+            crate::text::inert(n, 80)
+        ));
+    }
+    Ok(())
+}
+
+/// The name a line defines, in the common test languages: `def f(`, `fn f(`, `func F(`,
+/// `function f`, `f() {`, `class C`, `it("…"`, `test("…"`, `describe("…"`.
+fn defined_name(line: &str) -> Option<String> {
+    let t = line.trim_start();
+    for kw in [
+        "async def ",
+        "def ",
+        "pub fn ",
+        "fn ",
+        "func ",
+        "function ",
+        "class ",
+    ] {
+        if let Some(rest) = t.strip_prefix(kw) {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            return (!name.is_empty()).then(|| format!("{}{name}", kw.trim()));
+        }
+    }
+    for kw in ["it(", "test(", "describe(", "it.only(", "test.only("] {
+        if let Some(rest) = t.strip_prefix(kw) {
+            let q = rest.chars().next()?;
+            if matches!(q, '"' | '\'' | '`') {
+                let body: String = rest[1..].chars().take_while(|c| *c != q).collect();
+                return Some(format!("{}{body}", kw.trim_end_matches('(')));
+            }
+        }
+    }
+    // A shell function: `name() {`.
+    if let Some(i) = t.find("()")
+        && t[i + 2..].trim_start().starts_with('{')
+    {
+        let name = &t[..i];
+        if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return Some(format!("sh {name}"));
+        }
+    }
+    None
+}
+
+/// What a scope gate saw and undid.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Scope {
+    /// Paths the agent changed that the phase may change: kept.
+    pub changed: Vec<String>,
+    /// Paths the phase may not change, with why: put back as they were before the call.
+    pub disallowed: Vec<(String, String)>,
+    /// Commits that appeared on the run's branch during the call; undone.
+    pub commits: Vec<String>,
+    /// Protected things the agent changed, put back: Forge's files, git's control files, refs,
+    /// object-store files, the spend ledgers; an invalid cost report.
+    pub restored: Vec<String>,
+    /// The agent switched HEAD to another branch (or detached it); switched back.
+    pub head_moved: Option<String>,
+}
+
+pub fn scope_result(gate: &str, scope: &Scope, areas: &[String], phase: &str) -> GateResult {
+    let mut reasons = Vec::new();
+    if let Some(h) = &scope.head_moved {
+        reasons.push(h.clone());
+    }
+    if !scope.commits.is_empty() {
+        reasons.push(format!(
+            "{} commit(s) appeared during {phase} (Forge makes the commits); undone",
+            scope.commits.len()
+        ));
+    }
+    if !scope.disallowed.is_empty() {
+        let list: Vec<String> = scope
+            .disallowed
+            .iter()
+            .map(|(p, why)| format!("{p} ({why})"))
+            .collect();
+        let may = if areas.is_empty() {
+            "nothing in the repository".to_string()
+        } else {
+            areas.join(", ")
+        };
+        reasons.push(format!(
+            "{phase} may change only {may} — reverted: {}",
+            list.join(", ")
+        ));
+    }
+    if !scope.restored.is_empty() {
+        reasons.push(format!(
+            "Forge's own state and git's settings, refs and objects may not be changed — put back: {}",
+            scope.restored.join(", ")
+        ));
+    }
+    let reason = if reasons.is_empty() {
+        format!("{phase} changed only {}", scope.changed.join(", "))
+    } else {
+        reasons.join("; ")
+    };
+    let evidence = json!({
+        "reason": reason,
+        "changed": scope.changed,
+        "disallowed": scope.disallowed.iter().map(|(p, w)| json!({"path": p, "why": w})).collect::<Vec<_>>(),
+        "commits": scope.commits,
+        "restored": scope.restored,
+        "head_moved": scope.head_moved,
+    });
+    if reasons.is_empty() {
+        GateResult::pass(gate, evidence)
+    } else {
+        GateResult::fail(
+            gate,
+            evidence,
+            false,
+            &format!(
+                "the disallowed changes were reverted; the reason goes back to the same {phase} agent"
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(p: &str, after: Option<Entry>) -> Change {
+        Change {
+            path: p.into(),
+            before: None,
+            after,
+        }
+    }
+
+    fn file() -> Option<Entry> {
+        Some(Entry::File {
+            oid: "1".into(),
+            exec: false,
+        })
+    }
+
+    #[test]
+    fn each_phase_keeps_to_its_files() {
+        let tests = vec!["tests/".to_string()];
+        let code = vec!["src/".to_string()];
+        let harness = vec!["tests/run.sh".to_string(), "conftest.py".to_string()];
+        let red = Phase::Red {
+            test_areas: &tests,
+            harness: &harness,
+        };
+        assert!(disallowed(&red, &change("tests/a_test.sh", file()), None).is_none());
+        assert!(disallowed(&red, &change("src/a.sh", file()), None).is_some());
+        assert!(
+            disallowed(&red, &change("tests/run.sh", file()), None)
+                .unwrap()
+                .contains("harness")
+        );
+        assert!(disallowed(&red, &change("tests/lib", Some(Entry::Nested)), None).is_some());
+        let rt = vec!["tests/a_test.sh".to_string()];
+        let green = Phase::Green {
+            code_areas: &code,
+            test_areas: &tests,
+            red_tests: &rt,
+            harness: &harness,
+        };
+        assert!(disallowed(&green, &change("src/a.sh", file()), None).is_none());
+        assert!(disallowed(&green, &change("tests/a_test.sh", file()), None).is_some());
+        assert!(disallowed(&green, &change("README.md", file()), None).is_some());
+        let link = Some(Entry::Symlink { oid: "2".into() });
+        assert!(disallowed(&green, &change("src/l", link.clone()), Some(b"/etc/passwd")).is_some());
+        assert!(disallowed(&green, &change("src/l", link.clone()), Some(b"../../x")).is_some());
+        assert!(disallowed(&green, &change("src/l", link), Some(b"../src/a.sh")).is_none());
+        let ro = Phase::ReadOnly { role: "verifier" };
+        assert!(disallowed(&ro, &change("src/a.sh", file()), None).is_some());
+    }
+
+    #[test]
+    fn red_only_adds() {
+        let old = b"check a 1 1\ncheck b 2 2\n";
+        assert!(only_adds(old, b"check a 1 1\ncheck b 2 2\ncheck c 3 4\n").is_ok());
+        assert!(only_adds(old, b"check new 0 1\ncheck a 1 1\ncheck b 2 2\n").is_ok());
+        let e = only_adds(old, b"check a 1 1\ncheck b 2 3\n").unwrap_err();
+        assert!(e.contains("line 2"), "{e}");
+        assert!(only_adds(old, b"check a 1 1\n").is_err());
+        // Shadowing an existing test by defining it again is not adding.
+        let py = b"def test_total():\n    assert total(100) == 95\n";
+        let shadow =
+            b"def test_total():\n    assert total(100) == 95\ndef test_total():\n    pass\n";
+        assert!(only_adds(py, shadow).unwrap_err().contains("defined again"));
+        let sh = b"check() { [ \"$2\" = \"$3\" ]; }\n";
+        assert!(only_adds(sh, b"check() { [ \"$2\" = \"$3\" ]; }\ncheck() { :; }\n").is_err());
+        let js = b"it('adds', () => { expect(1).toBe(1) })\n";
+        assert!(
+            only_adds(
+                js,
+                b"it('adds', () => { expect(1).toBe(1) })\nit('adds', () => {})\n"
+            )
+            .is_err()
+        );
+        assert!(only_adds(py, b"def test_total():\n    assert total(100) == 95\ndef test_member():\n    assert 0\n").is_ok());
+    }
+}

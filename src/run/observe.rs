@@ -1,0 +1,79 @@
+//! What the run observed, and how: the one place `forge run` looks at the working tree, the
+//! object store and the refs (through [`crate::evidence`]). Phase files ask it for snapshots and
+//! trees; none of them runs `git status` or trusts the index.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::error::Result;
+use crate::evidence::odb::{self, Odb};
+use crate::evidence::snapshot::ObjectFormat;
+use crate::evidence::{Change, Hasher, Snapshot};
+
+pub struct Observer {
+    hasher: Hasher,
+    /// Trees of commits read so far (a commit's tree never changes).
+    trees: HashMap<String, Snapshot>,
+}
+
+impl Observer {
+    pub fn new(root: &Path) -> Result<Observer> {
+        Ok(Observer {
+            hasher: Hasher::new(ObjectFormat::of_repo(root)?),
+            trees: HashMap::new(),
+        })
+    }
+
+    pub fn odb<'r>(&self, root: &'r Path) -> Odb<'r> {
+        Odb::new(root, self.hasher.format)
+    }
+
+    /// The tree of `commit` (cached).
+    pub fn tree(&mut self, root: &Path, commit: &str) -> Result<Snapshot> {
+        if let Some(t) = self.trees.get(commit) {
+            return Ok(t.clone());
+        }
+        let t = Snapshot::of_commit(root, commit)?;
+        self.trees.insert(commit.to_string(), t.clone());
+        Ok(t)
+    }
+
+    /// The working tree now, with `base`'s tree deciding what is tracked; every entry that is
+    /// not in `base`'s tree is stored (verified) in the object store, so Forge can put it back
+    /// or write it into a checkout later.
+    pub fn snapshot(&mut self, root: &Path, base: &str) -> odb::Result<Snapshot> {
+        let tree = self.tree(root, base)?;
+        let snap = self.hasher.snapshot(root, &tree)?;
+        self.store(root, &tree, &snap)?;
+        Ok(snap)
+    }
+
+    /// Stores the entries of `snap` that `tree` does not already hold.
+    fn store(&self, root: &Path, tree: &Snapshot, snap: &Snapshot) -> odb::Result<()> {
+        let changes = tree.diff(snap);
+        let items: Vec<(&str, &crate::evidence::Entry)> = changes
+            .iter()
+            .filter_map(|c| c.after.as_ref().map(|e| (c.path.as_str(), e)))
+            .collect();
+        self.odb(root).store(&items)
+    }
+}
+
+/// What one agent call did, as Forge saw it: the tree just before and just after, and every
+/// protected thing that changed and was put back (Forge's files, git's control files, refs,
+/// objects, a switched HEAD, commits), each named for the scope gate.
+pub struct Attempt {
+    pub before: Snapshot,
+    pub after: Snapshot,
+    pub restored: Vec<String>,
+    /// Commits that appeared on the run's branch (undone: the branch is back where it was).
+    pub commits: Vec<String>,
+    pub head_moved: Option<String>,
+}
+
+impl Attempt {
+    /// The paths the agent changed in this call.
+    pub fn changes(&self) -> Vec<Change> {
+        self.before.diff(&self.after)
+    }
+}

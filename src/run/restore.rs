@@ -1,0 +1,176 @@
+//! The only code that reverts an agent's work. It puts back paths to what Forge saw before (a
+//! snapshot, written from verified objects), the run's branch to where Forge left it, and HEAD
+//! to that branch — and nothing else: a person's files are never touched.
+
+use super::Run;
+use super::gates::{self, Phase, Scope};
+use super::observe::Attempt;
+use crate::error::Result;
+use crate::evidence::checkout::{remove_entry, write_entry};
+use crate::evidence::{Entry, Snapshot};
+use crate::git;
+
+impl Run<'_> {
+    /// Judges what one agent call changed against its phase's rules, and puts back what it
+    /// may not change — as it was just before the call, so a person's file is never lost. With
+    /// `only_adds_to` (red, unless the project relaxes it), existing test files of that tree
+    /// may only gain lines. Returns the scope for the gate and the tree as it is now.
+    pub(super) fn judge(
+        &mut self,
+        phase: &Phase,
+        a: &Attempt,
+        base: &str,
+        only_adds_to: Option<&Snapshot>,
+    ) -> Result<(Scope, Snapshot)> {
+        let changes = a.changes();
+        // After a branch switch the working tree is another branch's checkout: none of it is
+        // the agent's work to keep.
+        let void = a.head_moved.is_some();
+        let mut oids: Vec<&str> = Vec::new();
+        for c in &changes {
+            if let Some(Entry::Symlink { oid }) = &c.after {
+                oids.push(oid);
+            }
+            if let (Some(start), Some(Entry::File { oid: new, .. })) = (only_adds_to, &c.after)
+                && let Some(Entry::File { oid: old, .. }) = start.entries.get(&c.path)
+            {
+                oids.push(old);
+                oids.push(new);
+            }
+        }
+        let root = self.project.root.clone();
+        let blobs = self.seen.odb(&root).read(&oids, "blob")?;
+        let mut scope = Scope {
+            commits: a.commits.clone(),
+            restored: a.restored.clone(),
+            head_moved: a.head_moved.clone(),
+            ..Default::default()
+        };
+        for c in &changes {
+            let target = match &c.after {
+                Some(Entry::Symlink { oid }) => blobs.get(oid).map(Vec::as_slice),
+                _ => None,
+            };
+            let mut why = if void {
+                Some("the agent switched branches".to_string())
+            } else {
+                gates::disallowed(phase, c, target)
+            };
+            if why.is_none()
+                && let Some(start) = only_adds_to
+                && let Some(old) = start.entries.get(&c.path)
+            {
+                why = match (old, &c.after) {
+                    (Entry::File { oid: o, .. }, Some(Entry::File { oid: n, .. })) => {
+                        gates::only_adds(&blobs[o.as_str()], &blobs[n.as_str()])
+                            .err()
+                            .map(|e| format!("red only adds to existing tests: {e}"))
+                    }
+                    (_, None) => Some("red may not delete an existing test file".into()),
+                    _ => Some("red may not replace an existing test file".into()),
+                };
+            }
+            match why {
+                Some(w) => scope.disallowed.push((c.path.clone(), w)),
+                None => scope.changed.push(c.path.clone()),
+            }
+        }
+        let back: Vec<String> = scope.disallowed.iter().map(|(p, _)| p.clone()).collect();
+        self.put_back_paths(&a.before, &back)?;
+        let now = self.observe(base)?;
+        Ok((scope, now))
+    }
+
+    /// Puts `paths` back as `to` has them: written from verified objects where `to` has them,
+    /// removed where it does not. Deeper paths are removed first, so a folder an agent turned
+    /// into a file (or a link) is a folder again before anything is written into it.
+    pub(super) fn put_back_paths(&mut self, to: &Snapshot, paths: &[String]) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let root = self.project.root.clone();
+        let mut gone: Vec<&String> = paths
+            .iter()
+            .filter(|p| !to.entries.contains_key(*p))
+            .collect();
+        gone.sort_by_key(|p| std::cmp::Reverse(p.matches('/').count()));
+        for p in gone {
+            remove_entry(&root, p)?;
+        }
+        let back: Vec<(&String, &Entry)> = paths
+            .iter()
+            .filter_map(|p| to.entries.get(p).map(|e| (p, e)))
+            .collect();
+        let oids: Vec<&str> = back
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Entry::File { oid, .. } | Entry::Symlink { oid } => Some(oid.as_str()),
+                _ => None,
+            })
+            .collect();
+        let blobs = self.seen.odb(&root).read(&oids, "blob")?;
+        for (p, e) in back {
+            // A nested repository cannot be written back: it was never read.
+            if matches!(e, Entry::Nested) {
+                continue;
+            }
+            write_entry(&root, p, e, &blobs)?;
+        }
+        Ok(())
+    }
+
+    /// Puts HEAD back on the run's branch if an agent switched it (`git checkout other`,
+    /// `git switch -c x`, a detach). No branch is moved: the other branch keeps its commits.
+    pub(super) fn restore_head(&mut self, base: &str) -> Result<Option<String>> {
+        let now = git::head_ref(self.root())?;
+        if now == self.meta.branch {
+            return Ok(None);
+        }
+        git::set_head(self.root(), self.meta.branch.as_deref(), base)?;
+        // The index is the other branch's now: back to the run's (the working tree is judged
+        // on content, and put back path by path).
+        git::reset_keep(self.root(), base)?;
+        let name = |r: &Option<String>| {
+            r.as_deref()
+                .map(|b| b.trim_start_matches("refs/heads/").to_string())
+                .unwrap_or_else(|| "a detached HEAD".into())
+        };
+        Ok(Some(format!(
+            "HEAD was switched to {}; put back on {}",
+            name(&now),
+            name(&self.meta.branch)
+        )))
+    }
+
+    /// Moves the run's branch back to `base` if commits appeared on it (an agent commits; Forge
+    /// makes the commits). The commits are named; their content is judged with the rest of the
+    /// working tree, which a branch move does not touch.
+    pub(super) fn undo_commits(&mut self, base: &str) -> Result<Vec<String>> {
+        let head = git::head(self.root())?;
+        if head == base {
+            return Ok(Vec::new());
+        }
+        let out =
+            git::git(self.root(), &["rev-list", &format!("{base}..{head}")]).unwrap_or_default();
+        let mut commits: Vec<String> = String::from_utf8_lossy(&out)
+            .lines()
+            .map(str::to_string)
+            .collect();
+        if commits.is_empty() {
+            // HEAD moved elsewhere (a reset, a checkout): name it.
+            commits.push(head.clone());
+        }
+        git::reset_keep(self.root(), base)?;
+        Ok(commits)
+    }
+
+    /// Puts the paths the current slice's agents changed back as `commit` has them (the other
+    /// paths — a person's — stay), and the branch at `commit`.
+    pub(super) fn restore_to(&mut self, commit: &str, paths: &[String]) -> Result<()> {
+        self.undo_commits(commit)?;
+        let tree = self.seen.tree(&self.project.root, commit)?;
+        self.put_back_paths(&tree, paths)?;
+        let now = self.observe(commit)?;
+        self.remember(commit, &now)
+    }
+}

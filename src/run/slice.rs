@@ -1,0 +1,366 @@
+//! One slice from start to landing, and resuming one: the pre-red baseline, then red (red.rs),
+//! then green and the landing (green.rs). Also what a resume finds: a person's changes since
+//! the run stopped are theirs — kept, named, never reverted.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::agent::{self, Role};
+use super::checks::command_failure;
+use super::gates::{self, GateResult};
+use super::state::{SliceStatus, Step};
+use super::{RedEnd, Run, SliceEnd};
+use crate::error::{Error, Result};
+use crate::evidence::Snapshot;
+use crate::git;
+use crate::report::Status;
+
+impl Run<'_> {
+    pub(super) fn run_slice(&mut self, i: usize) -> Result<SliceEnd> {
+        let id = self.state.slices[i].id.clone();
+        let head = git::head(self.root())?;
+        let resumed_step = {
+            let p = self.state.slices[i].progress_mut();
+            let resumed = if p.status == SliceStatus::Running {
+                p.step
+            } else {
+                None
+            };
+            if p.status != SliceStatus::Running {
+                p.status = SliceStatus::Running;
+                p.start_sha = Some(head.clone());
+                p.checkpoint = None;
+                p.red_tests.clear();
+                p.red_changed.clear();
+                p.green_changed.clear();
+                p.failing_case = None;
+                p.step = Some(Step::Red);
+            }
+            if p.red_session.is_none() {
+                p.red_session = Some(agent::new_session_id());
+            }
+            if p.green_session.is_none() {
+                p.green_session = Some(agent::new_session_id());
+            }
+            resumed
+        };
+        let wave = self.state.slices[i].progress().wave;
+        self.save()?;
+        self.say(&format!(
+            "Slice `{id}` (wave {wave}): {}",
+            self.state.slices[i].title
+        ));
+        let start_sha = self.start_sha(i)?;
+
+        match resumed_step {
+            Some(Step::Green) | Some(Step::Final) => {
+                if let Some(end) = self.resume_final(i)? {
+                    return Ok(end);
+                }
+                let cp = self.recorded(
+                    i,
+                    "checkpoint",
+                    self.state.slices[i].progress().checkpoint.clone(),
+                )?;
+                self.head_is_forges(i, &[cp.as_str()])?;
+                return self.green(i, true);
+            }
+            Some(Step::Red) => {
+                // An interrupted red attempt: a checkpoint commit a kill left at HEAD is undone
+                // (the test stays in the working tree); commits that are not the run's own — a
+                // person's, made while it was stopped — stop the resume.
+                self.head_is_forges(i, &[start_sha.as_str()])?;
+                self.undo_commits(&start_sha)?;
+            }
+            None => {}
+        }
+        if self.state.slices[i].progress().red_attempts == 0 {
+            let r = self.baseline(i)?;
+            if !r.passed() {
+                return Ok(SliceEnd::Failed(format!(
+                    "pre-red baseline: {}",
+                    r.reason()
+                )));
+            }
+        }
+        match self.red(i)? {
+            RedEnd::Verified => self.green(i, false),
+            RedEnd::Covered => Ok(SliceEnd::Landed),
+            RedEnd::End(e) => Ok(e),
+        }
+    }
+
+    /// Pre-red baseline gate: the focused command passes on START_SHA's tree before red edits,
+    /// and its report names the cases that pass (red and green must keep every one of them).
+    fn baseline(&mut self, i: usize) -> Result<GateResult> {
+        let s = self.state.slices[i].clone();
+        let start = self.start_sha(i)?;
+        let tree = self.seen.tree(&self.project.root, &start)?;
+        let res = self.check(&s.id, "baseline", &s.focused_command, s.report, &tree)?;
+        let names: Vec<String> = res
+            .report
+            .cases
+            .iter()
+            .filter(|c| c.status == Status::Passed)
+            .map(|c| c.name.clone())
+            .collect();
+        let counted = res.report.counts().passed;
+        self.state.slices[i].progress_mut().baseline_cases = names.clone();
+        let r = if res.ok && names.is_empty() && counted > 0 {
+            GateResult::fail(
+                gates::PRE_RED_BASELINE,
+                json!({"reason": format!("`{}` passes, but its report counts {counted} passing case(s) without naming them: Forge could not check that red and green keep them; make the command name its cases (pytest: -rA or -v)", s.focused_command), "command": s.focused_command, "log": res.log}),
+                true,
+                "re-plan with a focused command whose report names its cases",
+            )
+        } else if res.ok {
+            GateResult::pass(
+                gates::PRE_RED_BASELINE,
+                json!({"reason": format!("`{}` passes", s.focused_command), "command": s.focused_command, "log": res.log, "passed": counted, "cases": names}),
+            )
+        } else {
+            GateResult::fail(
+                gates::PRE_RED_BASELINE,
+                json!({"reason": format!("`{}` fails before any red change: {}", s.focused_command, command_failure(&res)), "command": s.focused_command, "exit_code": res.exit_code, "log": res.log, "tail": crate::text::clip(&res.tail, 2000)}),
+                true,
+                "stop the slice and report the baseline failure",
+            )
+        };
+        self.gate(Some(i), &r)?;
+        Ok(r)
+    }
+
+    /// After a kill during green/final: a final commit that already landed is adopted.
+    fn resume_final(&mut self, i: usize) -> Result<Option<SliceEnd>> {
+        let p = self.state.slices[i].progress().clone();
+        let (Some(start), Some(_cp)) = (p.start_sha.clone(), p.checkpoint.clone()) else {
+            return Ok(None);
+        };
+        let head = git::head(self.root())?;
+        let parent = self.seen.odb(&self.project.root).parent(&head)?;
+        if parent.as_deref() == Some(start.as_str()) {
+            let msg = git::commit_message(self.root(), &head)?;
+            let mark = format!("Forge-Slice: {}", self.state.slices[i].id);
+            if msg.contains(&mark) && !msg.starts_with("forge-checkpoint") {
+                let files = git::commit_files(self.root(), &head)?;
+                let code: Vec<String> = files
+                    .iter()
+                    .filter(|f| !p.red_tests.contains(f))
+                    .cloned()
+                    .collect();
+                // A kill between the commit and the index sync: sync now.
+                git::sync_index(self.root(), &files)?;
+                return self.land(i, &head, &code, true).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Counts one more red or green attempt of slice `i`, marks the phase for the guard, and
+    /// returns the attempt number, the feedback for it and the agent session to continue.
+    pub(super) fn begin_attempt(
+        &mut self,
+        i: usize,
+        step: Step,
+    ) -> Result<(u32, Option<String>, String)> {
+        let p = self.state.slices[i].progress_mut();
+        let (attempts, total, session) = match step {
+            Step::Green => (
+                &mut p.green_attempts,
+                &mut p.green_attempts_total,
+                &p.green_session,
+            ),
+            _ => (
+                &mut p.red_attempts,
+                &mut p.red_attempts_total,
+                &p.red_session,
+            ),
+        };
+        *attempts += 1;
+        *total += 1;
+        let out = (*attempts, session.clone().unwrap_or_default());
+        p.step = Some(step);
+        let feedback = p.feedback.take();
+        let id = self.state.slices[i].id.clone();
+        let phase = if step == Step::Green { "green" } else { "red" };
+        self.set_current(&id, phase, None)?;
+        Ok((out.0, feedback, out.1))
+    }
+
+    /// On resume: HEAD must be one of `expected`, or a commit this run made on the slice's
+    /// START_SHA (a checkpoint or a coverage commit a kill interrupted). Anything else — a
+    /// person's commits since the run stopped — is named, never reset away.
+    pub(super) fn head_is_forges(&self, i: usize, expected: &[&str]) -> Result<()> {
+        let head = git::head(self.root())?;
+        if expected.contains(&head.as_str()) {
+            return Ok(());
+        }
+        let start = self.start_sha(i)?;
+        let parent = self.seen.odb(&self.project.root).parent(&head)?;
+        let message = git::commit_message(self.root(), &head).unwrap_or_default();
+        let mark = format!("Forge-Slice: {}", self.state.slices[i].id);
+        if parent.as_deref() == Some(start.as_str()) && message.contains(&mark) {
+            return Ok(());
+        }
+        let graph = git::graph(self.root()).unwrap_or_default();
+        Err(Error::usage(format!(
+            "HEAD ({}) is not where run `{}` left slice `{}` ({}): commits were made since it stopped. Move them off this branch (or reset to {}), then resume.\n{graph}",
+            &head[..head.len().min(10)],
+            self.meta.slug,
+            self.state.slices[i].id,
+            expected
+                .iter()
+                .map(|e| &e[..e.len().min(10)])
+                .collect::<Vec<_>>()
+                .join(" or "),
+            &expected[0][..expected[0].len().min(10)]
+        )))
+    }
+
+    /// On resume: whatever differs from the tree Forge last saw is a person's (or the work of
+    /// an agent whose call a kill interrupted — Forge cannot tell, so it never blames the
+    /// agent): named, and never reverted. Changes in the running slice's own area (test areas
+    /// in red, code areas in green) are taken into the slice as the person's contribution,
+    /// judged by its gates like any other; the rest stays out of the run. A change to the
+    /// verified test or the test harness of a slice in green cannot be either: the resume stops
+    /// (exit 2) naming it.
+    pub(super) fn adopt_persons_changes(&mut self) -> Result<()> {
+        let Some(obs) = self.meta.observed.clone() else {
+            return Ok(());
+        };
+        if git::head(self.root())? != obs.head {
+            // The slice's resume checks name moved commits; nothing to compare against here.
+            return Ok(());
+        }
+        let mut last: Snapshot = self.seen.tree(&self.project.root, &obs.head)?;
+        for (p, e) in &obs.changes {
+            match e {
+                Some(e) => last.entries.insert(p.clone(), e.clone()),
+                None => last.entries.remove(p),
+            };
+        }
+        let now = self.observe(&obs.head)?;
+        let changed: Vec<String> = last.diff(&now).into_iter().map(|c| c.path).collect();
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let running = (0..self.state.slices.len())
+            .find(|&i| self.state.slices[i].progress().status == SliceStatus::Running);
+        let harness = self.harness();
+        let mut adopted = Vec::new();
+        let mut blocked = Vec::new();
+        let mut kept = Vec::new();
+        for f in changed {
+            let Some(i) = running else {
+                kept.push(f);
+                continue;
+            };
+            let s = &self.state.slices[i];
+            let p = s.progress();
+            let tracked: Vec<String> = last.entries.keys().cloned().collect();
+            let is_harness = harness.files(&tracked, &[]).contains(&f);
+            match p.step {
+                Some(Step::Green) | Some(Step::Final) => {
+                    if p.red_tests.contains(&f) || is_harness {
+                        blocked.push(f);
+                    } else if gates::in_areas(&s.code_areas, &f)
+                        && !gates::in_areas(&s.test_areas, &f)
+                    {
+                        adopted.push(f);
+                    } else {
+                        kept.push(f);
+                    }
+                }
+                _ => {
+                    if gates::in_areas(&s.test_areas, &f) && !is_harness {
+                        adopted.push(f);
+                    } else {
+                        kept.push(f);
+                    }
+                }
+            }
+        }
+        if !blocked.is_empty() {
+            return Err(Error::usage(format!(
+                "{} changed since run `{}` last saw the tree (by you, or by the agent a kill interrupted): the verified test and the test harness must stay as the slice's checkpoint has them. Stash the change (`git stash push -- {}`), resume, and apply it once the slice has landed",
+                blocked.join(", "),
+                self.meta.slug,
+                blocked.join(" ")
+            )));
+        }
+        if let Some(i) = running
+            && !adopted.is_empty()
+        {
+            let p = self.state.slices[i].progress_mut();
+            let list = if matches!(p.step, Some(Step::Green) | Some(Step::Final)) {
+                &mut p.green_changed
+            } else {
+                &mut p.red_changed
+            };
+            for f in &adopted {
+                if !list.contains(f) {
+                    list.push(f.clone());
+                }
+            }
+            self.say(&format!(
+                "  ! changed since the run stopped (by you, or by the agent a kill interrupted), taken into slice `{}` and judged by its gates: {}",
+                self.state.slices[i].id,
+                adopted.join(", ")
+            ));
+        }
+        if !kept.is_empty() {
+            self.say(&format!(
+                "  ! changed since the run stopped: {} — kept as yours: never reverted, never committed by the run",
+                kept.join(", ")
+            ));
+            for f in &kept {
+                if !self.meta.person_paths.contains(f) {
+                    self.meta.person_paths.push(f.clone());
+                }
+            }
+        }
+        self.event("persons-changes", json!({"adopted": adopted, "kept": kept}));
+        self.remember(&obs.head, &now)?;
+        self.save()
+    }
+
+    pub(super) fn start_sha(&self, i: usize) -> Result<String> {
+        self.recorded(
+            i,
+            "start_sha",
+            self.state.slices[i].progress().start_sha.clone(),
+        )
+    }
+
+    /// A commit the slice's progress must hold by now; its absence means the state file does
+    /// not describe a run Forge drove.
+    pub(super) fn recorded(&self, i: usize, what: &str, value: Option<String>) -> Result<String> {
+        value.ok_or_else(|| Error::State {
+            path: super::state::state_path(&self.dir),
+            message: format!(
+                "slice `{}` is {:?} but has no `{what}`",
+                self.state.slices[i].id,
+                self.state.slices[i].progress().step
+            ),
+            recovery: format!(
+                "Inspect it; to start over, remove .tmp/.forge/runs/{}/ and start the run again.",
+                self.meta.slug
+            ),
+        })
+    }
+
+    pub(super) fn feedback(&mut self, i: usize, text: String) {
+        self.state.slices[i].progress_mut().feedback = Some(text);
+    }
+
+    pub(super) fn output_path(&self, role: Role, slice: &str, attempt: u32) -> PathBuf {
+        let wave = self
+            .index_of(slice)
+            .map(|i| self.state.slices[i].progress().wave)
+            .unwrap_or(0);
+        self.dir
+            .join("outputs")
+            .join(format!("{}.json", agent::stem(role, slice, wave, attempt)))
+    }
+}
