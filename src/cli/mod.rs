@@ -51,10 +51,18 @@ enum Command {
 
 pub fn main() -> i32 {
     // Die quietly on a closed pipe (`forge report x | head`), like other Unix tools, instead of
-    // panicking in `println!`.
-    // SAFETY: setting a signal disposition to its default before any thread starts.
+    // panicking in `println!` — except `forge run`, which drives agents and must never end
+    // because its reader did (`forge run … | head`): it ignores the signal, drops the failed
+    // writes, and keeps every line in the run's log.
+    let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
+    let disposition = if run {
+        nix::libc::SIG_IGN
+    } else {
+        nix::libc::SIG_DFL
+    };
+    // SAFETY: setting a signal disposition before any thread starts.
     unsafe {
-        nix::libc::signal(nix::libc::SIGPIPE, nix::libc::SIG_DFL);
+        nix::libc::signal(nix::libc::SIGPIPE, disposition);
     }
     if let Some(args) = simple_verify() {
         return finish(verify::run(args));

@@ -46,12 +46,15 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let config = Config::load(&project.config_path())?;
     let json = args.json;
+    // A reader that went away (`forge run … | head`) must not end the run: a failed write is
+    // dropped here, and the run's log (`run.log` in its folder) keeps every line.
     let mut print = |line: &str| {
-        if json {
-            eprintln!("{line}");
+        use std::io::Write;
+        let _ = if json {
+            writeln!(std::io::stderr(), "{line}")
         } else {
-            println!("{line}");
-        }
+            writeln!(std::io::stdout(), "{line}")
+        };
     };
     let (slug, outcome) = match (&args.resume, &args.slug, &args.goal) {
         (Some(slug), _, _) => (

@@ -427,22 +427,20 @@ impl Run<'_> {
             &self.config.budget,
         )?;
 
-        // Everything the agent may not change, put back and named.
-        let mut restored = protected.put_back(self.project)?;
-        restored.extend(ledgers.put_back(self.project)?);
+        // Everything the agent may not change, put back and named: HEAD and the refs first
+        // (putting a ref back writes its log), then the files, logs among them.
         let head_moved = self.restore_head(base)?;
         let commits = self.undo_commits(base)?;
+        let branch = self.meta.branch.clone();
+        let mut restored =
+            refs.put_back(self.root(), &Refs::list(self.root())?, branch.as_deref())?;
+        restored.extend(protected.put_back(self.project)?);
+        restored.extend(ledgers.put_back(self.project)?);
         // The index is the agent's too (staged content, skip-worktree and assume-unchanged
         // flags): no gate reads it, but the person will; it goes back to the base's tree. Any
         // lock a git of the agent's left is stale: everything the agent started is dead.
         let _ = std::fs::remove_file(self.git_dir.join("index.lock"));
         crate::git::git(self.root(), &["read-tree", base])?;
-        let branch = self.meta.branch.clone();
-        restored.extend(refs.put_back(
-            self.root(),
-            &Refs::list(self.root())?,
-            branch.as_deref(),
-        )?);
         let odb = self.seen.odb(&self.project.root);
         restored.extend(
             odb::Stamp::take(&self.git_dir)

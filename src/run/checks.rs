@@ -94,13 +94,10 @@ impl Run<'_> {
         let refs = Refs::list(self.root())?;
         let logs = self.dir.join("logs");
         let mut res = verify::run_command_at(self.project, &place, &logs, None, origin, cmd)?;
-        let mut tampered = protected.put_back(self.project)?;
         let branch = self.meta.branch.clone();
-        tampered.extend(refs.put_back(
-            self.root(),
-            &Refs::list(self.root())?,
-            branch.as_deref(),
-        )?);
+        let mut tampered =
+            refs.put_back(self.root(), &Refs::list(self.root())?, branch.as_deref())?;
+        tampered.extend(protected.put_back(self.project)?);
         if !tampered.is_empty() {
             res.ok = false;
             res.report_error = Some(format!(

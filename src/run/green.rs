@@ -9,7 +9,6 @@ use serde_json::json;
 
 use super::checks::{command_failure, evidence_problems, tail_lines};
 use super::gates::{self, Expect, GateResult, Phase};
-use super::red::unchanged_since_judged;
 use super::state::{SliceStatus, Step};
 use super::{GREEN_ATTEMPTS, Run, SliceEnd, prompts};
 use crate::error::Result;
@@ -229,10 +228,9 @@ impl Run<'_> {
             }
 
             // the final commit, of exactly the tree the checks passed on
-            let current = self.observe(&checkpoint)?;
-            if let Some(r) =
-                unchanged_since_judged(&current, &candidate, &code, gates::GREEN_FILE_SCOPE)
-            {
+            let mut owned = p.red_tests.clone();
+            owned.extend(green_changed.iter().cloned());
+            if let Some(r) = self.settle(&checkpoint, &now, &owned, gates::GREEN_FILE_SCOPE)? {
                 self.gate(Some(i), &r)?;
                 self.feedback(i, r.reason());
                 continue;

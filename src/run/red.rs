@@ -228,8 +228,7 @@ impl Run<'_> {
             self.gate(Some(i), &r)?;
 
             // red checkpoint: of the tree as it was judged and checked.
-            if let Some(r) = unchanged_since_judged(&now, &candidate, &tests, gates::RED_FILE_SCOPE)
-            {
+            if let Some(r) = self.settle(&start_sha, &now, &red_changed, gates::RED_FILE_SCOPE)? {
                 self.gate(Some(i), &r)?;
                 self.feedback(i, r.reason());
                 continue;
@@ -315,9 +314,8 @@ impl Run<'_> {
             });
         match review {
             Ok(rv) if rv.valid && rv.high_quality && rv.useful => {
-                if let Some(r) =
-                    unchanged_since_judged(&now, candidate, tests, gates::RED_FILE_SCOPE)
-                {
+                let owned = self.state.slices[i].progress().red_changed.clone();
+                if let Some(r) = self.settle(&start_sha, &now, &owned, gates::RED_FILE_SCOPE)? {
                     self.gate(Some(i), &r)?;
                     self.feedback(i, r.reason());
                     return Ok(None);
@@ -405,29 +403,4 @@ fn read_only_breach(s: &gates::Scope) -> Option<String> {
     what.extend(s.commits.iter().map(|c| format!("commit {c}")));
     what.extend(s.head_moved.iter().cloned());
     (!what.is_empty()).then(|| format!("changed {}; put back", what.join(", ")))
-}
-
-/// `Some(failed gate)` when the working tree no longer holds, for `paths`, what Forge judged and
-/// checked (`judged`): something changed it after the agent's call ended. Nothing changed after
-/// the checks is committed.
-pub(super) fn unchanged_since_judged(
-    now: &Snapshot,
-    judged: &Snapshot,
-    paths: &[String],
-    gate: &str,
-) -> Option<GateResult> {
-    let differ: Vec<String> = paths
-        .iter()
-        .filter(|p| now.entries.get(*p) != judged.entries.get(*p))
-        .cloned()
-        .collect();
-    if differ.is_empty() {
-        return None;
-    }
-    Some(GateResult::fail(
-        gate,
-        json!({"reason": format!("the working tree changed after the agent finished, while Forge checked it ({}): nothing was committed", differ.join(", ")), "files": differ}),
-        false,
-        "the attempt is judged again; nothing may edit the files while Forge checks them",
-    ))
 }

@@ -2,8 +2,10 @@
 //! snapshot, written from verified objects), the run's branch to where Forge left it, and HEAD
 //! to that branch — and nothing else: a person's files are never touched.
 
+use serde_json::json;
+
 use super::Run;
-use super::gates::{self, Phase, Scope};
+use super::gates::{self, GateResult, Phase, Scope};
 use super::observe::Attempt;
 use crate::error::Result;
 use crate::evidence::checkout::{remove_entry, write_entry};
@@ -117,6 +119,43 @@ impl Run<'_> {
             write_entry(&root, p, e, &blobs)?;
         }
         Ok(())
+    }
+
+    /// Before a commit: the working tree must still be what Forge judged after the agent's call
+    /// (`judged`), for every path. Something changed it while the checks ran — a check reaching
+    /// out of its checkout, or a person. The run's own paths are put back to what was judged:
+    /// the slice's tests and code (`owned`), and every path Forge had seen that is not known to
+    /// be a person's; a path that appeared, or one a person changed before, is only named.
+    /// `Some(failed gate)` when anything differed: nothing is committed then.
+    pub(super) fn settle(
+        &mut self,
+        base: &str,
+        judged: &Snapshot,
+        owned: &[String],
+        gate: &str,
+    ) -> Result<Option<GateResult>> {
+        let now = self.observe(base)?;
+        let differ: Vec<String> = judged.diff(&now).into_iter().map(|c| c.path).collect();
+        if differ.is_empty() {
+            return Ok(None);
+        }
+        let mine: Vec<String> = differ
+            .iter()
+            .filter(|p| {
+                owned.contains(p)
+                    || (judged.entries.contains_key(*p) && !self.meta.person_paths.contains(p))
+            })
+            .cloned()
+            .collect();
+        self.put_back_paths(judged, &mine)?;
+        let now = self.observe(base)?;
+        self.remember(base, &now)?;
+        Ok(Some(GateResult::fail(
+            gate,
+            json!({"reason": format!("the working tree changed after the agent's call ended, while Forge ran the checks ({}): nothing was committed{}", differ.join(", "), if mine.is_empty() { String::new() } else { format!("; the run's files were put back ({})", mine.join(", ")) }), "files": differ, "put_back": mine}),
+            false,
+            "the attempt is judged again; nothing may write the repository while Forge checks it",
+        )))
     }
 
     /// Puts HEAD back on the run's branch if an agent switched it (`git checkout other`,

@@ -1,6 +1,8 @@
 //! A temporary git repository with a Forge config, and the built `forge` binary to run in it.
 #![allow(dead_code)]
 
+pub mod shop;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -93,6 +95,20 @@ impl Repo {
         });
         let out = child.wait_with_output().unwrap();
         writer.join().unwrap();
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// `forge args…` with extra environment variables (a private HOME, say).
+    pub fn forge_env(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
+        let mut c = self.forge_cmd(args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
         Output {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
