@@ -68,6 +68,9 @@ YAML
 printf '.tmp/.forge/\n' > .gitignore
 git add -A
 git commit -qm "chore: sample shop and $FILES files"
+# Packed, as a cloned repository is: 10,000 loose objects would make every look at the
+# object store (before and after each agent call and check) cost a stat per object.
+git gc -q
 base=$(git rev-parse HEAD)
 log "$(git ls-files | wc -l) tracked files"
 

@@ -24,6 +24,7 @@ pub mod state;
 pub mod text;
 pub mod timeline;
 pub mod timeline_html;
+pub mod trace;
 pub mod verify;
 
 pub use error::{Error, Result};

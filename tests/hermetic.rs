@@ -58,7 +58,10 @@ fn a_clean_filter_in_the_global_git_config_cannot_hide_a_weakened_test() {
         "the cheat wrote its filter"
     );
     let p2 = prompt(&r, "member-discount-green-w1-a2");
-    assert!(p2.contains("tests/member_test.sh (the verified red test"), "{p2}");
+    assert!(
+        p2.contains("tests/member_test.sh (the verified red test"),
+        "{p2}"
+    );
     assert_eq!(
         git_out(&r, &["show", "HEAD~1:tests/member_test.sh"]),
         "check \"member gets discount\" \"$(total 100 member)\" \"90\""
@@ -220,7 +223,11 @@ fn the_planners_commands_run_in_the_checkout_not_the_working_tree() {
     let o = run(&r);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(!r.exists("planted.txt"));
-    assert!(!git_out(&r, &["ls-files", "-v"]).lines().any(|l| l.starts_with('S')));
+    assert!(
+        !git_out(&r, &["ls-files", "-v"])
+            .lines()
+            .any(|l| l.starts_with('S'))
+    );
 }
 
 #[test]
@@ -260,7 +267,10 @@ fn branches_tags_and_the_stash_are_put_back() {
     assert_eq!(o.code, 0, "{o:?}");
     let p2 = prompt(&r, "member-discount-green-w1-a2");
     assert!(p2.contains("refs/tags/v1 (moved; put back)"), "{p2}");
-    assert!(p2.contains("refs/heads/feature (deleted; restored)"), "{p2}");
+    assert!(
+        p2.contains("refs/heads/feature (deleted; restored)"),
+        "{p2}"
+    );
     let after = git_out(&r, &["for-each-ref", "--format=%(refname) %(objectname)"]);
     for line in before.lines().filter(|l| !l.starts_with("refs/heads/main")) {
         assert!(after.contains(line), "{line} is gone: {after}");
@@ -333,7 +343,9 @@ fn agent_text_cannot_draw_a_gate_line_or_add_a_trailer() {
         .unwrap();
     let t = String::from_utf8_lossy(&trailers.stdout);
     assert_eq!(
-        t.lines().filter(|l| l.starts_with("Forge-Slice:")).collect::<Vec<_>>(),
+        t.lines()
+            .filter(|l| l.starts_with("Forge-Slice:"))
+            .collect::<Vec<_>>(),
         ["Forge-Slice: member-discount"],
         "{msg}"
     );
@@ -373,7 +385,9 @@ fn a_command_verify_runs_takes_what_it_detached_with_it() {
     // done, nothing it started is left.
     let marker = format!("forge-daemon-{}", std::process::id());
     let r = Repo::with_command(
-        &format!("setsid sh -c '(sleep 30; echo {marker}) </dev/null >/dev/null 2>&1 &'; echo TAP version 13; echo ok 1 - a; echo 1..1"),
+        &format!(
+            "setsid sh -c '(sleep 30; echo {marker}) </dev/null >/dev/null 2>&1 &'; echo TAP version 13; echo ok 1 - a; echo 1..1"
+        ),
         "tap",
     );
     let o = r.forge(&["verify"]);
@@ -419,7 +433,10 @@ fn on_resume_a_persons_changes_are_kept_and_named_never_reverted() {
 fn on_resume_a_persons_change_to_the_verified_test_stops_with_the_way_out() {
     let r = shop("kill-in-green");
     assert_ne!(run(&r).code, 0);
-    r.write("tests/member_test.sh", "check \"member gets discount\" \"90\" \"90\"\n");
+    r.write(
+        "tests/member_test.sh",
+        "check \"member gets discount\" \"90\" \"90\"\n",
+    );
     r.config(&agents_yaml("", ""));
     let o = r.forge(&["run", "--resume", "shop"]);
     assert_eq!(o.code, 2, "{o:?}");
@@ -429,8 +446,7 @@ fn on_resume_a_persons_change_to_the_verified_test_stops_with_the_way_out() {
         "{o:?}"
     );
     assert!(
-        o.stderr
-            .contains("git stash push -- tests/member_test.sh"),
+        o.stderr.contains("git stash push -- tests/member_test.sh"),
         "{o:?}"
     );
     // Nothing was reverted: the person's edit is still there.
@@ -451,9 +467,13 @@ fn a_damaged_ledger_stops_the_run_with_the_way_out_not_an_error() {
     r.write(".forge/changes/shop/budget.yaml", "usd: [not a number\n");
     r.config(&agents_yaml("", ""));
     let o = r.forge(&["run", "--resume", "shop"]);
-    assert_eq!(o.code, 1, "a stop a person can act on, not a setup error: {o:?}");
+    assert_eq!(
+        o.code, 1,
+        "a stop a person can act on, not a setup error: {o:?}"
+    );
     assert!(
-        o.stdout.contains("a spend ledger of this run cannot be read"),
+        o.stdout
+            .contains("a spend ledger of this run cannot be read"),
         "{}",
         o.stdout
     );

@@ -2,19 +2,21 @@
 //! exactly the tree that would be committed — no untracked or ignored file of the working tree
 //! (a hand-made `.pyc`, a file a global excludes list hides, a build folder an agent prepared).
 //!
-//! The folder is kept between the checks of a run so only what changed is rewritten, and kept
-//! honest by content: Forge remembers the inode and ctime of every file it wrote (in memory,
-//! never on disk), and before each check deletes whatever it did not write or that changed since
-//! — what the last check or an agent left there, including a file whose mtime was set back. The
-//! configured cache folders (`keep`) are the one exception, and the documented trade-off: code a
-//! check runs can write them.
+//! The folder is kept between checks, and between runs, so only what changed is rewritten (an
+//! inode created costs far more than a file read), and kept honest by content: before each
+//! check every file in it is hashed by a [`Hasher`] — whose cache lives in Forge's memory and
+//! trusts only an unchanged ctime — and whatever does not match the tree goes: what the last
+//! check or an agent left there, a file whose mtime was set back, a link. The configured cache
+//! folders (`keep`) are the one exception, and the documented trade-off: code a check runs can
+//! write them.
 
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use super::odb::{self, Odb};
-use super::snapshot::{Entry, Snapshot};
+use super::snapshot::{Entry, Hasher, Snapshot};
 use crate::error::Error;
 
 /// What [`Checkout::sync`] did, for the benchmarks and the gate evidence.
@@ -29,36 +31,14 @@ pub struct Checkout {
     pub dir: PathBuf,
     /// Relative folders kept between checks (build caches).
     keep: Vec<String>,
-    written: HashMap<String, (Stamp, Entry)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mode: u32,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(m: &std::fs::Metadata) -> Stamp {
-        Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mode: m.mode(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        }
-    }
+    /// Hashes the folder's files; its cache is Forge's memory, never the disk.
+    hasher: Hasher,
 }
 
 impl Checkout {
     /// A checkout folder at `dir` (created 0700 if missing; refused if it is not a folder this
     /// user owns — a link planted in the temp folder must not redirect Forge's writes).
-    pub fn open(dir: PathBuf, keep: Vec<String>) -> crate::Result<Checkout> {
+    pub fn open(dir: PathBuf, keep: Vec<String>, hasher: Hasher) -> crate::Result<Checkout> {
         match std::fs::symlink_metadata(&dir) {
             Ok(m) => {
                 let me = nix::unistd::geteuid().as_raw();
@@ -78,20 +58,16 @@ impl Checkout {
                     .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
             }
         }
-        Ok(Checkout {
-            dir,
-            keep,
-            written: HashMap::new(),
-        })
+        Ok(Checkout { dir, keep, hasher })
     }
 
-    /// Makes the folder hold exactly `tree` (plus the cache folders): files Forge did not
-    /// write, or that changed since it wrote them, go; missing or stale ones are written from
-    /// verified objects.
+    /// Makes the folder hold exactly `tree` (plus the cache folders): every file whose content
+    /// is not the tree's goes, and missing ones are written from verified objects.
     pub fn sync(&mut self, odb: &Odb, tree: &Snapshot) -> odb::Result<SyncStats> {
         let mut stats = SyncStats::default();
         let mut present: BTreeSet<String> = BTreeSet::new();
-        self.sweep(Path::new(""), tree, &mut present, &mut stats)?;
+        let started = SystemTime::now();
+        self.sweep(Path::new(""), tree, &mut present, &mut stats, started)?;
         let mut todo: Vec<(&String, &Entry)> = tree
             .entries
             .iter()
@@ -108,24 +84,21 @@ impl Checkout {
             .collect();
         let blobs = odb.read(&oids, "blob")?;
         for (p, e) in todo {
-            write_entry(&self.dir, p, e, &blobs)?;
-            let full = self.dir.join(p);
-            let m = std::fs::symlink_metadata(&full)
-                .map_err(|e| Error::io(format!("cannot read {}", full.display()), e))?;
-            self.written.insert(p.clone(), (Stamp::of(&m), e.clone()));
+            write_fresh(&self.dir, p, e, &blobs)?;
             stats.written += 1;
         }
         Ok(stats)
     }
 
-    /// Walks the folder: keeps what Forge wrote, unchanged, that `tree` still has; removes the
-    /// rest (never following a link).
+    /// Walks the folder: keeps every file whose content is what `tree` has; removes the rest
+    /// (never following a link).
     fn sweep(
         &mut self,
         rel: &Path,
         tree: &Snapshot,
         present: &mut BTreeSet<String>,
         stats: &mut SyncStats,
+        started: SystemTime,
     ) -> crate::Result<()> {
         let dir = self.dir.join(rel);
         let rd = match std::fs::read_dir(&dir) {
@@ -147,7 +120,7 @@ impl Checkout {
             let m = std::fs::symlink_metadata(&full)
                 .map_err(|e| Error::io(format!("cannot read {}", full.display()), e))?;
             if m.is_dir() && !matches!(tree.entries.get(&key), Some(Entry::Gitlink { .. })) {
-                self.sweep(&child, tree, present, stats)?;
+                self.sweep(&child, tree, present, stats, started)?;
                 // An emptied folder no tree path needs goes too.
                 let prefix = format!("{key}/");
                 let needed = tree
@@ -161,8 +134,11 @@ impl Checkout {
                 }
                 continue;
             }
-            let ok = match (self.written.get(&key), tree.entries.get(&key)) {
-                (Some((s, e)), Some(want)) => *s == Stamp::of(&m) && e == want,
+            let ok = match tree.entries.get(&key) {
+                Some(want @ (Entry::File { .. } | Entry::Symlink { .. })) => {
+                    self.hasher.read(&self.dir, &key, started)?.as_ref() == Some(want)
+                }
+                Some(Entry::Gitlink { .. }) => m.is_dir(),
                 _ => false,
             };
             if ok {
@@ -170,16 +146,10 @@ impl Checkout {
                 stats.kept += 1;
             } else {
                 remove(&full)?;
-                self.written.remove(&key);
                 stats.removed += 1;
             }
         }
         Ok(())
-    }
-
-    /// Removes the folder (the run is over).
-    pub fn remove(self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -229,6 +199,41 @@ pub fn write_entry(
             }
         }
         Entry::Nested => {}
+    }
+    Ok(())
+}
+
+/// Writes `entry` at `root/rel` in a folder Forge owns (the checks' checkout), where the path is
+/// known to be free: created exclusively, never through a link, one inode per file.
+fn write_fresh(
+    root: &Path,
+    rel: &str,
+    entry: &Entry,
+    blobs: &HashMap<String, Vec<u8>>,
+) -> crate::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let full = root.join(rel);
+    make_parents(root, &full)?;
+    let missing = || Error::usage(format!("no verified object for {rel}"));
+    match entry {
+        Entry::File { oid, exec } => {
+            let bytes = blobs.get(oid).ok_or_else(missing)?;
+            let mode = if *exec { 0o755 } else { 0o644 };
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(mode)
+                .custom_flags(nix::libc::O_NOFOLLOW)
+                .open(&full)
+                .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
+            f.write_all(bytes)
+                .map_err(|e| Error::io(format!("cannot write {}", full.display()), e))?;
+            // Exactly the tree's mode, whatever the umask.
+            f.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(|e| Error::io(format!("cannot set the mode of {}", full.display()), e))?;
+        }
+        other => write_entry(root, rel, other, blobs)?,
     }
     Ok(())
 }
@@ -342,7 +347,12 @@ mod tests {
         let tree = Snapshot::of_commit(r, &head).unwrap();
         let odb = Odb::new(r, ObjectFormat::Sha1);
         let out = tempfile::tempdir().unwrap();
-        let mut co = Checkout::open(out.path().join("check"), vec!["target".into()]).unwrap();
+        let mut co = Checkout::open(
+            out.path().join("check"),
+            vec!["target".into()],
+            Hasher::new(ObjectFormat::Sha1),
+        )
+        .unwrap();
         let s = co.sync(&odb, &tree).unwrap();
         assert_eq!(s.written, 4);
         let mut h = Hasher::new(ObjectFormat::Sha1);
@@ -385,6 +395,13 @@ mod tests {
         let target = out.path().join("elsewhere");
         std::fs::create_dir(&target).unwrap();
         std::os::unix::fs::symlink(&target, out.path().join("check")).unwrap();
-        assert!(Checkout::open(out.path().join("check"), vec![]).is_err());
+        assert!(
+            Checkout::open(
+                out.path().join("check"),
+                vec![],
+                Hasher::new(super::super::snapshot::ObjectFormat::Sha1)
+            )
+            .is_err()
+        );
     }
 }

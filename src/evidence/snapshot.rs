@@ -273,52 +273,36 @@ impl Hasher {
     /// submodule's gitlink is taken from `tracked`, and everything else not ignored is read.
     pub fn snapshot(&mut self, root: &Path, tracked: &Snapshot) -> Result<Snapshot> {
         let started = SystemTime::now();
-        let mut entries = BTreeMap::new();
-        let mut seen: HashSet<String> = HashSet::new();
-        let gitlinks: HashSet<&str> = tracked
-            .entries
-            .iter()
-            .filter(|(_, e)| matches!(e, Entry::Gitlink { .. }))
-            .map(|(p, _)| p.as_str())
-            .collect();
-        let walker = ignore::WalkBuilder::new(root)
-            .hidden(false)
-            .ignore(false)
-            .parents(false)
-            .git_ignore(true)
-            .git_global(false)
-            .git_exclude(true)
-            .require_git(false)
-            .follow_links(false)
-            .filter_entry(|e| e.file_name() != ".git")
-            .build();
-        let mut nested: Vec<String> = Vec::new();
-        for item in walker {
-            let Ok(e) = item else { continue };
-            if e.depth() == 0 {
-                continue;
-            }
-            let Some(rel) = rel_path(root, e.path()) else {
-                continue;
-            };
-            if is_forge_path(&rel) || nested.iter().any(|n| under(&rel, n)) {
-                continue;
-            }
-            let Some(ft) = e.file_type() else { continue };
-            if ft.is_dir() {
-                if gitlinks.contains(rel.as_str()) {
-                    nested.push(rel.clone());
-                } else if e.path().join(".git").symlink_metadata().is_ok() {
-                    nested.push(rel.clone());
-                    entries.insert(rel.clone(), Entry::Nested);
-                }
-                continue;
-            }
-            seen.insert(rel.clone());
-            if let Some(entry) = self.read(root, &rel, started)? {
-                entries.insert(rel, entry);
+        let mut walk = Walk {
+            root,
+            started,
+            gitlinks: tracked
+                .entries
+                .iter()
+                .filter(|(_, e)| matches!(e, Entry::Gitlink { .. }))
+                .map(|(p, _)| p.as_str())
+                .collect(),
+            ignores: Vec::new(),
+            entries: BTreeMap::new(),
+            seen: HashSet::new(),
+            nested: Vec::new(),
+        };
+        // `.git/info/exclude`: the root's rules of lowest priority.
+        let exclude = root.join(".git/info/exclude");
+        if exclude.is_file() {
+            let mut b = ignore::gitignore::GitignoreBuilder::new(root);
+            b.add(&exclude);
+            if let Ok(g) = b.build() {
+                walk.ignores.push(g);
             }
         }
+        self.walk_dir(&mut walk, "")?;
+        let Walk {
+            mut entries,
+            seen,
+            nested,
+            ..
+        } = walk;
         for (p, e) in &tracked.entries {
             if let Entry::Gitlink { .. } = e {
                 if root.join(p).is_dir() {
@@ -326,7 +310,7 @@ impl Hasher {
                 }
                 continue;
             }
-            // Tracked files under an ignored folder: the walk pruned the folder.
+            // Tracked files under an ignored folder: the walk did not go there.
             if !seen.contains(p)
                 && !nested.iter().any(|n| under(p, n))
                 && let Some(entry) = self.read(root, p, started)?
@@ -335,6 +319,76 @@ impl Hasher {
             }
         }
         Ok(Snapshot { entries })
+    }
+
+    /// One folder of the walk: its listing (no stat for a folder or to find `.gitignore` and
+    /// `.git`: the listing says), its `.gitignore` rules while below it, each file read.
+    fn walk_dir(&mut self, w: &mut Walk, rel_dir: &str) -> Result<()> {
+        let dir = if rel_dir.is_empty() {
+            w.root.to_path_buf()
+        } else {
+            w.root.join(rel_dir)
+        };
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            return Ok(());
+        };
+        let mut items: Vec<(String, std::fs::FileType)> = Vec::new();
+        for e in rd.flatten() {
+            let (Ok(name), Ok(ft)) = (e.file_name().into_string(), e.file_type()) else {
+                continue;
+            };
+            items.push((name, ft));
+        }
+        if !rel_dir.is_empty() && items.iter().any(|(n, _)| n == ".git") {
+            // A repository of its own: git does not track what is in it.
+            w.nested.push(rel_dir.to_string());
+            w.entries.insert(rel_dir.to_string(), Entry::Nested);
+            return Ok(());
+        }
+        let pushed = items
+            .iter()
+            .any(|(n, ft)| n == ".gitignore" && !ft.is_dir())
+            .then(|| {
+                let mut b = ignore::gitignore::GitignoreBuilder::new(&dir);
+                b.add(dir.join(".gitignore"));
+                b.build().ok()
+            })
+            .flatten()
+            .map(|g| w.ignores.push(g))
+            .is_some();
+        for (name, ft) in items {
+            if name == ".git" {
+                continue;
+            }
+            let rel = if rel_dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel_dir}/{name}")
+            };
+            if is_forge_path(&rel) {
+                continue;
+            }
+            let is_dir = ft.is_dir();
+            if w.ignored(&dir.join(&name), is_dir) {
+                continue;
+            }
+            if is_dir {
+                if w.gitlinks.contains(rel.as_str()) {
+                    w.nested.push(rel);
+                } else {
+                    self.walk_dir(w, &rel)?;
+                }
+                continue;
+            }
+            if let Some(entry) = self.read(w.root, &rel, w.started)? {
+                w.entries.insert(rel.clone(), entry);
+            }
+            w.seen.insert(rel);
+        }
+        if pushed {
+            w.ignores.pop();
+        }
+        Ok(())
     }
 
     /// One path's entry, hashed from its bytes (or from the cache when its inode is unchanged);
@@ -355,6 +409,7 @@ impl Hasher {
         {
             return Ok(Some(e.clone()));
         }
+
         let ft = meta.file_type();
         let entry = if ft.is_symlink() {
             let target = std::fs::read_link(&path)
@@ -412,6 +467,32 @@ impl Hasher {
     }
 }
 
+/// One walk of a working tree.
+struct Walk<'a> {
+    root: &'a Path,
+    started: SystemTime,
+    gitlinks: HashSet<&'a str>,
+    /// The `.gitignore` rules in force, outermost first.
+    ignores: Vec<ignore::gitignore::Gitignore>,
+    entries: BTreeMap<String, Entry>,
+    seen: HashSet<String>,
+    nested: Vec<String>,
+}
+
+impl Walk<'_> {
+    /// Whether the rules in force ignore `path`: the innermost rule that matches decides.
+    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        for g in self.ignores.iter().rev() {
+            match g.matched(path, is_dir) {
+                ignore::Match::Ignore(_) => return true,
+                ignore::Match::Whitelist(_) => return false,
+                ignore::Match::None => {}
+            }
+        }
+        false
+    }
+}
+
 /// The bytes of a regular file, opened without following a link and without blocking (a FIFO
 /// swapped in after the stat must not hang Forge); `None` if it is no longer the inode `meta`
 /// describes.
@@ -442,13 +523,6 @@ fn is_absent(e: &std::io::Error) -> bool {
         e.kind(),
         std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
     )
-}
-
-/// `path` relative to `root`, `/`-separated; `None` for a name that is not UTF-8 (git would
-/// store it, but no gate could name it: it is reported by the scope gate as unreadable).
-fn rel_path(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    rel.to_str().map(str::to_string)
 }
 
 /// Whether `p` is `dir` or inside it.
@@ -542,6 +616,23 @@ mod tests {
         let diff = tree.diff(&second);
         assert_eq!(diff.len(), 1);
         assert_eq!(diff[0].path, "a.txt");
+    }
+
+    #[test]
+    fn ignore_rules_are_the_trees_own() {
+        let dir = repo();
+        let d = dir.path();
+        sh(
+            d,
+            "mkdir -p web/dist web/src && printf 'dist/\n*.tmp\n!keep.tmp\n' > web/.gitignore \
+             && echo x > web/dist/app.js && echo y > web/src/a.tmp && echo z > web/src/keep.tmp \
+             && echo w > web/src/a.js && echo local > mine.txt && printf 'mine.txt\n' >> .git/info/exclude",
+        );
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let mut h = Hasher::new(ObjectFormat::Sha1);
+        let s = h.snapshot(d, &tree).unwrap();
+        let new: Vec<String> = tree.diff(&s).into_iter().map(|c| c.path).collect();
+        assert_eq!(new, ["web/.gitignore", "web/src/a.js", "web/src/keep.tmp"]);
     }
 
     #[test]

@@ -414,10 +414,16 @@ impl Run<'_> {
             output,
         };
         let before = self.observe(base)?;
-        let refs = Refs::list(self.root())?;
+        // The tree as Forge saw it just before the call is on disk before the agent starts: a
+        // kill during the call leaves a resume that knows what was there.
+        self.remember(base, &before)?;
+        self.save()?;
+        let t = crate::trace::span("call-guard");
+        let refs = Refs::list(self.root(), &self.git_dir)?;
         let protected = self.protect()?;
         let objects = odb::Stamp::take(&self.git_dir);
         let ledgers = protect::Ledgers::capture(self.project, &self.meta.slug);
+        drop(t);
         let fin = invoke(
             self.project,
             &self.dir,
@@ -427,13 +433,17 @@ impl Run<'_> {
             &self.config.budget,
         )?;
 
+        let t = crate::trace::span("call-restore");
         // Everything the agent may not change, put back and named: HEAD and the refs first
         // (putting a ref back writes its log), then the files, logs among them.
         let head_moved = self.restore_head(base)?;
         let commits = self.undo_commits(base)?;
         let branch = self.meta.branch.clone();
-        let mut restored =
-            refs.put_back(self.root(), &Refs::list(self.root())?, branch.as_deref())?;
+        let mut restored = refs.put_back(
+            self.root(),
+            &Refs::list(self.root(), &self.git_dir)?,
+            branch.as_deref(),
+        )?;
         restored.extend(protected.put_back(self.project)?);
         restored.extend(ledgers.put_back(self.project)?);
         // The index is the agent's too (staged content, skip-worktree and assume-unchanged
@@ -442,12 +452,15 @@ impl Run<'_> {
         let _ = std::fs::remove_file(self.git_dir.join("index.lock"));
         crate::git::git(self.root(), &["read-tree", base])?;
         let odb = self.seen.odb(&self.project.root);
-        restored.extend(
-            odb::Stamp::take(&self.git_dir)
-                .changes_since(&objects, &self.git_dir)
-                .verify(&odb, &self.git_dir),
-        );
+        let bad = odb::Stamp::take(&self.git_dir)
+            .changes_since(&objects, &self.git_dir)
+            .verify(&odb, &self.git_dir);
+        if !bad.is_empty() {
+            self.seen.forget_stored();
+        }
+        restored.extend(bad);
 
+        drop(t);
         // Its cost, if valid: an absurd figure is a bad answer, and reaches no ledger.
         let invalid: Vec<String> = fin.spend.iter().filter_map(|s| s.invalid()).collect();
         let spend: Vec<Spend> = if invalid.is_empty() {

@@ -20,6 +20,7 @@ use crate::config::CommandConfig;
 use crate::error::Result;
 use crate::evidence::Snapshot;
 use crate::evidence::checkout::Checkout;
+use crate::evidence::odb;
 use crate::evidence::refs::Refs;
 use crate::report::Format;
 use crate::verify::{self, CommandResult, Place, Verdict};
@@ -33,12 +34,14 @@ pub(super) fn cargo_home() -> Option<PathBuf> {
 
 impl Run<'_> {
     /// The folder the checks run in: outside the repository (a build tool looking for its
-    /// workspace upwards must not find the real one), one per run and repository.
+    /// workspace upwards must not find the real one), one per repository, kept from run to run
+    /// (one run drives a checkout at a time; the folder is verified by content before each
+    /// check, so what a previous run or an agent left there is no risk, only work saved).
     fn checkout_dir(&self) -> PathBuf {
         use sha2::Digest;
         let h = sha2::Sha256::digest(self.root().as_os_str().as_encoded_bytes());
-        let tag: String = h[..4].iter().map(|b| format!("{b:02x}")).collect();
-        std::env::temp_dir().join(format!("forge-check-{}-{tag}", self.meta.slug))
+        let tag: String = h[..6].iter().map(|b| format!("{b:02x}")).collect();
+        std::env::temp_dir().join(format!("forge-check-{tag}"))
     }
 
     /// Runs one focused command or related check of `slice` on `tree`.
@@ -90,14 +93,28 @@ impl Run<'_> {
         tree: &Snapshot,
     ) -> Result<CommandResult> {
         let place = self.check_place(tree)?;
-        let protected = self.protect()?;
-        let refs = Refs::list(self.root())?;
+        let t = crate::trace::span("check-guard");
+        let protected =
+            super::protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug)?;
+        let refs = Refs::list(self.root(), &self.git_dir)?;
+        let objects = odb::Stamp::take(&self.git_dir);
+        drop(t);
         let logs = self.dir.join("logs");
         let mut res = verify::run_command_at(self.project, &place, &logs, None, origin, cmd)?;
         let branch = self.meta.branch.clone();
-        let mut tampered =
-            refs.put_back(self.root(), &Refs::list(self.root())?, branch.as_deref())?;
+        let mut tampered = refs.put_back(
+            self.root(),
+            &Refs::list(self.root(), &self.git_dir)?,
+            branch.as_deref(),
+        )?;
         tampered.extend(protected.put_back(self.project)?);
+        let bad = odb::Stamp::take(&self.git_dir)
+            .changes_since(&objects, &self.git_dir)
+            .verify(&self.seen.odb(&self.project.root), &self.git_dir);
+        if !bad.is_empty() {
+            self.seen.forget_stored();
+        }
+        tampered.extend(bad);
         if !tampered.is_empty() {
             res.ok = false;
             res.report_error = Some(format!(
@@ -113,11 +130,18 @@ impl Run<'_> {
     fn check_place(&mut self, tree: &Snapshot) -> Result<Place> {
         if self.checkout.is_none() {
             let dir = self.checkout_dir();
-            self.checkout = Some(Checkout::open(dir, self.config.run.check_caches.clone())?);
+            let hasher = crate::evidence::Hasher::new(self.seen.format());
+            self.checkout = Some(Checkout::open(
+                dir,
+                self.config.run.check_caches.clone(),
+                hasher,
+            )?);
         }
         let odb = self.seen.odb(&self.project.root);
         let co = self.checkout.as_mut().expect("opened above");
+        let t = crate::trace::span("checkout-sync");
         co.sync(&odb, tree)?;
+        drop(t);
         let cwd = co.dir.clone();
         // A private temp folder, emptied for every check: nothing a test reads from it was put
         // there by an agent or an earlier check.
@@ -149,12 +173,10 @@ impl Run<'_> {
         })
     }
 
-    /// Removes the checks' checkout (the run is over).
+    /// The run is over: the checks' temp folder goes; the checkout stays for the next run.
     pub(super) fn drop_checkout(&mut self) {
         if let Some(co) = self.checkout.take() {
-            let tmp = PathBuf::from(format!("{}-tmp", co.dir.display()));
-            co.remove();
-            let _ = std::fs::remove_dir_all(tmp);
+            let _ = std::fs::remove_dir_all(format!("{}-tmp", co.dir.display()));
         }
     }
 

@@ -62,7 +62,7 @@ impl Run<'_> {
                     red_tests: &p.red_tests,
                     harness: &harness,
                 };
-                let (scope, now) = self.judge(&phase, &a, &checkpoint, None)?;
+                let (scope, now) = self.judge(&phase, &a, None)?;
                 {
                     let p = self.state.slices[i].progress_mut();
                     for f in &scope.changed {
@@ -249,7 +249,8 @@ impl Run<'_> {
                 s.id
             );
             let commit = self.commit_snapshot(&start_sha, &checkpoint, &candidate, &msg, &files)?;
-            return self.land(i, &commit, &code, true);
+            // The working tree is what settle found: the judged tree.
+            return self.land(i, &commit, &code, true, Some(&now));
         }
         let start = self.start_sha(i)?;
         let p = self.state.slices[i].progress().clone();
@@ -299,6 +300,7 @@ impl Run<'_> {
         commit: &str,
         code: &[String],
         verified: bool,
+        tree: Option<&Snapshot>,
     ) -> Result<SliceEnd> {
         let p = self.state.slices[i].progress().clone();
         let start = self.start_sha(i)?;
@@ -349,8 +351,12 @@ impl Run<'_> {
         }
         self.state.current = None;
         self.save()?;
-        let now = self.observe(commit)?;
+        let now = match tree {
+            Some(t) => t.clone(),
+            None => self.observe(commit)?,
+        };
         self.remember(commit, &now)?;
+        self.save_meta()?;
         self.event("slice-done", json!({"slice": id, "commit": commit}));
         self.say(&format!(
             "Slice `{id}` landed as {}.",

@@ -14,6 +14,8 @@ pub struct Observer {
     hasher: Hasher,
     /// Trees of commits read so far (a commit's tree never changes).
     trees: HashMap<String, Snapshot>,
+    /// Blobs Forge stored and read back verified; forgotten whenever a planted object was found.
+    stored: std::collections::HashSet<String>,
 }
 
 impl Observer {
@@ -21,7 +23,12 @@ impl Observer {
         Ok(Observer {
             hasher: Hasher::new(ObjectFormat::of_repo(root)?),
             trees: HashMap::new(),
+            stored: Default::default(),
         })
+    }
+
+    pub fn format(&self) -> ObjectFormat {
+        self.hasher.format
     }
 
     pub fn odb<'r>(&self, root: &'r Path) -> Odb<'r> {
@@ -33,6 +40,7 @@ impl Observer {
         if let Some(t) = self.trees.get(commit) {
             return Ok(t.clone());
         }
+        let _t = crate::trace::span("ls-tree");
         let t = Snapshot::of_commit(root, commit)?;
         self.trees.insert(commit.to_string(), t.clone());
         Ok(t)
@@ -42,20 +50,35 @@ impl Observer {
     /// not in `base`'s tree is stored (verified) in the object store, so Forge can put it back
     /// or write it into a checkout later.
     pub fn snapshot(&mut self, root: &Path, base: &str) -> odb::Result<Snapshot> {
+        let _t = crate::trace::span("snapshot");
         let tree = self.tree(root, base)?;
         let snap = self.hasher.snapshot(root, &tree)?;
         self.store(root, &tree, &snap)?;
         Ok(snap)
     }
 
-    /// Stores the entries of `snap` that `tree` does not already hold.
-    fn store(&self, root: &Path, tree: &Snapshot, snap: &Snapshot) -> odb::Result<()> {
+    /// Stores the entries of `snap` that `tree` does not already hold (and Forge has not
+    /// stored and verified already).
+    fn store(&mut self, root: &Path, tree: &Snapshot, snap: &Snapshot) -> odb::Result<()> {
+        let _t = crate::trace::span("store");
         let changes = tree.diff(snap);
         let items: Vec<(&str, &crate::evidence::Entry)> = changes
             .iter()
             .filter_map(|c| c.after.as_ref().map(|e| (c.path.as_str(), e)))
+            .filter(|(_, e)| e.oid().is_some_and(|o| !self.stored.contains(o)))
             .collect();
-        self.odb(root).store(&items)
+        self.odb(root).store(&items)?;
+        self.stored.extend(
+            items
+                .iter()
+                .filter_map(|(_, e)| e.oid().map(str::to_string)),
+        );
+        Ok(())
+    }
+
+    /// A planted object was found (and removed): nothing stored so far is taken on trust.
+    pub fn forget_stored(&mut self) {
+        self.stored.clear();
     }
 }
 

@@ -112,7 +112,7 @@ impl Run<'_> {
             // Read the answer before anything rewrites state.json.
             let answer = agent::read_output(&state_file);
             // Planning is read-only: whatever it changed in the repository is put back.
-            let (scope, now) = self.judge(&Phase::ReadOnly { role: "planner" }, &a, &base, None)?;
+            let (scope, now) = self.judge(&Phase::ReadOnly { role: "planner" }, &a, None)?;
             self.remember(&base, &now)?;
             let mut stray: Vec<String> = scope.disallowed.iter().map(|(p, _)| p.clone()).collect();
             stray.extend(scope.restored.iter().cloned());

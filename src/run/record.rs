@@ -29,6 +29,7 @@ impl Run<'_> {
     }
 
     pub(super) fn save(&mut self) -> Result<()> {
+        let _t = crate::trace::span("save");
         use sha2::Digest;
         self.meta.updated_at = now();
         let bytes = state::to_json_bytes(&state::state_path(&self.dir), &self.state)?;
@@ -50,7 +51,8 @@ impl Run<'_> {
     }
 
     /// Records `snap` as the working tree Forge last saw (against `head`'s tree): a resume
-    /// compares the tree with it to tell a person's changes from the run's.
+    /// compares the tree with it to tell a person's changes from the run's. Written with the
+    /// next save — at the latest just before the next agent call.
     pub(super) fn remember(&mut self, head: &str, snap: &Snapshot) -> Result<()> {
         let tree = self.seen.tree(&self.project.root, head)?;
         self.meta.observed = Some(Observed {
@@ -61,7 +63,7 @@ impl Run<'_> {
                 .map(|c| (c.path, c.after))
                 .collect(),
         });
-        self.save_meta()
+        Ok(())
     }
 
     pub(super) fn event(&self, event: &str, mut data: Value) {
@@ -90,7 +92,7 @@ impl Run<'_> {
             red_tests,
             output: output.map(|p| self.project.rel(p)),
         });
-        self.save()?;
+        // Saved before the phase's agent starts (see `call_agent`): the guard reads it then.
         // Written once per process: the guard reads the phase from state.json, saved above.
         if !self.active_written {
             crate::state::write_atomic(
@@ -105,6 +107,7 @@ impl Run<'_> {
     /// Writes a gate result to the run folder and the timeline, prints it, and links it from
     /// the slice's progress.
     pub(super) fn gate(&mut self, slice: Option<usize>, r: &GateResult) -> Result<()> {
+        let _t = crate::trace::span("gate");
         self.meta.gates_written += 1;
         let (sid, wave, attempt) = match slice {
             Some(i) => {
@@ -136,11 +139,11 @@ impl Run<'_> {
             attempt,
             file,
         };
+        // Linked from the progress with the next save (the gate file itself is on disk now).
         match slice {
             Some(i) => self.state.slices[i].progress_mut().gates.push(gate_ref),
             None => self.meta.gates.push(gate_ref),
         }
-        self.save()?;
         let mark = if r.passed() { "✓" } else { "✗" };
         let who = if sid == "run" {
             String::new()

@@ -49,7 +49,7 @@ impl Run<'_> {
                 test_areas: &s.test_areas,
                 harness: &harness,
             };
-            let (scope, now) = self.judge(&phase, &a, &start_sha, only)?;
+            let (scope, now) = self.judge(&phase, &a, only)?;
             {
                 let p = self.state.slices[i].progress_mut();
                 for f in &scope.changed {
@@ -180,8 +180,12 @@ impl Run<'_> {
                 &start_sha,
             )?;
             // The verifier is read-only: anything it changed is put back before judging.
-            let (vscope, now) =
-                self.judge(&Phase::ReadOnly { role: "verifier" }, &a, &start_sha, None)?;
+            let (vscope, vnow) = self.judge(&Phase::ReadOnly { role: "verifier" }, &a, None)?;
+            // Whatever else changed the working tree since red's call was judged — the red
+            // check reaching out of its checkout — shows now, without another look.
+            let drift =
+                self.settle_seen(&start_sha, &now, &vnow, &red_changed, gates::RED_FILE_SCOPE)?;
+            let now = vnow;
             self.remember(&start_sha, &now)?;
             let (problems, answer) = match agent::read_output(&out_path) {
                 Ok(v) => {
@@ -228,7 +232,7 @@ impl Run<'_> {
             self.gate(Some(i), &r)?;
 
             // red checkpoint: of the tree as it was judged and checked.
-            if let Some(r) = self.settle(&start_sha, &now, &red_changed, gates::RED_FILE_SCOPE)? {
+            if let Some(r) = drift {
                 self.gate(Some(i), &r)?;
                 self.feedback(i, r.reason());
                 continue;
@@ -302,7 +306,6 @@ impl Run<'_> {
                 role: "coverage reviewer",
             },
             &a,
-            &start_sha,
             None,
         )?;
         self.remember(&start_sha, &now)?;

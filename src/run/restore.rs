@@ -21,7 +21,6 @@ impl Run<'_> {
         &mut self,
         phase: &Phase,
         a: &Attempt,
-        base: &str,
         only_adds_to: Option<&Snapshot>,
     ) -> Result<(Scope, Snapshot)> {
         let changes = a.changes();
@@ -79,7 +78,8 @@ impl Run<'_> {
         }
         let back: Vec<String> = scope.disallowed.iter().map(|(p, _)| p.clone()).collect();
         self.put_back_paths(&a.before, &back)?;
-        let now = self.observe(base)?;
+        // What Forge just wrote is what it read before the call: no second look needed.
+        let now = a.after.overlay(&a.before, &back);
         Ok((scope, now))
     }
 
@@ -135,7 +135,19 @@ impl Run<'_> {
         gate: &str,
     ) -> Result<Option<GateResult>> {
         let now = self.observe(base)?;
-        let differ: Vec<String> = judged.diff(&now).into_iter().map(|c| c.path).collect();
+        self.settle_seen(base, judged, &now, owned, gate)
+    }
+
+    /// [`Self::settle`] with the working tree as Forge has just seen it (`now`).
+    pub(super) fn settle_seen(
+        &mut self,
+        base: &str,
+        judged: &Snapshot,
+        now: &Snapshot,
+        owned: &[String],
+        gate: &str,
+    ) -> Result<Option<GateResult>> {
+        let differ: Vec<String> = judged.diff(now).into_iter().map(|c| c.path).collect();
         if differ.is_empty() {
             return Ok(None);
         }

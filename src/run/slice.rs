@@ -151,7 +151,7 @@ impl Run<'_> {
                     .collect();
                 // A kill between the commit and the index sync: sync now.
                 git::sync_index(self.root(), &files)?;
-                return self.land(i, &head, &code, true).map(Some);
+                return self.land(i, &head, &code, true, None).map(Some);
             }
         }
         Ok(None)

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub struct Repo {
+    /// Holds the repository (`repo/`) and the temp folder Forge's processes get (`tmp/`), so
+    /// what a test's `forge run` keeps in the temp folder (its checks' checkout) goes with it.
     pub dir: tempfile::TempDir,
+    repo: PathBuf,
 }
 
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/reports");
@@ -16,7 +19,10 @@ impl Repo {
     /// A git repository with `user.name` set and nothing else.
     pub fn bare() -> Repo {
         let dir = tempfile::tempdir().unwrap();
-        let r = Repo { dir };
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
+        let r = Repo { dir, repo };
         r.git(&["init", "-q", "-b", "main"]);
         r.git(&["config", "user.name", "Ada Lovelace"]);
         r.git(&["config", "user.email", "ada@example.com"]);
@@ -34,7 +40,12 @@ impl Repo {
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.repo
+    }
+
+    /// The temp folder the test's forge processes use (`TMPDIR`).
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
     }
 
     pub fn config(&self, yaml: &str) {
@@ -118,7 +129,9 @@ impl Repo {
 
     pub fn forge_cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(forge_bin());
-        c.args(args).current_dir(self.path());
+        c.args(args)
+            .current_dir(self.path())
+            .env("TMPDIR", self.tmp());
         c
     }
 

@@ -166,4 +166,3 @@ pub fn assert_landed_cleanly(r: &Repo) {
     assert!(o.status.success());
     assert_clean_clone_passes(r);
 }
-
