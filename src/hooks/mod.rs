@@ -8,6 +8,7 @@
 //! crashing; the binary's watchdog covers a hang or a memory runaway the same way.)
 
 pub mod install;
+pub mod json_text;
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
