@@ -71,6 +71,50 @@ fn init_detects_python_go_and_node_projects() {
     }
 }
 
+/// A folder holding only the named programs (each a stub that succeeds), for a `PATH` of a
+/// machine that has exactly those.
+fn path_with(dir: &std::path::Path, programs: &[&str]) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    for p in programs {
+        let f = dir.join(p);
+        std::fs::write(&f, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir.display().to_string()
+}
+
+#[test]
+fn init_writes_a_test_command_this_machine_can_run() {
+    let bin = tempfile::tempdir().unwrap();
+    // A machine with `python3` and no `python` (Debian, Ubuntu, macOS).
+    let r = Repo::bare();
+    r.write("pyproject.toml", "[project]\nname = \"x\"\n");
+    let o = r
+        .forge_cmd(&["init"])
+        .env(
+            "PATH",
+            path_with(&bin.path().join("py3"), &["python3", "git"]),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let cfg = r.read(".forge/config.yaml");
+    assert!(cfg.contains("run: \"python3 -m pytest -rA\""), "{cfg}");
+    assert!(!cfg.contains("http"), "no placeholder URL: {cfg}");
+    // A machine with neither: the config is written and the person is told.
+    let r = Repo::bare();
+    r.write("go.mod", "module x\n");
+    let o = r
+        .forge_cmd(&["init"])
+        .env("PATH", path_with(&bin.path().join("none"), &["git"]))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("`go` is not on PATH here"), "{out}");
+}
+
 #[test]
 fn change_new_list_and_scenarios() {
     let r = Repo::with_command("true", "none");
