@@ -22,6 +22,7 @@ pub mod state;
 pub mod text;
 pub mod timeline;
 pub mod timeline_html;
+pub mod timeline_when;
 pub mod verify;
 
 pub use error::{Error, Result};

@@ -228,7 +228,7 @@ pub fn handle(
                 rec.1.record_or_warn(
                     rec.0.as_deref(),
                     "guard",
-                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip(&result.reason, 300)}),
+                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip_words(&result.reason, 300)}),
                 );
             }
             pre_tool_answer(agent, &result)
@@ -395,7 +395,7 @@ fn describe_input(input: Option<&Value>) -> String {
     .iter()
     .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
     .unwrap_or_default();
-    crate::text::clip(&s, 300)
+    crate::text::clip_words(&s, 300)
 }
 
 fn pre_tool_use(p: &Payload, fallback_cwd: &Path, session: Option<&str>) -> GuardResult {
