@@ -15,6 +15,9 @@ use crate::error::{Error, Result};
 use crate::repo::Project;
 use crate::state::{self, StateDoc};
 
+mod limits;
+pub use limits::{LimitChange, LimitKey, NewValue, change_limit};
+
 /// `budget:` in `.forge/config.yaml`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -479,19 +482,26 @@ pub fn record(
     Ok(())
 }
 
+fn limits_path(project: &Project) -> PathBuf {
+    project.tmp_dir().join("budget-limits.json")
+}
+
+fn limits_snapshot(config: &BudgetConfig) -> Value {
+    serde_json::json!({"change": config.change, "session": config.session, "warn_at": config.warn_at, "prices": config.prices})
+}
+
 /// Records a change of the budget limits on the timeline (`.forge/sessions/config/`), attributed
 /// to the person who edited the config — agents cannot edit it. The limits seen last are kept in
 /// `.tmp/.forge/budget-limits.json`; the first sight records nothing.
 pub fn note_limit_changes(project: &Project, config: &BudgetConfig) {
-    let path = project.tmp_dir().join("budget-limits.json");
-    let now = serde_json::json!({"change": config.change, "session": config.session, "warn_at": config.warn_at, "prices": config.prices});
-    let before: Option<Value> = std::fs::read(&path)
+    let now = limits_snapshot(config);
+    let before: Option<Value> = std::fs::read(limits_path(project))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     if before.as_ref() == Some(&now) {
         return;
     }
-    let _ = state::write_atomic(&path, now.to_string().as_bytes());
+    remember_limits(project, config);
     if let Some(before) = before {
         let who =
             crate::git::user_name_from_files(&project.root).unwrap_or_else(|| "unknown".into());
@@ -502,6 +512,15 @@ pub fn note_limit_changes(project: &Project, config: &BudgetConfig) {
             serde_json::json!({"event": "limits-changed", "from": before, "to": now}),
         );
     }
+}
+
+/// Takes `config`'s limits as seen, without recording anything: for `forge budget set|raise`,
+/// which records the change itself, with its key and the person's session.
+pub fn remember_limits(project: &Project, config: &BudgetConfig) {
+    let _ = state::write_atomic(
+        &limits_path(project),
+        limits_snapshot(config).to_string().as_bytes(),
+    );
 }
 
 /// Spend against one limit.

@@ -7,6 +7,7 @@
 
 pub mod breaker;
 pub mod budget;
+pub mod caller;
 pub mod config;
 pub mod error;
 pub mod exec;
@@ -24,5 +25,6 @@ pub mod timeline;
 pub mod timeline_html;
 pub mod timeline_when;
 pub mod verify;
+pub mod yaml_edit;
 
 pub use error::{Error, Result};

@@ -74,8 +74,8 @@ impl Recorder {
             .ok()
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| {
-                if std::env::var_os("CLAUDECODE").is_some() {
-                    "agent:claude".to_string()
+                if let Some(m) = crate::caller::agent_marker() {
+                    format!("agent:{}", m.agent)
                 } else {
                     let who = crate::git::user_name_from_files(&project.root)
                         .or_else(|| std::env::var("USER").ok())
@@ -734,9 +734,20 @@ pub fn summary(e: &Event) -> String {
             s("tool"),
             crate::text::clip_words(&s("target"), 120)
         ),
+        "budget" if s("event") == "limits-changed" && d.get("key").is_some() => format!(
+            "budget.{} {} → {} ({})",
+            s("key"),
+            d["from"],
+            d["to"],
+            s("by")
+        ),
         "budget" if s("event") == "limits-changed" => {
             format!("limits changed: {} → {}", d["from"], d["to"])
         }
+        "budget" if s("event") == "unpriced-model" => format!(
+            "no price for model {}: add it under budget.prices",
+            s("model")
+        ),
         "budget" => format!(
             "${:.4} {} ({} tokens) from {}",
             d.get("usd").and_then(|v| v.as_f64()).unwrap_or(0.0),

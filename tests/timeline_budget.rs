@@ -447,3 +447,100 @@ fn status_never_cuts_a_command_or_a_path() {
         "a long path is shown whole: {lines:?}"
     );
 }
+
+#[test]
+fn budget_set_and_raise_edit_one_value_and_are_a_persons_act() {
+    let r = Repo::bare();
+    let original = "# Our limits — ask Ada before raising\nverify:\n  commands:\n    - {name: test, run: 'true'}   # placeholder\nbudget:\n  change:  { usd: 5.00, tokens: null }     # per change\n  warn_at: 0.8\n\n# end\n";
+    r.config(original);
+    let o = r.forge(&["budget", "raise", "change.usd", "2"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("budget.change.usd: $5.00 → $7.00 (raised by $2.00)")
+            && o.stdout.contains("human:Ada Lovelace"),
+        "{}",
+        o.stdout
+    );
+    // Only the value changed: comments, spacing and layout are the person's.
+    assert_eq!(
+        r.read(".forge/config.yaml"),
+        original.replace("usd: 5.00,", "usd: 7,")
+    );
+    let o = r.forge(&["budget", "set", "session.tokens", "300000"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert_eq!(
+        r.read(".forge/config.yaml"),
+        original.replace("usd: 5.00,", "usd: 7,").replace(
+            "  warn_at: 0.8\n",
+            "  warn_at: 0.8\n  session:\n    tokens: 300000\n"
+        )
+    );
+    assert_eq!(r.forge(&["budget", "set", "change.usd", "none"]).code, 0);
+    assert!(
+        r.read(".forge/config.yaml")
+            .contains("{ usd: null, tokens: null }")
+    );
+    // On the timeline as the person's act, once each (no second record from the hooks' check).
+    assert_eq!(r.forge(&["budget", "status", "--change", "c"]).code, 0);
+    let v = r.forge(&["timeline", "--kind", "budget", "--json"]).json();
+    let evs: Vec<_> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["actor"].clone(), e["data"].clone()))
+        .collect();
+    assert_eq!(evs.len(), 3, "{v}");
+    assert_eq!(evs[0].0, "human:Ada Lovelace");
+    assert_eq!(
+        evs[0].1,
+        json!({"event": "limits-changed", "by": "raise", "key": "change.usd", "from": 5.0, "to": 7.0})
+    );
+    assert_eq!(evs[1].1["key"], "session.tokens");
+    assert_eq!(evs[2].1["to"], Value::Null);
+
+    // Refused to an agent's session, and nothing is written or recorded.
+    let before = r.read(".forge/config.yaml");
+    let o = r
+        .forge_cmd(&["budget", "raise", "session.tokens", "1000000"])
+        .env("CLAUDECODE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("a person's act") && err.contains("CLAUDECODE=1"),
+        "{err}"
+    );
+    assert_eq!(r.read(".forge/config.yaml"), before);
+    let v = r.forge(&["timeline", "--kind", "budget", "--json"]).json();
+    assert_eq!(v.as_array().unwrap().len(), 3);
+    // The guard denies it to an agent through the hooks, however it is wrapped.
+    for cmd in [
+        "forge budget raise change.usd 100",
+        "env FOO=1 forge budget set session.usd 9",
+        "bash -c 'forge budget raise change.usd 1'",
+    ] {
+        let o = r.forge(&["guard", "check", "--", cmd]);
+        assert_eq!(o.code, 1, "{cmd}: {o:?}");
+        assert!(o.stdout.contains("human-only"), "{cmd}: {}", o.stdout);
+    }
+    // Clear errors: nothing to raise, unknown key, bad value.
+    let o = r.forge(&["budget", "raise", "change.usd", "1"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr.contains("has no limit") && o.stderr.contains("forge budget set change.usd"),
+        "{}",
+        o.stderr
+    );
+    let o = r.forge(&["budget", "set", "change.dollars", "1"]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("change.usd, change.tokens"),
+        "{}",
+        o.stderr
+    );
+    let o = r.forge(&["budget", "set", "warn_at", "1.5"]);
+    assert_eq!(o.code, 2);
+    assert_eq!(r.read(".forge/config.yaml"), before);
+}
