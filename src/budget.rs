@@ -4,18 +4,19 @@
 //! `.forge/changes/<c>/budget.yaml` and `.forge/sessions/<s>/budget.yaml`, and enforced by the
 //! hooks.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::repo::Project;
 use crate::state::{self, StateDoc};
 
+mod claude;
 mod limits;
+pub use claude::{ingest_transcript, subagent_transcripts};
 pub use limits::{LimitChange, LimitKey, NewValue, change_limit};
 
 /// `budget:` in `.forge/config.yaml`.
@@ -49,8 +50,13 @@ pub struct Limit {
 pub struct Price {
     pub input: f64,
     pub output: f64,
+    /// Cache writes that live 5 minutes (default: 1.25 × input, Anthropic's rate).
     #[serde(default)]
     pub cache_write: Option<f64>,
+    /// Cache writes that live 1 hour (default: 2 × input, Anthropic's rate).
+    #[serde(default)]
+    pub cache_write_1h: Option<f64>,
+    /// Cache reads (default: 0.1 × input).
     #[serde(default)]
     pub cache_read: Option<f64>,
 }
@@ -104,13 +110,25 @@ const PRICES: &[(&str, f64, f64, f64, f64)] = &[
 pub struct Tokens {
     pub input: u64,
     pub output: u64,
+    /// Cache writes of every time to live.
     pub cache_write: u64,
+    /// The part of `cache_write` that lives 1 hour, which costs more than a 5-minute write.
+    #[serde(default)]
+    pub cache_write_1h: u64,
     pub cache_read: u64,
 }
 
 impl Tokens {
     pub fn total(&self) -> u64 {
         self.input + self.output + self.cache_write + self.cache_read
+    }
+
+    pub fn add(&mut self, o: &Tokens) {
+        self.input += o.input;
+        self.output += o.output;
+        self.cache_write += o.cache_write;
+        self.cache_write_1h += o.cache_write_1h;
+        self.cache_read += o.cache_read;
     }
 }
 
@@ -149,16 +167,31 @@ pub fn price(config: &BudgetConfig, model: Option<&str>, t: &Tokens) -> Option<f
                 input: *i,
                 output: *o,
                 cache_write: Some(*w),
+                cache_write_1h: None,
                 cache_read: Some(*r),
             })
     })?;
+    let hour = t.cache_write_1h.min(t.cache_write);
     Some(
         (t.input as f64 * p.input
             + t.output as f64 * p.output
-            + t.cache_write as f64 * p.cache_write.unwrap_or(p.input * 1.25)
+            + (t.cache_write - hour) as f64 * p.cache_write.unwrap_or(p.input * 1.25)
+            + hour as f64 * p.cache_write_1h.unwrap_or(p.input * 2.0)
             + t.cache_read as f64 * p.cache_read.unwrap_or(p.input * 0.1))
             / 1e6,
     )
+}
+
+/// What to tell a person about a model with no price, once: that its tokens count toward token
+/// limits only, and the config lines that price it.
+pub fn price_hint(model: Option<&str>) -> String {
+    match model {
+        Some(m) => format!(
+            "model `{m}` has no price, so its tokens count toward token limits only. Add its price (USD per million tokens) to .forge/config.yaml:\n  budget:\n    prices:\n      {}: {{ input: 3.0, output: 15.0 }}   # the model's own rates",
+            serde_json::to_string(base_model(m)).unwrap_or_default()
+        ),
+        None => "spend of an unnamed model has no price, so its tokens count toward token limits only: name the model (`forge budget record … --model M`; Codex's JSON does not name it)".to_string(),
+    }
 }
 
 /// Spend from a `claude -p --output-format json` result: `modelUsage` per model, with the cost
@@ -178,6 +211,9 @@ pub fn from_claude_json(v: &Value) -> std::result::Result<Vec<Spend>, String> {
                 input: n("inputTokens"),
                 output: n("outputTokens"),
                 cache_write: n("cacheCreationInputTokens"),
+                // `modelUsage` does not split cache writes by time to live; `costUSD` is Claude
+                // Code's own price, which does.
+                cache_write_1h: 0,
                 cache_read: n("cacheReadInputTokens"),
             },
             usd: u.get("costUSD").and_then(|x| x.as_f64()),
@@ -237,6 +273,7 @@ pub fn from_gemini_json(
             input: n("prompt").saturating_sub(cached),
             output: n("candidates") + n("thoughts"),
             cache_write: 0,
+            cache_write_1h: 0,
             cache_read: cached,
         };
         out.push(Spend {
@@ -249,124 +286,6 @@ pub fn from_gemini_json(
     Ok(out)
 }
 
-/// Where a transcript was read up to, and the message ids already counted.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Cursor {
-    path: String,
-    offset: u64,
-    /// `message.id` + `requestId` of the most recent assistant messages: Claude Code writes one
-    /// message with several content blocks as several lines repeating the same usage.
-    seen: VecDeque<String>,
-}
-
-const SEEN_KEEP: usize = 4096;
-
-impl StateDoc for Cursor {
-    fn parse(text: &str) -> std::result::Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
-    }
-    fn render(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-}
-
-/// Reads the new lines of a Claude Code transcript since the last call (never the whole file
-/// again) and returns their spend, one record per model. The read position and recent message
-/// ids live in `cursor_dir`.
-pub fn ingest_transcript(
-    transcript: &Path,
-    cursor_dir: &Path,
-    config: &BudgetConfig,
-) -> Result<Vec<Spend>> {
-    let key = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        transcript.hash(&mut h);
-        format!("{:016x}", h.finish())
-    };
-    let cursor_path = cursor_dir.join(format!("{key}.json"));
-    state::update(
-        &cursor_path,
-        "Delete it to re-read the transcript from the start.",
-        |cur: Option<Cursor>| {
-            let mut cur = cur.unwrap_or_else(|| Cursor {
-                path: transcript.display().to_string(),
-                ..Cursor::default()
-            });
-            let mut file = std::fs::File::open(transcript).map_err(|e| {
-                Error::io(
-                    format!("cannot open the transcript {}", transcript.display()),
-                    e,
-                )
-            })?;
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            if len < cur.offset {
-                // Rewritten or truncated: start over, keeping the ids already counted.
-                cur.offset = 0;
-            }
-            file.seek(SeekFrom::Start(cur.offset))
-                .map_err(|e| Error::io(format!("cannot read {}", transcript.display()), e))?;
-            let mut reader = BufReader::new(file.take(len - cur.offset));
-            let mut per_model: BTreeMap<String, Tokens> = BTreeMap::new();
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                let n = reader
-                    .read_until(b'\n', &mut line)
-                    .map_err(|e| Error::io(format!("cannot read {}", transcript.display()), e))?;
-                if n == 0 || line.last() != Some(&b'\n') {
-                    break; // an incomplete last line is read next time
-                }
-                cur.offset += n as u64;
-                if memchr::memmem::find(&line, b"\"usage\"").is_none() {
-                    continue;
-                }
-                let Ok(v) = serde_json::from_slice::<Value>(&line) else {
-                    continue;
-                };
-                if v.get("type").and_then(|t| t.as_str()) != Some("assistant") {
-                    continue;
-                }
-                let msg = &v["message"];
-                let Some(u) = msg.get("usage") else { continue };
-                let id = format!(
-                    "{}/{}",
-                    msg.get("id").and_then(|x| x.as_str()).unwrap_or(""),
-                    v.get("requestId").and_then(|x| x.as_str()).unwrap_or("")
-                );
-                if cur.seen.contains(&id) {
-                    continue;
-                }
-                if cur.seen.len() == SEEN_KEEP {
-                    cur.seen.pop_front();
-                }
-                cur.seen.push_back(id);
-                let n = |k: &str| u.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
-                let model = msg
-                    .get("model")
-                    .and_then(|x| x.as_str())
-                    .unwrap_or("unknown")
-                    .to_string();
-                let t = per_model.entry(model).or_default();
-                t.input += n("input_tokens");
-                t.output += n("output_tokens");
-                t.cache_write += n("cache_creation_input_tokens");
-                t.cache_read += n("cache_read_input_tokens");
-            }
-            let spends = per_model
-                .into_iter()
-                .map(|(model, t)| Spend {
-                    source: "claude-transcript".into(),
-                    usd: price(config, Some(&model), &t),
-                    model: Some(model),
-                    tokens: t,
-                })
-                .collect();
-            Ok((cur, spends))
-        },
-    )
-}
-
 /// Running totals of a change or a session.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -376,6 +295,9 @@ pub struct Ledger {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cache_write_tokens: u64,
+    /// The part of `cache_write_tokens` written for 1 hour (priced higher than 5 minutes).
+    #[serde(default)]
+    pub cache_write_1h_tokens: u64,
     pub cache_read_tokens: u64,
     /// Tokens of models with no known price: counted, flagged, never priced at zero silently.
     pub unpriced_tokens: u64,
@@ -399,12 +321,13 @@ impl StateDoc for Ledger {
             .map(|m| serde_json::to_string(m).unwrap_or_default())
             .collect();
         format!(
-            "usd: {}\ntokens: {}\ninput_tokens: {}\noutput_tokens: {}\ncache_write_tokens: {}\ncache_read_tokens: {}\nunpriced_tokens: {}\nrecords: {}\nunpriced_models: [{}]\n",
+            "usd: {}\ntokens: {}\ninput_tokens: {}\noutput_tokens: {}\ncache_write_tokens: {}\ncache_write_1h_tokens: {}\ncache_read_tokens: {}\nunpriced_tokens: {}\nrecords: {}\nunpriced_models: [{}]\n",
             self.usd,
             self.tokens,
             self.input_tokens,
             self.output_tokens,
             self.cache_write_tokens,
+            self.cache_write_1h_tokens,
             self.cache_read_tokens,
             self.unpriced_tokens,
             self.records,
@@ -420,6 +343,7 @@ impl Ledger {
         self.input_tokens += s.tokens.input;
         self.output_tokens += s.tokens.output;
         self.cache_write_tokens += s.tokens.cache_write;
+        self.cache_write_1h_tokens += s.tokens.cache_write_1h;
         self.cache_read_tokens += s.tokens.cache_read;
         self.records += 1;
         if s.usd.is_none() {
@@ -454,14 +378,17 @@ pub fn load_ledger(path: &Path) -> Result<Ledger> {
 }
 
 /// Adds spend to the change's and the session's ledgers (each atomic, locked, fail-closed).
+/// Returns the unpriced models this project had not seen before — `None` for spend that names
+/// no model — so the caller tells the person once, with [`price_hint`], rather than on every
+/// record.
 pub fn record(
     project: &Project,
     change: Option<&str>,
     session: Option<&str>,
     spends: &[Spend],
-) -> Result<()> {
+) -> Result<Vec<Option<String>>> {
     if spends.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let mut paths = Vec::new();
     if let Some(c) = change {
@@ -479,7 +406,57 @@ pub fn record(
             Ok((l, ()))
         })?;
     }
-    Ok(())
+    first_sight_of_unpriced(project, spends)
+}
+
+/// The models seen unpriced so far in this project (`.tmp/.forge/unpriced-models.json`).
+struct Named(Vec<Option<String>>);
+
+impl StateDoc for Named {
+    fn parse(text: &str) -> std::result::Result<Self, String> {
+        serde_json::from_str(text)
+            .map(Named)
+            .map_err(|e| e.to_string())
+    }
+    fn render(&self) -> String {
+        serde_json::to_string(&self.0).unwrap_or_default()
+    }
+}
+
+fn first_sight_of_unpriced(project: &Project, spends: &[Spend]) -> Result<Vec<Option<String>>> {
+    let mut unpriced: Vec<Option<String>> = Vec::new();
+    for s in spends.iter().filter(|s| s.usd.is_none()) {
+        let m = s.model.as_deref().map(|m| base_model(m).to_string());
+        if !unpriced.contains(&m) {
+            unpriced.push(m);
+        }
+    }
+    if unpriced.is_empty() {
+        return Ok(unpriced);
+    }
+    let path = project.tmp_dir().join("unpriced-models.json");
+    state::update_or_recover(&path, |seen: std::result::Result<Option<Named>, String>| {
+        // A broken list only means a model is named again.
+        let mut seen = seen.ok().flatten().map_or_else(Vec::new, |n| n.0);
+        let new: Vec<Option<String>> = unpriced.into_iter().filter(|m| !seen.contains(m)).collect();
+        seen.extend(new.iter().cloned());
+        Ok((Named(seen), new))
+    })
+}
+
+/// The dollars left before the first USD limit of the change or the session is reached, for
+/// agents that can stop themselves there (`claude -p --max-budget-usd`). `None` when no USD
+/// limit applies.
+pub fn remaining_usd(
+    project: &Project,
+    config: &BudgetConfig,
+    change: Option<&str>,
+    session: Option<&str>,
+) -> Result<Option<f64>> {
+    Ok(standings(project, config, change, session)?
+        .iter()
+        .filter_map(|s| s.usd_limit.map(|limit| (limit - s.usd).max(0.0)))
+        .reduce(f64::min))
 }
 
 fn limits_path(project: &Project) -> PathBuf {
@@ -719,6 +696,174 @@ mod tests {
         assert_eq!(evs[0].data["event"], "limits-changed");
         assert_eq!(evs[0].data["to"]["change"]["usd"], 9.0);
         assert!(evs[0].actor.starts_with("human:"));
+    }
+
+    /// Copies a fixture folder tree.
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_tree(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn subagent_transcripts_count_and_cache_writes_are_priced_by_their_ttl() {
+        // A real Claude Code 2.1.197 session (agent rig, fake_cache_model.py): the main agent
+        // (claude-opus-4-8) writes 1,000 cache tokens for 5 minutes and 2,000 for an hour, then
+        // starts a subagent (claude-haiku-4-5) that writes 4,000 for 5 minutes. The client's
+        // own total for it all is in result.json.
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(Path::new(&format!("{FIX}/claude-subagents")), dir.path());
+        let main = dir
+            .path()
+            .join("0b8b9da3-7a02-4252-bc16-461e8db8eb36.jsonl");
+        assert_eq!(subagent_transcripts(&main).len(), 1);
+        let cfg = BudgetConfig::default();
+        let cur = dir.path().join("cursors");
+        let s = ingest_transcript(&main, &cur, &cfg).unwrap();
+        let by = |src: &str| s.iter().find(|x| x.source == src).unwrap();
+        let (m, sub) = (by("claude-transcript"), by("claude-subagent"));
+        assert_eq!(m.model.as_deref(), Some("claude-opus-4-8"));
+        assert_eq!(
+            (
+                m.tokens.cache_write,
+                m.tokens.cache_write_1h,
+                m.tokens.cache_read
+            ),
+            (3000, 2000, 3000)
+        );
+        assert_eq!(sub.model.as_deref(), Some("claude-haiku-4-5-20251001"));
+        assert_eq!((sub.tokens.input, sub.tokens.output), (16, 45));
+        assert_eq!(
+            (sub.tokens.cache_write, sub.tokens.cache_write_1h),
+            (4000, 0)
+        );
+        let result: Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{FIX}/claude-subagents/result.json")).unwrap(),
+        )
+        .unwrap();
+        let total: f64 = s.iter().map(|x| x.usd.unwrap()).sum();
+        let claude = result["total_cost_usd"].as_f64().unwrap();
+        assert!(
+            (total - claude).abs() < 1e-9,
+            "Forge ${total} vs Claude Code ${claude}"
+        );
+        for (model, u) in result["modelUsage"].as_object().unwrap() {
+            let ours = s
+                .iter()
+                .find(|x| model.starts_with(x.model.as_deref().unwrap()))
+                .unwrap();
+            let theirs = u["costUSD"].as_f64().unwrap();
+            assert!(
+                (ours.usd.unwrap() - theirs).abs() < 1e-9,
+                "{model}: {ours:?} vs {theirs}"
+            );
+        }
+        // Read once: a second call finds nothing new in either file.
+        assert!(ingest_transcript(&main, &cur, &cfg).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_one_hour_cache_write_costs_more_than_a_five_minute_one() {
+        let cfg = BudgetConfig::default();
+        let five = Tokens {
+            cache_write: 1_000_000,
+            ..Tokens::default()
+        };
+        let hour = Tokens {
+            cache_write_1h: 1_000_000,
+            ..five
+        };
+        let m = Some("claude-sonnet-4-5");
+        assert_eq!(price(&cfg, m, &five), Some(3.75));
+        assert_eq!(price(&cfg, m, &hour), Some(6.0));
+        // A configured price may name its own 1-hour rate.
+        let mut cfg = BudgetConfig::default();
+        cfg.prices.insert(
+            "my-model".into(),
+            Price {
+                input: 1.0,
+                output: 2.0,
+                cache_write: None,
+                cache_write_1h: Some(3.0),
+                cache_read: None,
+            },
+        );
+        assert_eq!(price(&cfg, Some("my-model-1"), &hour), Some(3.0));
+        assert_eq!(price(&cfg, Some("my-model-1"), &five), Some(1.25));
+    }
+
+    #[test]
+    fn an_unpriced_model_is_named_once_per_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path());
+        let spend = |model: Option<&str>| Spend {
+            source: "codex-json".into(),
+            model: model.map(str::to_string),
+            tokens: Tokens {
+                input: 10,
+                ..Tokens::default()
+            },
+            usd: None,
+        };
+        let first = record(
+            &p,
+            Some("c"),
+            Some("s"),
+            &[spend(Some("mystery-9")), spend(None)],
+        )
+        .unwrap();
+        assert_eq!(first, [Some("mystery-9".to_string()), None]);
+        assert!(
+            record(&p, Some("d"), Some("t"), &[spend(Some("mystery-9"))])
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            record(&p, Some("c"), None, &[spend(Some("other"))]).unwrap(),
+            [Some("other".to_string())]
+        );
+        let hint = price_hint(Some("mystery-9"));
+        assert!(
+            hint.contains("budget:\n    prices:\n      \"mystery-9\": { input:"),
+            "{hint}"
+        );
+        assert!(price_hint(None).contains("--model"));
+    }
+
+    #[test]
+    fn remaining_dollars_are_the_tightest_usd_limit_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path());
+        let mut cfg = BudgetConfig::default();
+        assert_eq!(remaining_usd(&p, &cfg, Some("c"), Some("s")).unwrap(), None);
+        let paid = Spend {
+            source: "manual".into(),
+            model: None,
+            tokens: Tokens::default(),
+            usd: Some(1.5),
+        };
+        record(&p, Some("c"), Some("s"), &[paid]).unwrap();
+        cfg.change.usd = Some(5.0);
+        assert_eq!(
+            remaining_usd(&p, &cfg, Some("c"), Some("s")).unwrap(),
+            Some(3.5)
+        );
+        cfg.session.usd = Some(2.0);
+        assert_eq!(
+            remaining_usd(&p, &cfg, Some("c"), Some("s")).unwrap(),
+            Some(0.5)
+        );
+        cfg.session.usd = Some(1.0);
+        assert_eq!(
+            remaining_usd(&p, &cfg, Some("c"), Some("s")).unwrap(),
+            Some(0.0)
+        );
     }
 
     #[test]

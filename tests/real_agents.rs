@@ -887,3 +887,172 @@ fn claude_plays_red_in_forge_run_and_a_cheat_is_reverted_then_resumed() {
     );
     assert!(change["tokens"].as_u64().unwrap() > 0, "{standings}");
 }
+
+const SPEND_FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/spend");
+
+/// Runs `command` (which starts `claude` itself, from `PATH`) in `repo` against the rig's fake
+/// model with `fake_cache_model.py`'s additions (subagent turns, scripted usage): like
+/// `claude-offline-run.sh`, whose copy it uses with that fake. `None` after a loud skip.
+fn run_with_cache_model(
+    test: &str,
+    repo: &Path,
+    script: &Value,
+    command: &[&str],
+) -> Option<(std::process::Output, PathBuf, tempfile::TempDir)> {
+    let rig = match find_rig() {
+        Ok(p) => p,
+        Err(why) => {
+            unavailable(test, &why);
+            return None;
+        }
+    };
+    for tool in ["python3", "node", "npm"] {
+        if !have(tool) {
+            unavailable(test, &format!("`{tool}` is not available"));
+            return None;
+        }
+    }
+    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let claude = ensure_claude(test, &rig)?;
+    let dir = tempfile::Builder::new()
+        .prefix("forge-rig-out-")
+        .tempdir()
+        .unwrap();
+    let runner = std::fs::read_to_string(Path::new(RUN_FIX).join("claude-offline-run.sh"))
+        .unwrap()
+        .replace("fake_red_model.py", "fake_cache_model.py");
+    std::fs::write(dir.path().join("run.sh"), runner).unwrap();
+    std::fs::copy(
+        Path::new(SPEND_FIX).join("fake_cache_model.py"),
+        dir.path().join("fake_cache_model.py"),
+    )
+    .unwrap();
+    let script_path = dir.path().join("script.json");
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new("bash")
+        .arg(dir.path().join("run.sh"))
+        .arg(rig.parent().unwrap())
+        .arg(&claude)
+        .arg(&script_path)
+        .arg(&out)
+        .args(command)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    drop(guard);
+    Some((o, out, dir))
+}
+
+#[test]
+fn subagent_spend_matches_the_clients_own_total() {
+    let test = "subagent_spend_matches_the_clients_own_total";
+    let r = Repo::with_command("true", "none");
+    let bin = forge_bin();
+    let o = r.forge(&["hooks", "install", "claude", "--bin", bin.to_str().unwrap()]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let script: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{SPEND_FIX}/claude-subagents/script.json")).unwrap(),
+    )
+    .unwrap();
+    let repo = r.path().canonicalize().unwrap();
+    let Some((o, out, dir)) = run_with_cache_model(
+        test,
+        &repo,
+        &script,
+        &[
+            "env",
+            "IS_SANDBOX=1",
+            "claude",
+            "-p",
+            "do the task",
+            "--output-format",
+            "json",
+            "--dangerously-skip-permissions",
+        ],
+    ) else {
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let keep = || format!("\n--- out dir kept at {}", dir.path().display());
+    let result: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("not a result ({e}): {stdout}{:?}{}", o.stderr, keep()));
+    let session = result["session_id"].as_str().unwrap();
+    // The client ran a subagent, and wrote its transcript where Forge looks for it.
+    let subagents: Vec<_> = glob_jsonl(&out.join("home/.claude/projects"), "subagents");
+    assert_eq!(subagents.len(), 1, "{subagents:?}{}", keep());
+    let ledger = r.read(&format!(".forge/sessions/{session}/budget.yaml"));
+    let usd: f64 = ledger
+        .lines()
+        .find_map(|l| l.strip_prefix("usd: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let claude = result["total_cost_usd"].as_f64().unwrap();
+    assert!(
+        (usd - claude).abs() < 1e-9,
+        "Forge booked ${usd}, Claude Code reports ${claude}\n{ledger}{}",
+        keep()
+    );
+    assert!(ledger.contains("cache_write_1h_tokens: 2000"), "{ledger}");
+}
+
+/// The `.jsonl` files under `root` whose path contains `part`.
+fn glob_jsonl(root: &Path, part: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl")
+                && p.to_string_lossy().contains(part)
+            {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_documented_agent_command_hands_claude_the_dollars_left() {
+    let test = "the_documented_agent_command_hands_claude_the_dollars_left";
+    let r = Repo::bare();
+    let bash = |c: &str| json!({"content": [{"type": "tool_use", "name": "Bash", "input": {"command": c, "description": "step"}}], "stop_reason": "tool_use"});
+    let script = json!({"turns": [bash("echo one"), bash("echo two"), bash("echo three"),
+        {"content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}]});
+    // The agent command docs/budget.md gives, as `forge run` runs it: through `sh -c`, with
+    // FORGE_BUDGET_LEFT_USD set when a USD limit applies.
+    let documented = "claude -p \"do the task\" ${FORGE_BUDGET_LEFT_USD:+--max-budget-usd \"$FORGE_BUDGET_LEFT_USD\"} --output-format json --dangerously-skip-permissions";
+    let repo = r.path().canonicalize().unwrap();
+    let run = |left: Option<&str>| {
+        let mut cmd = vec!["env", "IS_SANDBOX=1"];
+        let var = left.map(|l| format!("FORGE_BUDGET_LEFT_USD={l}"));
+        if let Some(v) = &var {
+            cmd.push(v);
+        }
+        cmd.extend(["sh", "-c", documented]);
+        run_with_cache_model(test, &repo, &script, &cmd).map(|(o, _, _)| {
+            let s = String::from_utf8_lossy(&o.stdout).into_owned();
+            (
+                o.status.code(),
+                serde_json::from_str::<Value>(s.trim())
+                    .unwrap_or_else(|e| panic!("{e}: {s} {o:?}")),
+            )
+        })
+    };
+    let Some((code, res)) = run(Some("0.0100")) else {
+        return;
+    };
+    assert_eq!(code, Some(1), "{res}");
+    assert_eq!(res["subtype"], "error_max_budget_usd", "{res}");
+    // Its cost still reaches Forge (the result carries modelUsage).
+    assert!(!forge::budget::from_claude_json(&res).unwrap().is_empty());
+    let Some((code, res)) = run(None) else {
+        return;
+    };
+    assert_eq!(code, Some(0), "{res}");
+    assert_eq!(res["subtype"], "success", "{res}");
+}

@@ -81,7 +81,10 @@ fn verify_breaker_and_reset_are_on_the_timeline_attributed() {
         "{}",
         o.stdout
     );
-    assert_eq!(r.forge(&["timeline", "--since", "yesterday"]).code, 2);
+    let o = r.forge(&["timeline", "--since", "yesterday", "--kind", "breaker"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(o.stdout.contains("opened"), "{}", o.stdout);
+    assert_eq!(r.forge(&["timeline", "--since", "someday"]).code, 2);
 }
 
 #[test]
@@ -543,4 +546,135 @@ fn budget_set_and_raise_edit_one_value_and_are_a_persons_act() {
     let o = r.forge(&["budget", "set", "warn_at", "1.5"]);
     assert_eq!(o.code, 2);
     assert_eq!(r.read(".forge/config.yaml"), before);
+}
+
+/// What `FORGE_BUDGET_LEFT_USD` an agent `forge run` calls sees, with `limit` on the run's change
+/// and $1.25 already spent.
+fn budget_left_seen_by_an_agent(limit: Option<f64>) -> String {
+    use forge::run::agent::{AgentConfig, Call, Role, invoke};
+    let dir = tempfile::tempdir().unwrap();
+    let project = forge::repo::Project::at(dir.path());
+    let paid = forge::budget::Spend {
+        source: "manual".into(),
+        model: None,
+        tokens: Default::default(),
+        usd: Some(1.25),
+    };
+    forge::budget::record(&project, Some("r1"), Some("run-r1"), &[paid]).unwrap();
+    let budget = forge::budget::BudgetConfig {
+        change: forge::budget::Limit {
+            usd: limit,
+            tokens: None,
+        },
+        ..Default::default()
+    };
+    let agent = AgentConfig {
+        command: "printf '%s' \"${FORGE_BUDGET_LEFT_USD-unset}\" > \"$FORGE_OUTPUT\"".into(),
+        resume_command: None,
+        timeout: 30,
+    };
+    let out = dir.path().join(".tmp/.forge/runs/r1/outputs/answer.json");
+    let call = Call {
+        role: Role::Green,
+        slice: "s1",
+        wave: 1,
+        attempt: 1,
+        session: "00000000-0000-4000-8000-000000000000",
+        resume: false,
+        prompt: "do it",
+        output: &out,
+    };
+    let run_dir = dir.path().join(".tmp/.forge/runs/r1");
+    let fin = invoke(&project, &run_dir, "r1", &agent, &call, &budget).unwrap();
+    assert_eq!(fin.outcome.exit_code, Some(0));
+    std::fs::read_to_string(&out).unwrap()
+}
+
+#[test]
+fn forge_run_tells_agents_the_dollars_left() {
+    assert_eq!(budget_left_seen_by_an_agent(Some(5.0)), "3.7500");
+    assert_eq!(budget_left_seen_by_an_agent(None), "unset");
+}
+
+#[test]
+fn hooks_count_subagent_transcripts_and_name_an_unpriced_model_once() {
+    let r = Repo::with_command("true", "none");
+    // The real session with a subagent, where Claude Code keeps it (the hook payload names
+    // only the session's own transcript).
+    let home = r.path().join("home/.claude/projects/-proj");
+    std::fs::create_dir_all(&home).unwrap();
+    common::copy_dir(
+        std::path::Path::new(&format!("{SPEND}/claude-subagents")),
+        &home,
+    );
+    let transcript = home.join("0b8b9da3-7a02-4252-bc16-461e8db8eb36.jsonl");
+    let post = json!({"session_id": "sub-1", "transcript_path": transcript, "cwd": r.path(),
+        "hook_event_name": "PostToolUse", "tool_name": "Agent",
+        "tool_input": {"description": "count files", "prompt": "SUBAGENT-TASK: count the files", "subagent_type": "general-purpose", "model": "haiku"}});
+    let o = hook(&r, "post-tool-use", &post);
+    assert_eq!(o.code, 0, "{o:?}");
+    let ledger = r.read(".forge/sessions/sub-1/budget.yaml");
+    // Claude Code's own total for the session and its subagent: $0.035176.
+    assert!(ledger.contains("usd: 0.035176"), "{ledger}");
+    assert!(ledger.contains("cache_write_1h_tokens: 2000"), "{ledger}");
+    let v = r
+        .forge(&[
+            "timeline",
+            "--session",
+            "sub-1",
+            "--kind",
+            "budget",
+            "--json",
+        ])
+        .json();
+    let sources: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["data"]["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["claude-transcript", "claude-subagent"]);
+
+    // A model with no price: named on the first record, with how to price it; not again.
+    let t = r.path().join("unpriced.jsonl");
+    let line = |id: &str| {
+        json!({"type": "assistant", "requestId": format!("req_{id}"), "message": {"id": format!("msg_{id}"),
+            "model": "mystery-model-9", "role": "assistant", "content": [],
+            "usage": {"input_tokens": 100, "output_tokens": 10}}})
+        .to_string()
+            + "\n"
+    };
+    std::fs::write(&t, line("1")).unwrap();
+    let mut p = post.clone();
+    p["session_id"] = json!("sub-2");
+    p["transcript_path"] = json!(t);
+    let o = hook(&r, "post-tool-use", &p);
+    assert!(
+        o.stderr.contains("model `mystery-model-9` has no price") && o.stderr.contains("prices:"),
+        "{o:?}"
+    );
+    std::fs::write(&t, line("1") + &line("2")).unwrap();
+    let o = hook(&r, "post-tool-use", &p);
+    assert!(!o.stderr.contains("has no price"), "named twice: {o:?}");
+    let v = r
+        .forge(&[
+            "timeline",
+            "--session",
+            "sub-2",
+            "--kind",
+            "budget",
+            "--json",
+        ])
+        .json();
+    let named = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["event"] == "unpriced-model")
+        .count();
+    assert_eq!(named, 1, "{v}");
+    assert!(
+        r.read(".forge/sessions/sub-2/budget.yaml")
+            .contains("unpriced_tokens: 220")
+    );
 }

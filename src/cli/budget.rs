@@ -250,7 +250,8 @@ pub fn run(cmd: Command) -> Result<i32> {
                     }
                 }
             };
-            budget::record(&project, change.as_deref(), session.as_deref(), &spends)?;
+            let unpriced =
+                budget::record(&project, change.as_deref(), session.as_deref(), &spends)?;
             let rec = forge::timeline::Recorder::for_cli(&project);
             for s in &spends {
                 rec.record_or_warn(
@@ -265,11 +266,22 @@ pub fn run(cmd: Command) -> Result<i32> {
                         s.model.as_deref().unwrap_or("no model")
                     ),
                     None => println!(
-                        "Recorded {} tokens of {} with NO PRICE (unknown model): they count toward token limits only; add it under `budget.prices`.",
+                        "Recorded {} tokens of {} with NO PRICE.",
                         s.tokens.total(),
-                        s.model.as_deref().unwrap_or("an unnamed model")
+                        s.model
+                            .as_deref()
+                            .map_or("an unnamed model".to_string(), |m| format!("`{m}`"))
                     ),
                 }
+            }
+            // Named once per project, with the lines that price it.
+            for m in &unpriced {
+                println!("Note: {}", budget::price_hint(m.as_deref()));
+                rec.record_or_warn(
+                    change.as_deref(),
+                    "budget",
+                    serde_json::json!({"event": "unpriced-model", "model": m, "hint": budget::price_hint(m.as_deref())}),
+                );
             }
             if spends.is_empty() {
                 println!("No spend found in the input.");

@@ -318,23 +318,33 @@ fn ingest_spend(
     let (Some(t), Ok(project)) = (transcript, Project::discover(cwd)) else {
         return;
     };
-    let result = (|| -> crate::Result<Vec<crate::budget::Spend>> {
+    let result = (|| -> crate::Result<(Vec<crate::budget::Spend>, Vec<Option<String>>)> {
         let config = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))?;
         let spends = crate::budget::ingest_transcript(
             Path::new(t),
             &project.tmp_dir().join("transcripts"),
             &config.budget,
         )?;
-        crate::budget::record(&project, change, session, &spends)?;
-        Ok(spends)
+        let unpriced = crate::budget::record(&project, change, session, &spends)?;
+        Ok((spends, unpriced))
     })();
     match result {
-        Ok(spends) => {
+        Ok((spends, unpriced)) => {
             for s in spends {
                 rec.record_or_warn(
                     change,
                     "budget",
-                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_read": s.tokens.cache_read, "unpriced": s.usd.is_none()}),
+                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_write_1h": s.tokens.cache_write_1h, "cache_read": s.tokens.cache_read, "unpriced": s.usd.is_none()}),
+                );
+            }
+            // A model with no price is named once per project, with the lines that price it.
+            for m in unpriced {
+                let hint = crate::budget::price_hint(m.as_deref());
+                eprintln!("forge: {hint}");
+                rec.record_or_warn(
+                    change,
+                    "budget",
+                    json!({"event": "unpriced-model", "model": m, "hint": hint}),
                 );
             }
         }
