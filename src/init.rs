@@ -165,7 +165,9 @@ pub fn config_text(d: Option<&Detected>) -> String {
             s.push_str(
                 "    # No test runner was recognised: replace this with your test command.\n",
             );
-            s.push_str("    - name: test\n      run: \"echo 'edit .forge/config.yaml: set verify.commands' >&2; exit 1\"\n");
+            s.push_str(&format!(
+                "    - name: test\n      run: \"echo '{PLACEHOLDER}' >&2; exit 1\"\n"
+            ));
             s.push_str("      timeout: 600\n      report: auto\n");
         }
     }
@@ -187,6 +189,9 @@ pub fn config_text(d: Option<&Detected>) -> String {
 fn yaml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
+
+/// What the test command says when no runner was recognised; `forge doctor` looks for it.
+pub const PLACEHOLDER: &str = "edit .forge/config.yaml: set verify.commands";
 
 /// Lines `forge init` makes sure `.gitignore` has.
 pub const GITIGNORE_LINES: [&str; 1] = [".tmp/.forge/"];
