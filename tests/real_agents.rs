@@ -21,12 +21,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+use common::rig::{REQUIRE_ENV, find_rig, have};
 use common::{Repo, copy_dir, forge_bin, tap_script};
 use serde_json::{Value, json};
 
 static RIG_LOCK: Mutex<()> = Mutex::new(());
-
-const REQUIRE_ENV: &str = "FORGE_REQUIRE_REAL_AGENTS";
 
 /// Skips (loudly) or, with `FORGE_REQUIRE_REAL_AGENTS=1`, fails.
 fn unavailable(test: &str, why: &str) {
@@ -36,35 +35,6 @@ fn unavailable(test: &str, why: &str) {
     eprintln!(
         "\n==== SKIPPED: real_agents::{test}: {why} (set {REQUIRE_ENV}=1 to make this a failure) ====\n"
     );
-}
-
-fn find_rig() -> Result<PathBuf, String> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        manifest.join("../shared/tools/agent-rig/claude-offline.sh"),
-        PathBuf::from("/work/shared/tools/agent-rig/claude-offline.sh"),
-    ];
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
-        .ok_or_else(|| {
-            format!(
-                "agent rig not found (looked at {})",
-                candidates
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
-}
-
-fn have(cmd: &str) -> bool {
-    Command::new(cmd)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// One finished run of the real client.
@@ -487,54 +457,16 @@ const RECEIPT_TEST: &str =
 const CARD_LINE: &str = "    card) echo $(( $1 + $1 * 2 / 100 )) ;;   # 2% card fee";
 const CHEAT_LINE: &str = "    member) echo 90 ;;   # red was here";
 
-/// The client the rig installs: `$FORGE_RIG_CACHE/claude-$CLAUDE_CODE_VERSION/…`, as in
-/// `claude-offline.sh`.
-fn rig_claude_bin() -> PathBuf {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let ver = std::env::var("CLAUDE_CODE_VERSION")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "2.1.197".to_string());
-    let cache = var("FORGE_RIG_CACHE").unwrap_or_else(|| {
-        var("XDG_CACHE_HOME")
-            .unwrap_or_else(|| var("HOME").unwrap_or_default().join(".cache"))
-            .join("forge-agent-rig")
-    });
-    cache.join(format!("claude-{ver}/node_modules/.bin/claude"))
-}
-
 /// The rig's client, installed by one trivial rig run when it is not there yet. Call with
 /// `RIG_LOCK` held.
 fn ensure_claude(test: &str, rig: &Path) -> Option<PathBuf> {
-    let bin = rig_claude_bin();
-    if !bin.exists() {
-        let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("script.json");
-        std::fs::write(&script, json!({"turns": [text("ok")]}).to_string()).unwrap();
-        std::fs::create_dir(dir.path().join("proj")).unwrap();
-        let o = Command::new(rig)
-            .arg(dir.path().join("proj"))
-            .arg(&script)
-            .arg(dir.path().join("out"))
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
-        if o.status.code() == Some(3) || !bin.exists() {
-            unavailable(
-                test,
-                &format!(
-                    "the rig could not install the Claude Code client ({}): {}",
-                    bin.display(),
-                    String::from_utf8_lossy(&o.stderr).trim()
-                ),
-            );
-            return None;
+    match common::rig::install_claude(rig) {
+        Ok(bin) => Some(bin),
+        Err(why) => {
+            unavailable(test, &why);
+            None
         }
     }
-    Some(bin)
 }
 
 fn git_out(r: &Repo, args: &[&str]) -> String {
@@ -1055,4 +987,21 @@ fn the_documented_agent_command_hands_claude_the_dollars_left() {
     };
     assert_eq!(code, Some(0), "{res}");
     assert_eq!(res["subtype"], "success", "{res}");
+}
+
+#[test]
+fn the_skip_notice_names_the_reason_the_rig_and_the_switch() {
+    let why = "agent rig not found (looked at x)".to_string();
+    let line = common::rig::notice(&Err(why), false);
+    assert!(
+        line.starts_with("real-client tests (tests/real_agents.rs) SKIPPED: agent rig not found"),
+        "{line}"
+    );
+    assert!(
+        line.contains("/work/shared/tools/agent-rig") && line.contains("shared/tools/agent-rig"),
+        "{line}"
+    );
+    assert!(line.contains("FORGE_REQUIRE_REAL_AGENTS=1"), "{line}");
+    assert!(!line.contains('\n'), "one line: {line}");
+    assert!(common::rig::notice(&Err("x".into()), true).contains(" FAIL: x"));
 }

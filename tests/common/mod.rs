@@ -1,6 +1,8 @@
 //! A temporary git repository with a Forge config, and the built `forge` binary to run in it.
 #![allow(dead_code)]
 
+pub mod rig;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
