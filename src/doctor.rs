@@ -129,30 +129,25 @@ pub fn run(ctx: &Context) -> Vec<Finding> {
 }
 
 fn check_git(ctx: &Context) -> Vec<Finding> {
-    let version = Command::new("git")
+    let runs = Command::new("git")
         .arg("--version")
         .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    let Some(version) = version else {
+        .is_ok_and(|o| o.status.success());
+    if !runs {
         return vec![Finding::bad(
             "git",
             Status::Fail,
             "git is not on PATH: Forge reads and commits through it",
             "install git (Debian/Ubuntu: `apt-get install git`)",
         )];
-    };
+    }
     match &ctx.git_root {
-        Some(root) => vec![Finding::ok(
-            "git",
-            format!("{version}; repository {}", root.display()),
-        )],
+        Some(root) => vec![Finding::ok("git", format!("repository {}", root.display()))],
         None => vec![Finding::bad(
             "git",
             Status::Fail,
             format!(
-                "{version}; {} is not in a git repository",
+                "{} is not in a git repository",
                 ctx.cwd.display()
             ),
             "run Forge in your repository (or `git init` one)",
@@ -459,8 +454,8 @@ fn probe_payload(agent: Agent, cwd: &Path) -> Value {
 const PROBE_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Runs an installed PreToolUse hook command as the agent would (`sh -c`, in the project) on
-/// the probe payload; `Ok(ms)` when it answered with a deny.
-fn probe(command: &str, agent: Agent, root: &Path) -> Result<u128, String> {
+/// the probe payload; `Ok` when it answered with a deny.
+fn probe(command: &str, agent: Agent, root: &Path) -> Result<(), String> {
     let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
     let payload = probe_payload(agent, scratch.path()).to_string();
     let started = Instant::now();
@@ -484,7 +479,6 @@ fn probe(command: &str, agent: Agent, root: &Path) -> Result<u128, String> {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let ms = started.elapsed().as_millis();
     let o = child.wait_with_output().map_err(|e| e.to_string())?;
     let stdout = String::from_utf8_lossy(&o.stdout);
     let answer: Option<Value> = serde_json::from_str(stdout.trim()).ok();
@@ -493,7 +487,7 @@ fn probe(command: &str, agent: Agent, root: &Path) -> Result<u128, String> {
             || v.get("decision") == Some(&json!("deny"))
     });
     if denied {
-        return Ok(ms);
+        return Ok(());
     }
     let stderr = String::from_utf8_lossy(&o.stderr);
     Err(format!(
@@ -578,9 +572,9 @@ fn check_hooks(ctx: &Context) -> Vec<Finding> {
                 root
             };
             match probe(command, agent, run_in) {
-                Ok(ms) => out.push(Finding::ok(
+                Ok(()) => out.push(Finding::ok(
                     "hooks",
-                    format!("{who}: {} wired; the {pre} hook runs and denies `rm -rf /` ({ms} ms)", events.iter().map(|(e, _)| e.as_str()).collect::<Vec<_>>().join(", ")),
+                    format!("{who}: {} wired; the {pre} hook runs and denies `rm -rf /`", events.iter().map(|(e, _)| e.as_str()).collect::<Vec<_>>().join(", ")),
                 )),
                 Err(why) => out.push(Finding::bad(
                     "hooks",

@@ -177,10 +177,11 @@ pub fn config_text(d: Option<&Detected>) -> String {
     s.push_str(concat!(
         "# The agents `forge run` drives (planner, red, verifier, green, coverage_reviewer, or\n",
         "# default for all). Each reads its prompt from $FORGE_PROMPT_FILE; see `forge run --help`.\n",
+        "# With a USD budget limit, $FORGE_BUDGET_LEFT_USD holds the dollars left: Claude Code stops there.\n",
         "# agents:\n",
         "#   default:\n",
-        "#     command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --session-id \"$FORGE_AGENT_SESSION\" --output-format json --permission-mode acceptEdits\n",
-        "#     resume_command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --resume \"$FORGE_AGENT_SESSION\" --output-format json --permission-mode acceptEdits\n",
+        "#     command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --session-id \"$FORGE_AGENT_SESSION\" ${FORGE_BUDGET_LEFT_USD:+--max-budget-usd \"$FORGE_BUDGET_LEFT_USD\"} --output-format json --permission-mode acceptEdits\n",
+        "#     resume_command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --resume \"$FORGE_AGENT_SESSION\" ${FORGE_BUDGET_LEFT_USD:+--max-budget-usd \"$FORGE_BUDGET_LEFT_USD\"} --output-format json --permission-mode acceptEdits\n",
         "#     timeout: 1800\n",
     ));
     s
