@@ -537,7 +537,7 @@ impl Standing {
     pub fn describe(&self) -> String {
         let mut parts = vec![format!("${:.4}", self.usd)];
         if let Some(u) = self.usd_limit {
-            parts[0] = format!("${:.4} of ${u:.2}", self.usd);
+            parts[0] = format!("${:.4} of ${}", self.usd, dollars(u));
         }
         match self.tokens_limit {
             Some(t) => parts.push(format!("{} of {t} tokens", self.tokens)),
@@ -551,6 +551,15 @@ impl Standing {
         }
         format!("{}: {}", self.scope, parts.join(", "))
     }
+}
+
+/// A limit in dollars as a person wrote it: cents always, more digits only when it has them
+/// (`$5.00`, `$0.045`).
+fn dollars(u: f64) -> String {
+    let s = format!("{u:.4}");
+    let (whole, frac) = s.split_once('.').unwrap_or((&s, "00"));
+    let frac = frac.trim_end_matches('0');
+    format!("{whole}.{frac:0<2}")
 }
 
 /// The change's and the session's standing against the configured limits.
@@ -766,6 +775,13 @@ mod tests {
         }
         // Read once: a second call finds nothing new in either file.
         assert!(ingest_transcript(&main, &cur, &cfg).unwrap().is_empty());
+    }
+
+    #[test]
+    fn limits_read_as_written() {
+        assert_eq!(dollars(5.0), "5.00");
+        assert_eq!(dollars(0.045), "0.045");
+        assert_eq!(dollars(7.5), "7.50");
     }
 
     #[test]

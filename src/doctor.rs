@@ -146,10 +146,7 @@ fn check_git(ctx: &Context) -> Vec<Finding> {
         None => vec![Finding::bad(
             "git",
             Status::Fail,
-            format!(
-                "{} is not in a git repository",
-                ctx.cwd.display()
-            ),
+            format!("{} is not in a git repository", ctx.cwd.display()),
             "run Forge in your repository (or `git init` one)",
         )],
     }

@@ -103,10 +103,14 @@ fn change_limit(project: &Project, verb: &str, limit: &str, value: &str) -> Resu
     };
     let c = budget::change_limit(project, key, new)?;
     let rec = forge::timeline::Recorder::for_cli(project);
+    let number = |v: Option<f64>| match v {
+        Some(t) if c.key.is_tokens() => serde_json::json!(t as u64),
+        v => serde_json::json!(v),
+    };
     rec.record(
         None,
         "budget",
-        serde_json::json!({"event": "limits-changed", "by": verb, "key": c.key.name(), "from": c.from, "to": c.to}),
+        serde_json::json!({"event": "limits-changed", "by": verb, "key": c.key.name(), "from": number(c.from), "to": number(c.to)}),
     )?;
     budget::remember_limits(project, &c.budget);
     let how = match new {
@@ -261,9 +265,14 @@ pub fn run(cmd: Command) -> Result<i32> {
                 );
                 match s.usd {
                     Some(u) => println!(
-                        "Recorded ${u:.4} ({} tokens, {}).",
+                        "Recorded ${u:.4} ({} tokens, {}{}).",
                         s.tokens.total(),
-                        s.model.as_deref().unwrap_or("no model")
+                        s.model.as_deref().unwrap_or("no model"),
+                        if s.source == "claude-subagent" {
+                            ", subagents"
+                        } else {
+                            ""
+                        }
                     ),
                     None => println!(
                         "Recorded {} tokens of {} with NO PRICE.",
