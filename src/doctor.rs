@@ -5,7 +5,6 @@
 //! A check is one entry in [`CHECKS`]: a name and a function from the [`Context`] to its
 //! findings. Adding one (the sandbox level, say) is adding an entry.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -447,6 +446,10 @@ fn probe_payload(agent: Agent, cwd: &Path) -> Value {
            "tool_name": tool, "tool_input": {"command": "rm -rf /"}})
 }
 
+fn out_file(path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))
+}
+
 /// How long the probe may take (an installed hook has 30 s in the agent).
 const PROBE_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -454,20 +457,22 @@ const PROBE_DEADLINE: Duration = Duration::from_secs(10);
 /// the probe payload; `Ok` when it answered with a deny.
 fn probe(command: &str, agent: Agent, root: &Path) -> Result<(), String> {
     let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
-    let payload = probe_payload(agent, scratch.path()).to_string();
+    // The payload comes from a file, not a pipe: a hook that exits without reading it must
+    // not kill this process with SIGPIPE.
+    let payload = scratch.path().join("payload.json");
+    std::fs::write(&payload, probe_payload(agent, scratch.path()).to_string())
+        .map_err(|e| format!("cannot write {}: {e}", payload.display()))?;
+    let stdin = std::fs::File::open(&payload).map_err(|e| e.to_string())?;
     let started = Instant::now();
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)
         .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdin(Stdio::from(stdin))
+        .stdout(Stdio::from(out_file(&scratch.path().join("stdout"))?))
+        .stderr(Stdio::from(out_file(&scratch.path().join("stderr"))?))
         .spawn()
         .map_err(|e| format!("cannot start `sh`: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(payload.as_bytes());
-    }
     while child.try_wait().map_err(|e| e.to_string())?.is_none() {
         if started.elapsed() > PROBE_DEADLINE {
             let _ = child.kill();
@@ -476,8 +481,10 @@ fn probe(command: &str, agent: Agent, root: &Path) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let o = child.wait_with_output().map_err(|e| e.to_string())?;
-    let stdout = String::from_utf8_lossy(&o.stdout);
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let read = |name: &str| std::fs::read(scratch.path().join(name)).unwrap_or_default();
+    let (out, err) = (read("stdout"), read("stderr"));
+    let stdout = String::from_utf8_lossy(&out);
     let answer: Option<Value> = serde_json::from_str(stdout.trim()).ok();
     let denied = answer.as_ref().is_some_and(|v| {
         v.pointer("/hookSpecificOutput/permissionDecision") == Some(&json!("deny"))
@@ -486,10 +493,10 @@ fn probe(command: &str, agent: Agent, root: &Path) -> Result<(), String> {
     if denied {
         return Ok(());
     }
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = String::from_utf8_lossy(&err);
     Err(format!(
         "exit {}, {}",
-        o.status
+        status
             .code()
             .map_or("by a signal".into(), |c| c.to_string()),
         crate::text::clip_words(
