@@ -773,8 +773,18 @@ mod tests {
                 "{model}: {ours:?} vs {theirs}"
             );
         }
-        // Read once: a second call finds nothing new in either file.
+        // Read once: a second call finds nothing new in either file, and rewrites no cursor
+        // (the hooks run this on every tool call, for every subagent of the session).
+        let stamps = || -> Vec<_> {
+            std::fs::read_dir(&cur)
+                .unwrap()
+                .map(|e| e.unwrap().metadata().unwrap().modified().unwrap())
+                .collect()
+        };
+        let before = stamps();
+        std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(ingest_transcript(&main, &cur, &cfg).unwrap().is_empty());
+        assert_eq!(stamps(), before);
     }
 
     #[test]

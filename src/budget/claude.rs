@@ -121,6 +121,14 @@ fn ingest_file(
         format!("{:016x}", h.finish())
     };
     let cursor_path = cursor_dir.join(format!("{key}.json"));
+    // Nothing new (the common case for a finished subagent): no locked rewrite of the cursor.
+    // A cursor that does not load falls through to the update, which reports it.
+    let len = std::fs::metadata(transcript).map(|m| m.len()).ok();
+    if let (Ok(Some(cur)), Some(len)) = (state::load::<Cursor>(&cursor_path, ""), len)
+        && cur.offset == len
+    {
+        return Ok(Vec::new());
+    }
     state::update(
         &cursor_path,
         "Delete it to re-read the transcript from the start.",
