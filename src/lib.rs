@@ -7,7 +7,9 @@
 
 pub mod breaker;
 pub mod budget;
+pub mod caller;
 pub mod config;
+pub mod doctor;
 pub mod error;
 pub mod exec;
 pub mod git;
@@ -22,6 +24,8 @@ pub mod state;
 pub mod text;
 pub mod timeline;
 pub mod timeline_html;
+pub mod timeline_when;
 pub mod verify;
+pub mod yaml_edit;
 
 pub use error::{Error, Result};

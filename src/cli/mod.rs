@@ -2,7 +2,9 @@
 
 mod budget;
 mod change;
+mod completions;
 mod demo;
+mod doctor;
 mod guard;
 mod hooks;
 mod init;
@@ -17,12 +19,15 @@ use clap::{Parser, Subcommand};
 
 use forge::error::{EXIT_USAGE, Error};
 
+/// `0.1.0 (1a2b3c4d5e 2026-11-30)`: the commit comes from `build.rs`.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("FORGE_VERSION_SUFFIX"));
+
 #[derive(Parser)]
 #[command(
     name = "forge",
-    version,
+    version = VERSION,
     about = "Deterministic controls around AI coding agents: verify + circuit breaker, spend budget, guardrails, timeline, agent hooks, and a gated red/green run loop.",
-    after_help = "Examples:\n  forge init                          write .forge/config.yaml for this project\n  forge change new checkout           scaffold .forge/changes/checkout/spec.md\n  forge verify                        run tests + lint + scenario coverage (reporter, exit 0)\n  forge verify --change checkout      the same, counted by the circuit breaker\n  forge run fix-discount --goal ..   drive agents through the gated red/green loop\n  forge demo                          a two-minute tour on a sample repository\n\nExit codes: 0 ok (and bare verify even on FAIL), 1 a gate refuses (circuit open, run stopped), 2 usage/config/state error."
+    after_help = "Examples:\n  forge init                          write .forge/config.yaml for this project\n  forge change new checkout           scaffold .forge/changes/checkout/spec.md\n  forge verify                        run tests + lint + scenario coverage (reporter, exit 0)\n  forge verify --change checkout      the same, counted by the circuit breaker\n  forge run fix-discount --goal ..   drive agents through the gated red/green loop\n  forge demo                          a two-minute tour on a sample repository\n  forge doctor                        check git, config, test runners and agent hooks\n\nExit codes: 0 ok (and bare verify even on FAIL), 1 a gate refuses (circuit open, run stopped), 2 usage/config/state error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,6 +52,9 @@ enum Command {
     Budget(budget::Command),
     Status(status::Args),
     Run(run::Args),
+    Doctor(doctor::Args),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
 pub fn main() -> i32 {
@@ -79,6 +87,9 @@ pub fn main() -> i32 {
         Command::Budget(c) => budget::run(c),
         Command::Status(a) => status::run(a),
         Command::Run(a) => run::run(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => completions::man(a),
     };
     finish(result)
 }

@@ -8,6 +8,7 @@
 //! crashing; the binary's watchdog covers a hang or a memory runaway the same way.)
 
 pub mod install;
+pub mod json_text;
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -227,7 +228,7 @@ pub fn handle(
                 rec.1.record_or_warn(
                     rec.0.as_deref(),
                     "guard",
-                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip(&result.reason, 300)}),
+                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip_words(&result.reason, 300)}),
                 );
             }
             pre_tool_answer(agent, &result)
@@ -317,23 +318,33 @@ fn ingest_spend(
     let (Some(t), Ok(project)) = (transcript, Project::discover(cwd)) else {
         return;
     };
-    let result = (|| -> crate::Result<Vec<crate::budget::Spend>> {
+    let result = (|| -> crate::Result<(Vec<crate::budget::Spend>, Vec<Option<String>>)> {
         let config = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))?;
         let spends = crate::budget::ingest_transcript(
             Path::new(t),
             &project.tmp_dir().join("transcripts"),
             &config.budget,
         )?;
-        crate::budget::record(&project, change, session, &spends)?;
-        Ok(spends)
+        let unpriced = crate::budget::record(&project, change, session, &spends)?;
+        Ok((spends, unpriced))
     })();
     match result {
-        Ok(spends) => {
+        Ok((spends, unpriced)) => {
             for s in spends {
                 rec.record_or_warn(
                     change,
                     "budget",
-                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_read": s.tokens.cache_read, "unpriced": s.usd.is_none()}),
+                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_write_1h": s.tokens.cache_write_1h, "cache_read": s.tokens.cache_read, "unpriced": s.usd.is_none()}),
+                );
+            }
+            // A model with no price is named once per project, with the lines that price it.
+            for m in unpriced {
+                let hint = crate::budget::price_hint(m.as_deref());
+                eprintln!("forge: {hint}");
+                rec.record_or_warn(
+                    change,
+                    "budget",
+                    json!({"event": "unpriced-model", "model": m, "hint": hint}),
                 );
             }
         }
@@ -394,7 +405,7 @@ fn describe_input(input: Option<&Value>) -> String {
     .iter()
     .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
     .unwrap_or_default();
-    crate::text::clip(&s, 300)
+    crate::text::clip_words(&s, 300)
 }
 
 fn pre_tool_use(p: &Payload, fallback_cwd: &Path, session: Option<&str>) -> GuardResult {

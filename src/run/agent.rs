@@ -193,7 +193,7 @@ pub fn invoke(
             project.root.join(p)
         }
     };
-    let env = vec![
+    let mut env = vec![
         ("FORGE_ROLE".to_string(), call.role.name().to_string()),
         (
             "FORGE_PROMPT_FILE".to_string(),
@@ -219,6 +219,13 @@ pub fn invoke(
             format!("agent:{}", call.role.name()),
         ),
     ];
+    // The dollars left under the run's limits, for a client that can stop itself there
+    // (`claude -p --max-budget-usd "$FORGE_BUDGET_LEFT_USD"`); unset when no USD limit applies.
+    let session = format!("run-{run_slug}");
+    if let Some(left) = budget::remaining_usd(project, budget, Some(run_slug), Some(&session))? {
+        let left = (left * 10_000.0).floor() / 10_000.0;
+        env.push(("FORGE_BUDGET_LEFT_USD".to_string(), format!("{left:.4}")));
+    }
     let opts = ExecOptions {
         cwd: project.root.clone(),
         timeout: Duration::from_secs(agent.timeout),

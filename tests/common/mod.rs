@@ -1,6 +1,8 @@
 //! A temporary git repository with a Forge config, and the built `forge` binary to run in it.
 #![allow(dead_code)]
 
+pub mod rig;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -100,9 +102,14 @@ impl Repo {
         }
     }
 
+    /// `forge args…` as a person's terminal runs it: without the markers an agent's session
+    /// sets (`CLAUDECODE`, …), so the suite means the same when an agent runs `cargo test`.
     pub fn forge_cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(forge_bin());
         c.args(args).current_dir(self.path());
+        for (var, _) in forge::caller::AGENT_MARKERS {
+            c.env_remove(var);
+        }
         c
     }
 
