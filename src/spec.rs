@@ -381,6 +381,9 @@ pub struct ScenarioStatus {
     pub status: Coverage,
     /// What proves the status: the covering tests, the markers, or why it is uncovered.
     pub evidence: Vec<String>,
+    /// The spec file and line of its `#### Scenario:` heading.
+    pub file: String,
+    pub line: usize,
 }
 
 /// Decides each scenario's coverage from the markers and the test results.
@@ -495,6 +498,8 @@ pub fn coverage(
                 title: s.title.clone(),
                 status,
                 evidence,
+                file: s.file.clone(),
+                line: s.line,
             }
         })
         .collect()

@@ -535,7 +535,7 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
     let outcome = (|| -> crate::Result<(verify::VerifyReport, breaker::Outcome)> {
         let config = Config::load(&project.config_path())?;
         breaker::load(&project, &change)?;
-        let report = verify::run(&project, &config, Some(&change))?;
+        let report = verify::run(&project, &config.verify, Some(&change))?;
         let o = breaker::record(
             &project,
             &change,

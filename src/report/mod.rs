@@ -110,6 +110,9 @@ pub enum Status {
     Passed,
     Failed,
     Skipped,
+    /// An expected failure that failed as expected (pytest `xfail`, TAP `# TODO`): it neither
+    /// fails the verdict nor counts as passing.
+    XFailed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -118,14 +121,12 @@ pub struct TestCase {
     /// `TestAdd/sub`, `cart adds an item`).
     pub name: String,
     pub status: Status,
-    /// The source file, when the runner says it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The source file, when the runner says it (`null` otherwise).
     pub file: Option<String>,
-    /// The group the runner puts the case in: test binary, package, class or suite.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The group the runner puts the case in: test binary, package, class or suite (`null`
+    /// when none).
     pub suite: Option<String>,
     /// A few lines of the failure (assertion, panic message), for failed cases.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -139,6 +140,78 @@ impl TestCase {
             message: None,
         }
     }
+
+    /// Where the failure points in the source: the first `path.ext:line` in the failure text
+    /// (a panic's location, pytest's `file.py:14:` locator, a stack frame), preferring one in
+    /// the case's own file; else the case's file without a line.
+    pub fn location(&self) -> Option<Location> {
+        self.message
+            .as_deref()
+            .and_then(|m| locate(m, self.file.as_deref()))
+            .or_else(|| {
+                self.file.as_ref().map(|f| Location {
+                    file: f.clone(),
+                    line: None,
+                })
+            })
+    }
+}
+
+/// A place in a source file, as a report names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub file: String,
+    pub line: Option<u32>,
+}
+
+/// Source file extensions a location may name.
+const SOURCE_EXT: [&str; 21] = [
+    "rs", "py", "go", "js", "mjs", "cjs", "ts", "mts", "cts", "tsx", "jsx", "rb", "java", "kt",
+    "c", "cc", "cpp", "h", "sh", "t", "php",
+];
+
+/// The first `path.ext:line[:col]` in `text`; one whose path matches `prefer` (by suffix) wins.
+pub fn locate(text: &str, prefer: Option<&str>) -> Option<Location> {
+    let mut first = None;
+    for token in text.split(|c: char| c.is_whitespace() || "()'\"`,<>[]".contains(c)) {
+        let token = token.trim_start_matches("file://");
+        let Some(loc) = location_token(token) else {
+            continue;
+        };
+        if let Some(p) = prefer
+            && same_path(&loc.file, p)
+        {
+            return Some(loc);
+        }
+        if first.is_none() {
+            first = Some(loc);
+        }
+    }
+    first
+}
+
+fn location_token(token: &str) -> Option<Location> {
+    let (path, rest) = token.split_once(':').and_then(|(p, r)| {
+        // `C:` style prefixes do not occur here; a path has an extension before the colon.
+        let ext = p.rsplit_once('.')?.1;
+        SOURCE_EXT.contains(&ext).then_some((p, r))
+    })?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let line = digits.parse::<u32>().ok().filter(|n| *n > 0)?;
+    if path.is_empty() || path.ends_with('/') {
+        return None;
+    }
+    Some(Location {
+        file: path.to_string(),
+        line: Some(line),
+    })
+}
+
+/// Two paths name the same file when one ends with the other at a `/`.
+fn same_path(a: &str, b: &str) -> bool {
+    let a = a.trim_start_matches("./");
+    let b = b.trim_start_matches("./");
+    a == b || a.ends_with(&format!("/{b}")) || b.ends_with(&format!("/{a}"))
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -146,6 +219,7 @@ pub struct Counts {
     pub passed: u64,
     pub failed: u64,
     pub skipped: u64,
+    pub xfailed: u64,
 }
 
 impl Counts {
@@ -154,7 +228,12 @@ impl Counts {
             Status::Passed => self.passed += 1,
             Status::Failed => self.failed += 1,
             Status::Skipped => self.skipped += 1,
+            Status::XFailed => self.xfailed += 1,
         }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.passed + self.failed + self.skipped + self.xfailed
     }
 }
 
@@ -166,6 +245,10 @@ pub struct Report {
     /// Outcomes a summary line counted but did not name (pytest's default output names only
     /// failures; nextest counts skipped tests without listing them).
     pub unnamed: Counts,
+    /// The runner's own totals where they count something Forge does not (parents of
+    /// subtests: go `-json` reports a parent test beside its subtests, node's TAP trailer
+    /// counts both). Gates count leaves ([`Report::counts`]); this is shown beside them.
+    pub runner_summary: Option<Counts>,
     /// A build, compile, import, collection or setup error: the suite did not run as written.
     pub infra_error: Option<String>,
     /// Set when the report is cut off or damaged (a runner killed mid-write): the cases read
@@ -184,6 +267,13 @@ impl Report {
         c
     }
 
+    /// Whether the report shows that tests ran: at least one case, named or counted by a
+    /// summary line. A report without is no evidence of anything (see
+    /// `verify::missing_evidence`).
+    pub fn has_cases(&self) -> bool {
+        !self.cases.is_empty() || self.unnamed.total() > 0
+    }
+
     pub fn failing(&self) -> impl Iterator<Item = &TestCase> {
         self.cases.iter().filter(|c| c.status == Status::Failed)
     }
@@ -199,6 +289,7 @@ impl Report {
             passed: summary.passed.saturating_sub(named.passed),
             failed: summary.failed.saturating_sub(named.failed),
             skipped: summary.skipped.saturating_sub(named.skipped),
+            xfailed: summary.xfailed.saturating_sub(named.xfailed),
         };
     }
 

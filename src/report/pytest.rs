@@ -50,7 +50,7 @@ impl LineParser for Parser {
             ("PASSED ", Some(Status::Passed)),
             ("FAILED ", Some(Status::Failed)),
             ("SKIPPED ", Some(Status::Skipped)),
-            ("XFAIL ", Some(Status::Skipped)),
+            ("XFAIL ", Some(Status::XFailed)),
             ("XPASS ", Some(Status::Passed)),
             ("ERROR ", None),
         ] {
@@ -86,7 +86,8 @@ impl LineParser for Parser {
             let status = match word {
                 "PASSED" | "XPASS" => Status::Passed,
                 "FAILED" => Status::Failed,
-                "SKIPPED" | "XFAIL" => Status::Skipped,
+                "SKIPPED" => Status::Skipped,
+                "XFAIL" => Status::XFailed,
                 "ERROR" => {
                     if self.errors.len() < 10 {
                         self.errors.push(format!("ERROR {id}"));
@@ -189,7 +190,8 @@ fn final_counts(title: &str) -> Option<Counts> {
         match word {
             "passed" | "xpassed" => c.passed += n,
             "failed" => c.failed += n,
-            "skipped" | "xfailed" => c.skipped += n,
+            "skipped" => c.skipped += n,
+            "xfailed" => c.xfailed += n,
             _ => {}
         }
     }
