@@ -73,7 +73,7 @@ fn command_problem(c: &CommandResult) -> Option<String> {
     let mut why = Vec::new();
     if c.timed_out {
         why.push(format!("timed out after {} s", c.timeout_secs));
-    } else if c.exit_code != Some(0) && c.tests.failed == 0 {
+    } else if c.exit_code != Some(0) && c.tests.failed == 0 && c.report.infra_error.is_none() {
         why.push(exit_text(c));
     }
     if let Some(e) = &c.report_error {
