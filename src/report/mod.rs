@@ -13,6 +13,7 @@ mod libtest;
 mod nextest;
 mod pytest;
 mod tap;
+mod vitest;
 
 use std::fmt;
 use std::fs::File;
@@ -36,12 +37,14 @@ pub enum Format {
     GoJson,
     JestJson,
     VitestJson,
+    /// Vitest's default console output (failures named, passes counted).
+    Vitest,
     Tap,
     None,
 }
 
 impl Format {
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Auto,
         Format::Libtest,
         Format::Nextest,
@@ -50,6 +53,7 @@ impl Format {
         Format::GoJson,
         Format::JestJson,
         Format::VitestJson,
+        Format::Vitest,
         Format::Tap,
         Format::None,
     ];
@@ -64,6 +68,7 @@ impl Format {
             Format::GoJson => "go-json",
             Format::JestJson => "jest-json",
             Format::VitestJson => "vitest-json",
+            Format::Vitest => "vitest",
             Format::Tap => "tap",
             Format::None => "none",
         }
@@ -313,6 +318,7 @@ fn line_parser(format: Format) -> Option<Box<dyn LineParser>> {
         Format::Pytest => Box::new(pytest::Parser::default()),
         Format::GoJson => Box::new(gojson::Parser::default()),
         Format::Tap => Box::new(tap::Parser::default()),
+        Format::Vitest => Box::new(vitest::Parser::default()),
         Format::JestJson | Format::VitestJson => Box::new(jest::StdoutParser::new(format)),
         Format::Junit | Format::Auto | Format::None => return None,
     })
@@ -367,12 +373,37 @@ pub fn parse_file(path: &Path, format: Format) -> Result<Report, ReportError> {
     match format {
         Format::None => Ok(Report::default()),
         Format::Junit => junit::parse(reader, path),
-        Format::JestJson | Format::VitestJson => jest::parse_file(reader, path, format),
+        Format::JestJson | Format::VitestJson => match jest::parse_file(reader, path, format) {
+            // Not a JSON document at all: a captured output with the JSON on one of its lines,
+            // as `forge verify` reads a command's output. (A document cut short stays an
+            // error.)
+            Err(ReportError::Malformed { .. }) if !starts_with_brace(path) => {
+                let reader = BufReader::with_capacity(256 * 1024, open(path)?);
+                parse_lines(reader, format).map_err(|e| ReportError::Io {
+                    path: path.display().to_string(),
+                    source: e,
+                })
+            }
+            other => other,
+        },
         f => parse_lines(reader, f).map_err(|e| ReportError::Io {
             path: path.display().to_string(),
             source: e,
         }),
     }
+}
+
+/// Whether the file's first non-blank byte is `{`.
+fn starts_with_brace(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 512];
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    head[..n]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'{')
 }
 
 fn open(path: &Path) -> Result<File, ReportError> {
@@ -402,57 +433,118 @@ fn parse_lines<R: BufRead>(reader: R, format: Format) -> std::io::Result<Report>
 const DETECT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Recognises the runner from its output's own markers.
+///
+/// Output often holds more than one runner's marks: a vitest run prints the TAP of a file that
+/// imports `node:test`, a pytest run prints a cargo build. The runner that printed the closing
+/// summary is the one that ran the suite, so the last summary line decides; without any, the
+/// first line that only a runner prints.
 fn detect_output(log: &Path) -> Result<Option<Format>, ReportError> {
     use std::io::Read;
     let file = open(log)?;
-    let mut found = None;
-    for_each_line(BufReader::new(file.take(DETECT_BYTES)), |l| {
-        if found.is_none() {
-            found = detect_line(l);
-        }
-    })
+    let mut first_mark = None;
+    let mut last_summary = None;
+    for_each_line(
+        BufReader::new(file.take(DETECT_BYTES)),
+        |l| match detect_line(l) {
+            Some(Mark::Summary(f)) => last_summary = Some(f),
+            Some(Mark::Start(f)) if first_mark.is_none() => first_mark = Some(f),
+            _ => {}
+        },
+    )
     .map_err(|e| ReportError::Io {
         path: log.display().to_string(),
         source: e,
     })?;
-    Ok(found)
+    Ok(last_summary.or(first_mark))
 }
 
-/// The format a single line proves, if any. Ordered from most to least specific.
-fn detect_line(line: &str) -> Option<Format> {
+/// What one line proves about the runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    /// A line only this runner prints, anywhere in its output.
+    Start(Format),
+    /// The runner's closing summary (or a whole report on one line).
+    Summary(Format),
+}
+
+/// The mark a single line carries, if any. Ordered from most to least specific.
+fn detect_line(line: &str) -> Option<Mark> {
+    use Mark::{Start, Summary};
     let t = line.trim_start();
     if t.starts_with("{\"Time\":")
         || t.starts_with("{\"ImportPath\":")
         || t.starts_with("{\"Action\":")
     {
-        return Some(Format::GoJson);
+        // A package's own pass/fail event closes its run.
+        let package_end = !t.contains("\"Test\":")
+            && (t.contains("\"Action\":\"pass\"") || t.contains("\"Action\":\"fail\""));
+        return Some(if package_end {
+            Summary(Format::GoJson)
+        } else {
+            Start(Format::GoJson)
+        });
     }
     if t.starts_with('{') && t.contains("\"numTotalTests\"") {
-        return Some(if t.contains("\"numRuntimeErrorTestSuites\"") {
+        return Some(Summary(if t.contains("\"numRuntimeErrorTestSuites\"") {
             Format::JestJson
         } else {
             Format::VitestJson
-        });
+        }));
     }
     if t.starts_with("<?xml") || t.starts_with("<testsuites") || t.starts_with("<testsuite") {
-        return Some(Format::Junit);
+        return Some(Summary(Format::Junit));
+    }
+    if t.starts_with("Summary [") && t.contains(" run: ") {
+        return Some(Summary(Format::Nextest));
     }
     if t.starts_with("Nextest run ID")
         || (t.starts_with("Starting ") && t.contains(" tests across "))
     {
-        return Some(Format::Nextest);
+        return Some(Start(Format::Nextest));
+    }
+    if line.starts_with("test result: ") {
+        return Some(Summary(Format::Libtest));
     }
     if t.starts_with("running ") && (t.ends_with(" tests") || t.ends_with(" test")) && line == t {
-        return Some(Format::Libtest);
+        return Some(Start(Format::Libtest));
     }
-    if t.starts_with("Running unittests ") || t.starts_with("Doc-tests ") {
-        return Some(Format::Libtest);
+    if t.starts_with("Running unittests ")
+        || t.starts_with("Doc-tests ")
+        || line.starts_with("error[E")
+        || line.starts_with("error: could not compile")
+    {
+        return Some(Start(Format::Libtest));
     }
     if t.starts_with('=') && t.contains(" test session starts ") {
-        return Some(Format::Pytest);
+        return Some(Start(Format::Pytest));
+    }
+    if line.starts_with("ImportError while loading conftest") {
+        return Some(Summary(Format::Pytest));
+    }
+    if (line.starts_with('=')
+        && line.ends_with('=')
+        && pytest::is_final_counts(line.trim_matches('=').trim()))
+        || (line.starts_with(|c: char| c.is_ascii_digit()) && pytest::is_final_counts(line))
+    {
+        return Some(Summary(Format::Pytest));
+    }
+    if let Some(rest) = t.strip_prefix("Tests ")
+        && line.starts_with("      Tests ")
+        && (rest.trim_end().ends_with(')') || rest.trim() == "no tests")
+    {
+        return Some(Summary(Format::Vitest));
+    }
+    if line.starts_with(" RUN  v") {
+        return Some(Start(Format::Vitest));
     }
     if line.starts_with("TAP version ") {
-        return Some(Format::Tap);
+        return Some(Start(Format::Tap));
+    }
+    if line.starts_with("# tests ")
+        || line.starts_with("Result: PASS")
+        || line.starts_with("Result: FAIL")
+    {
+        return Some(Summary(Format::Tap));
     }
     None
 }
