@@ -188,7 +188,16 @@ pub fn run_with(
             Vec::new()
         } else {
             let markers = spec::scan_markers(project)?;
-            spec::coverage(&scenario_list, &markers, &cases)
+            let tested: Vec<spec::Tested<'_>> = commands
+                .iter()
+                .flat_map(|c| {
+                    c.report.cases.iter().map(|case| spec::Tested {
+                        format: c.report.format,
+                        case,
+                    })
+                })
+                .collect();
+            spec::coverage(&scenario_list, &markers, &tested)
         }
     } else {
         Vec::new()

@@ -42,6 +42,8 @@ struct Assertion {
     #[serde(default)]
     title: String,
     #[serde(default)]
+    ancestor_titles: Vec<String>,
+    #[serde(default)]
     status: String,
     #[serde(default)]
     failure_messages: Vec<String>,
@@ -90,6 +92,8 @@ fn convert(results: Results, format: Format) -> Report {
             };
             let mut case = TestCase::new(name, status);
             case.file = Some(suite.name.clone());
+            // The describe path, kept apart: `fullName` joins it to the title with spaces.
+            case.suite = (!a.ancestor_titles.is_empty()).then(|| a.ancestor_titles.join(" > "));
             if status == Status::Failed {
                 let msg = a.failure_messages.join("\n");
                 let lines = msg.lines().filter(|l| !l.trim_start().starts_with("at "));
