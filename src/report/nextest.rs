@@ -52,14 +52,11 @@ impl LineParser for Parser {
             }
             return;
         }
-        if (line.starts_with("error[E") || line.starts_with("error: could not compile"))
-            && self.compile_error.len() < 8
-        {
-            self.compile_error.push(line.to_string());
-        } else if !self.compile_error.is_empty()
-            && self.compile_error.len() < 8
-            && t.starts_with("--> ")
-        {
+        let compile_line =
+            line.starts_with("error[E") || line.starts_with("error: could not compile");
+        // The `--> file:line:col` under a compiler error says where it is.
+        let location = !self.compile_error.is_empty() && t.starts_with("--> ");
+        if (compile_line || location) && self.compile_error.len() < 8 {
             self.compile_error.push(line.to_string());
         }
     }
