@@ -189,6 +189,16 @@ pub fn junit_xml(report: &VerifyReport) -> String {
                 .clone()
                 .map(|e| format!("build, compile, import or setup error:\n{e}"))
         });
+        if problem.is_none() && c.report.cases.is_empty() {
+            // A command with no cases of its own (a linter) is one case that passed.
+            t += 1;
+            let _ = writeln!(
+                body,
+                "    <testcase name=\"{}\" classname=\"{}\"/>",
+                attr(&format!("$ {}", c.run)),
+                attr(&c.name)
+            );
+        }
         if let Some(why) = problem {
             t += 1;
             e += 1;
