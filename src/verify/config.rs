@@ -175,3 +175,31 @@ impl VerifyConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(yaml: &str) -> Result<VerifyConfig, String> {
+        let c: VerifyConfig = serde_saphyr::from_str(yaml).map_err(|e| e.to_string())?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    #[test]
+    fn keys_are_flat_strict_and_round_trip() {
+        let c = parse("commands:\n  - {name: test, run: pytest -rA, report: pytest, allow_empty: true}\n  - {name: lint, run: ruff .}\n").unwrap();
+        assert!(c.commands[0].allow_empty && !c.commands[1].allow_empty);
+        // Everything that runs a command sees the plain CommandConfig.
+        let cmd: &CommandConfig = &c.commands[0];
+        assert_eq!((cmd.name.as_str(), cmd.report), ("test", Format::Pytest));
+        let json = serde_json::to_string(&c).unwrap();
+        let back: VerifyConfig = serde_json::from_str(&json).unwrap();
+        assert!(back.commands[0].allow_empty);
+        assert!(!json.contains("\"allow_empty\":false"), "{json}");
+        let e = parse("commands:\n  - {name: t, run: x, allow_emtpy: true}\n").unwrap_err();
+        assert!(e.contains("allow_emtpy"), "{e}");
+        let e = parse("commands:\n  - {name: '-t', run: x}\n").unwrap_err();
+        assert!(e.contains("verify.commands[0].name"), "{e}");
+    }
+}
