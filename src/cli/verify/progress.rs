@@ -86,6 +86,11 @@ fn out(s: &str) {
     let _ = o.flush();
 }
 
+/// One line to stderr in one write (`eprintln!` writes each piece separately).
+fn err(line: &str) {
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
 impl Progress for Live {
     fn started(&mut self, cmd: &CommandConfig) {
         self.finish_header();
@@ -93,11 +98,11 @@ impl Progress for Live {
             return;
         }
         if !self.stderr_tty {
-            eprintln!(
-                "forge: {} started: {}",
+            err(&format!(
+                "forge: {} started: {}\n",
                 cmd.name,
                 forge::text::clip(&cmd.run, 200)
-            );
+            ));
             return;
         }
         let (stop, rx) = mpsc::channel::<()>();
@@ -151,11 +156,11 @@ impl Progress for Live {
         } else {
             verify::exit_text(result)
         };
-        eprintln!(
-            "forge: {} finished: {state}, {how}, {:.2}s",
+        err(&format!(
+            "forge: {} finished: {state}, {how}, {:.2}s\n",
             result.name,
             result.duration_ms as f64 / 1000.0
-        );
+        ));
     }
 }
 
