@@ -525,6 +525,15 @@ fn named_commands_run_alone_and_unknown_names_are_usage_errors() {
     assert_eq!(o.last_line(), "Verdict: PASS");
     let v = r.forge(&["verify", "lint", "--json"]).json();
     assert_eq!(v["not_run"], serde_json::json!(["test"]));
+    // Named twice, run once; the header lists commands in config order.
+    let o = r.forge(&["verify", "lint", "lint"]);
+    assert!(
+        o.stdout
+            .starts_with("forge verify — 1 of 2 command(s): lint\n"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(o.stdout.matches("  lint  ok").count(), 1, "{}", o.stdout);
     let o = r.forge(&["verify", "lnt", "tset"]);
     assert_eq!(o.code, 2, "{o:?}");
     assert!(

@@ -248,12 +248,13 @@ pub fn run(args: Args) -> Result<i32> {
             .map(|c| c.name.as_str())
             .filter(|n| args.names.is_empty() || args.names.iter().any(|a| a == n))
             .collect();
+        let names: Vec<String> = selected.iter().map(|n| n.to_string()).collect();
         progress::TextStream {
             header: verify::header(
                 selected.len(),
                 config.verify.commands.len(),
                 args.change.as_deref(),
-                &args.names,
+                &names,
             ),
             width: verify::name_width(selected.iter().copied()),
             style: out_style,
