@@ -696,6 +696,21 @@ fn no_test_case_is_no_pass_unless_the_command_allows_it() {
 }
 
 #[test]
+fn a_suite_that_exits_0_before_running_is_no_pass() {
+    // Real pytest output: the module under test calls `os._exit(0)` on import.
+    for format in ["pytest", "auto"] {
+        let r = Repo::with_command(&replay("pytest/os-exit-0-on-import.txt", 0), format);
+        let o = r.forge(&["verify", "--strict"]);
+        assert_eq!(o.code, 1, "{format}: {o:?}");
+        assert!(
+            o.stdout.contains("report: no test case in the report\n"),
+            "{format}: {}",
+            o.stdout
+        );
+    }
+}
+
+#[test]
 fn json_fields_are_always_present() {
     let r = Repo::with_command(&replay("libtest/failures.txt", 101), "libtest");
     let v = r.forge(&["verify", "--json"]).json();
