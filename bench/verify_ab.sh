@@ -8,6 +8,7 @@
 # /tmp/forge-bench-ab; never the repository). Needs hyperfine, git, python3.
 set -euo pipefail
 : "${BASE:?set BASE to the baseline forge binary}" "${NEW:?set NEW to the forge binary to measure}"
+BASE=$(realpath "$BASE") NEW=$(realpath "$NEW")
 W=${BENCH_DIR:-/tmp/forge-bench-ab}
 rm -rf "$W" && mkdir -p "$W"
 cfg='verify:
