@@ -459,6 +459,51 @@ mod tests {
     }
 
     #[test]
+    fn junit_cases_tie_by_each_producers_naming() {
+        let scen = vec![scenario("zebra")];
+        let junit = |name: &str, classname: &str| TestCase {
+            name: if name == classname {
+                name.to_string()
+            } else {
+                format!("{classname}.{name}")
+            },
+            status: Status::Passed,
+            file: None,
+            suite: Some(classname.to_string()),
+            message: None,
+        };
+        let py = markers(
+            "class TestA:\n    # @scenario c/zebra\n    def test_b(self):\n        pass\n",
+            "tests/test_x.py",
+        );
+        for (case, want) in [
+            (junit("test_b[1]", "tests.test_x.TestA"), Coverage::Covered),
+            (junit("test_b", "test_x.TestA"), Coverage::Covered),
+            (junit("test_b", "tests.test_x.TestB"), Coverage::Uncovered),
+            (junit("test_b", "tests.test_y.TestA"), Coverage::Uncovered),
+        ] {
+            let got = cover(&scen, &py, Format::Junit, std::slice::from_ref(&case))[0].status;
+            assert_eq!(got, want, "{case:?}");
+        }
+        let js = markers(
+            "describe('cart', () => {\n  // @scenario c/zebra\n  it('adds', () => {});\n});\n",
+            "fail/cart.test.js",
+        );
+        for (case, want) in [
+            (junit("cart > adds", "fail/cart.test.js"), Coverage::Covered),
+            (
+                junit("cart > adds", "other/cart.test.js"),
+                Coverage::Uncovered,
+            ),
+            (junit("cart adds", "cart adds"), Coverage::Covered),
+            (junit("cart adds up", "cart adds up"), Coverage::Uncovered),
+        ] {
+            let got = cover(&scen, &js, Format::Junit, std::slice::from_ref(&case))[0].status;
+            assert_eq!(got, want, "{case:?}");
+        }
+    }
+
+    #[test]
     fn marker_for_another_change_does_not_cover() {
         let scen = parse_spec(SPEC, "checkout", "spec.md");
         let marks = markers(

@@ -225,8 +225,9 @@ fn js_path(case: &TestCase) -> Vec<&str> {
     }
 }
 
-/// JUnit from pytest (`classname="tests.test_x.TestA"`, `name="test_b[1]"`) or from Vitest
-/// (`classname` the file, `name="a > b"`).
+/// JUnit from pytest (`classname="tests.test_x.TestA"`, `name="test_b[1]"`), from Vitest
+/// (`classname` the file, `name="a > b"`) or from jest-junit (`classname` = `name` = the
+/// space-joined path).
 fn junit_ties(case: &TestCase, m: &Marker, want: &[&str]) -> bool {
     let Some(classname) = case.suite.as_deref() else {
         return false;
@@ -238,6 +239,11 @@ fn junit_ties(case: &TestCase, m: &Marker, want: &[&str]) -> bool {
     if name.contains(" > ") {
         let path: Vec<&str> = name.split(" > ").collect();
         return same_file(classname, &m.file) && extends(&path, want);
+    }
+    // jest-junit writes the describe titles and the title joined by spaces, twice, and no
+    // file: only the whole name can be compared.
+    if classname == case.name {
+        return case.name == want.join(" ");
     }
     // pytest: the module's dotted path, then classes.
     let module = m
