@@ -8,6 +8,7 @@
 
 mod gojson;
 mod jest;
+mod jest_console;
 mod junit;
 mod libtest;
 mod nextest;
@@ -37,6 +38,8 @@ pub enum Format {
     GoJson,
     JestJson,
     VitestJson,
+    /// Jest's default console output (failures named, passes counted).
+    Jest,
     /// Vitest's default console output (failures named, passes counted).
     Vitest,
     Tap,
@@ -44,7 +47,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 11] = [
+    pub const ALL: [Format; 12] = [
         Format::Auto,
         Format::Libtest,
         Format::Nextest,
@@ -53,6 +56,7 @@ impl Format {
         Format::GoJson,
         Format::JestJson,
         Format::VitestJson,
+        Format::Jest,
         Format::Vitest,
         Format::Tap,
         Format::None,
@@ -68,6 +72,7 @@ impl Format {
             Format::GoJson => "go-json",
             Format::JestJson => "jest-json",
             Format::VitestJson => "vitest-json",
+            Format::Jest => "jest",
             Format::Vitest => "vitest",
             Format::Tap => "tap",
             Format::None => "none",
@@ -319,6 +324,7 @@ fn line_parser(format: Format) -> Option<Box<dyn LineParser>> {
         Format::GoJson => Box::new(gojson::Parser::default()),
         Format::Tap => Box::new(tap::Parser::default()),
         Format::Vitest => Box::new(vitest::Parser::default()),
+        Format::Jest => Box::new(jest_console::Parser::default()),
         Format::JestJson | Format::VitestJson => Box::new(jest::StdoutParser::new(format)),
         Format::Junit | Format::Auto | Format::None => return None,
     })
@@ -533,6 +539,9 @@ fn detect_line(line: &str) -> Option<Mark> {
         && (rest.trim_end().ends_with(')') || rest.trim() == "no tests")
     {
         return Some(Summary(Format::Vitest));
+    }
+    if line.starts_with("Tests:") && line.trim_end().ends_with(" total") {
+        return Some(Summary(Format::Jest));
     }
     if line.starts_with(" RUN  v") {
         return Some(Start(Format::Vitest));

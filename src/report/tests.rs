@@ -512,3 +512,37 @@ fn format_names_round_trip() {
     }
     assert!("xunit".parse::<Format>().unwrap_err().contains("junit"));
 }
+
+#[test]
+fn jest_console_names_failures_counts_the_rest_and_sees_load_errors() {
+    let r = parse("jest-json/failures.console.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Jest));
+    assert_eq!(counts(&r), (2, 2, 2));
+    assert_eq!(
+        failing(&r),
+        [
+            "checkout > guest pays by card",
+            "checkout > refunds > refund raises"
+        ]
+    );
+    let loc = r.cases[0].location().unwrap();
+    assert_eq!(
+        (loc.file.as_str(), loc.line),
+        ("fail/checkout.test.js", Some(9))
+    );
+    assert!(
+        r.cases[0]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("Expected: 101")
+    );
+    let r = parse("jest-json/load-error.console.txt", Format::Auto);
+    let e = r.infra_error.clone().unwrap();
+    assert!(
+        e.contains("load/gateway.test.js: Cannot find module 'payment-gateway-sdk'")
+            && e.contains("load/syntax.test.js: SyntaxError"),
+        "{e}"
+    );
+    assert_eq!(counts(&r), (1, 0, 0));
+}
