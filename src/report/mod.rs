@@ -11,6 +11,7 @@ mod jest;
 mod jest_console;
 mod junit;
 mod libtest;
+mod mocha;
 mod nextest;
 mod pytest;
 mod tap;
@@ -40,6 +41,8 @@ pub enum Format {
     VitestJson,
     /// Jest's default console output (failures named, passes counted).
     Jest,
+    /// Mocha's default `spec` reporter.
+    Mocha,
     /// Vitest's default console output (failures named, passes counted).
     Vitest,
     Tap,
@@ -47,7 +50,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 12] = [
+    pub const ALL: [Format; 13] = [
         Format::Auto,
         Format::Libtest,
         Format::Nextest,
@@ -57,6 +60,7 @@ impl Format {
         Format::JestJson,
         Format::VitestJson,
         Format::Jest,
+        Format::Mocha,
         Format::Vitest,
         Format::Tap,
         Format::None,
@@ -73,6 +77,7 @@ impl Format {
             Format::JestJson => "jest-json",
             Format::VitestJson => "vitest-json",
             Format::Jest => "jest",
+            Format::Mocha => "mocha",
             Format::Vitest => "vitest",
             Format::Tap => "tap",
             Format::None => "none",
@@ -325,6 +330,7 @@ fn line_parser(format: Format) -> Option<Box<dyn LineParser>> {
         Format::Tap => Box::new(tap::Parser::default()),
         Format::Vitest => Box::new(vitest::Parser::default()),
         Format::Jest => Box::new(jest_console::Parser::default()),
+        Format::Mocha => Box::new(mocha::Parser::default()),
         Format::JestJson | Format::VitestJson => Box::new(jest::StdoutParser::new(format)),
         Format::Junit | Format::Auto | Format::None => return None,
     })
@@ -542,6 +548,16 @@ fn detect_line(line: &str) -> Option<Mark> {
     }
     if line.starts_with("Tests:") && line.trim_end().ends_with(" total") {
         return Some(Summary(Format::Jest));
+    }
+    if line.starts_with("  ")
+        && let Some((n, rest)) = line.trim().split_once(' ')
+        && n.parse::<u64>().is_ok()
+        && rest.starts_with("passing (")
+    {
+        return Some(Summary(Format::Mocha));
+    }
+    if line.trim_start().starts_with("Exception during run:") {
+        return Some(Summary(Format::Mocha));
     }
     if line.starts_with(" RUN  v") {
         return Some(Start(Format::Vitest));

@@ -546,3 +546,37 @@ fn jest_console_names_failures_counts_the_rest_and_sees_load_errors() {
     );
     assert_eq!(counts(&r), (1, 0, 0));
 }
+
+#[test]
+fn mocha_spec_reporter() {
+    let r = parse("mocha/failures.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Mocha));
+    assert_eq!(counts(&r), (2, 2, 1));
+    assert_eq!(
+        failing(&r),
+        [
+            "checkout > guest pays by card",
+            "checkout > refunds > refund raises"
+        ]
+    );
+    assert!(
+        r.cases
+            .iter()
+            .any(|c| c.name == "fee > is one percent" && c.status == Status::Passed)
+    );
+    let m = r.cases[1].message.as_deref().unwrap();
+    assert!(m.contains("101 !== 102"), "{m}");
+    let loc = r.cases[1].location().unwrap();
+    assert_eq!(
+        (loc.file.as_str(), loc.line),
+        ("test/checkout.test.js", Some(9))
+    );
+    assert_eq!(counts(&parse("mocha/pass.txt", Format::Auto)), (1, 0, 0));
+    let r = parse("mocha/load-error.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Mocha));
+    assert!(
+        r.infra_error
+            .unwrap()
+            .contains("Cannot find module 'payment-gateway-sdk'")
+    );
+}

@@ -184,7 +184,7 @@ fn ties(m: &Marker, t: Tested<'_>) -> bool {
         Some(Format::JestJson | Format::VitestJson) => {
             file_ok(case.file.as_deref()) && extends(&js_path(case), &want)
         }
-        Some(Format::Vitest | Format::Jest | Format::Tap) => {
+        Some(Format::Vitest | Format::Jest | Format::Mocha | Format::Tap) => {
             let path: Vec<&str> = case.name.split(" > ").collect();
             file_ok(case.file.as_deref()) && extends(&path, &want)
         }
