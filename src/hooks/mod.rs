@@ -546,7 +546,7 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
     let outcome = (|| -> crate::Result<(verify::VerifyReport, breaker::Outcome)> {
         let config = Config::load(&project.config_path())?;
         breaker::load(&project, &change)?;
-        let report = verify::run(&project, &config, Some(&change))?;
+        let report = verify::run(&project, &config.verify, Some(&change))?;
         let o = breaker::record(
             &project,
             &change,
@@ -638,12 +638,16 @@ pub fn summary(r: &verify::VerifyReport, max_items: usize) -> String {
     }
     for c in &r.commands {
         if !c.ok && c.report.cases.is_empty() && c.report.infra_error.is_none() {
-            let how = if c.timed_out {
+            let mut how = if c.timed_out {
                 format!("timed out after {} s", c.timeout_secs)
             } else {
                 c.exit_code
                     .map_or("no exit code".to_string(), |x| format!("exit {x}"))
             };
+            // Why an exit 0 failed: `no test case in the report`, a missing report file.
+            if let Some(e) = &c.report_error {
+                how.push_str(&format!(", {e}"));
+            }
             lines.push(format!(
                 "Command `{}` failed ({how}); see {}",
                 c.name, c.log
