@@ -13,6 +13,39 @@ use crate::verify::Verdict;
 
 pub const STATE_FILE: &str = "verify-attempts.yaml";
 
+/// Consecutive FAILs that open the circuit when the config does not say.
+pub const DEFAULT_MAX_FAILURES: u32 = 3;
+
+/// The `breaker:` section of `.forge/config.yaml`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerConfig {
+    #[serde(default = "default_max_failures")]
+    pub max_failures: u32,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            max_failures: DEFAULT_MAX_FAILURES,
+        }
+    }
+}
+
+fn default_max_failures() -> u32 {
+    DEFAULT_MAX_FAILURES
+}
+
+impl BreakerConfig {
+    /// Checks what serde cannot; the message names the key.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.max_failures == 0 {
+            return Err("`breaker.max_failures` must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
 /// The persisted state. The first four fields are the documented contract, in this order; the
 /// reset record follows them so the contract stays intact.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

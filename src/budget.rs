@@ -4,16 +4,20 @@
 //! `.forge/changes/<c>/budget.yaml` and `.forge/sessions/<s>/budget.yaml`, and enforced by the
 //! hooks.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::repo::Project;
 use crate::state::{self, StateDoc};
+
+mod claude;
+mod limits;
+pub use claude::{ingest_transcript, subagent_transcripts};
+pub use limits::{LimitChange, LimitKey, NewValue, change_limit};
 
 /// `budget:` in `.forge/config.yaml`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
@@ -46,8 +50,13 @@ pub struct Limit {
 pub struct Price {
     pub input: f64,
     pub output: f64,
+    /// Cache writes that live 5 minutes (default: 1.25 × input, Anthropic's rate).
     #[serde(default)]
     pub cache_write: Option<f64>,
+    /// Cache writes that live 1 hour (default: 2 × input, Anthropic's rate).
+    #[serde(default)]
+    pub cache_write_1h: Option<f64>,
+    /// Cache reads (default: 0.1 × input).
     #[serde(default)]
     pub cache_read: Option<f64>,
 }
@@ -101,7 +110,11 @@ const PRICES: &[(&str, f64, f64, f64, f64)] = &[
 pub struct Tokens {
     pub input: u64,
     pub output: u64,
+    /// Cache writes of every time to live.
     pub cache_write: u64,
+    /// The part of `cache_write` that lives 1 hour, which costs more than a 5-minute write.
+    #[serde(default)]
+    pub cache_write_1h: u64,
     pub cache_read: u64,
 }
 
@@ -111,6 +124,14 @@ impl Tokens {
             .saturating_add(self.output)
             .saturating_add(self.cache_write)
             .saturating_add(self.cache_read)
+    }
+
+    pub fn add(&mut self, o: &Tokens) {
+        self.input += o.input;
+        self.output += o.output;
+        self.cache_write += o.cache_write;
+        self.cache_write_1h += o.cache_write_1h;
+        self.cache_read += o.cache_read;
     }
 }
 
@@ -174,16 +195,31 @@ pub fn price(config: &BudgetConfig, model: Option<&str>, t: &Tokens) -> Option<f
                 input: *i,
                 output: *o,
                 cache_write: Some(*w),
+                cache_write_1h: None,
                 cache_read: Some(*r),
             })
     })?;
+    let hour = t.cache_write_1h.min(t.cache_write);
     Some(
         (t.input as f64 * p.input
             + t.output as f64 * p.output
-            + t.cache_write as f64 * p.cache_write.unwrap_or(p.input * 1.25)
+            + (t.cache_write - hour) as f64 * p.cache_write.unwrap_or(p.input * 1.25)
+            + hour as f64 * p.cache_write_1h.unwrap_or(p.input * 2.0)
             + t.cache_read as f64 * p.cache_read.unwrap_or(p.input * 0.1))
             / 1e6,
     )
+}
+
+/// What to tell a person about a model with no price, once: that its tokens count toward token
+/// limits only, and the config lines that price it.
+pub fn price_hint(model: Option<&str>) -> String {
+    match model {
+        Some(m) => format!(
+            "model `{m}` has no price, so its tokens count toward token limits only. Add its price (USD per million tokens) to .forge/config.yaml:\n  budget:\n    prices:\n      {}: {{ input: 3.0, output: 15.0 }}   # the model's own rates",
+            serde_json::to_string(base_model(m)).unwrap_or_default()
+        ),
+        None => "spend of an unnamed model has no price, so its tokens count toward token limits only: name the model (`forge budget record … --model M`; Codex's JSON does not name it)".to_string(),
+    }
 }
 
 /// Spend from a `claude -p --output-format json` result: `modelUsage` per model, with the cost
@@ -203,6 +239,9 @@ pub fn from_claude_json(v: &Value) -> std::result::Result<Vec<Spend>, String> {
                 input: n("inputTokens"),
                 output: n("outputTokens"),
                 cache_write: n("cacheCreationInputTokens"),
+                // `modelUsage` does not split cache writes by time to live; `costUSD` is Claude
+                // Code's own price, which does.
+                cache_write_1h: 0,
                 cache_read: n("cacheReadInputTokens"),
             },
             usd: u.get("costUSD").and_then(|x| x.as_f64()),
@@ -262,6 +301,7 @@ pub fn from_gemini_json(
             input: n("prompt").saturating_sub(cached),
             output: n("candidates") + n("thoughts"),
             cache_write: 0,
+            cache_write_1h: 0,
             cache_read: cached,
         };
         out.push(Spend {
@@ -274,124 +314,6 @@ pub fn from_gemini_json(
     Ok(out)
 }
 
-/// Where a transcript was read up to, and the message ids already counted.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Cursor {
-    path: String,
-    offset: u64,
-    /// `message.id` + `requestId` of the most recent assistant messages: Claude Code writes one
-    /// message with several content blocks as several lines repeating the same usage.
-    seen: VecDeque<String>,
-}
-
-const SEEN_KEEP: usize = 4096;
-
-impl StateDoc for Cursor {
-    fn parse(text: &str) -> std::result::Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
-    }
-    fn render(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-}
-
-/// Reads the new lines of a Claude Code transcript since the last call (never the whole file
-/// again) and returns their spend, one record per model. The read position and recent message
-/// ids live in `cursor_dir`.
-pub fn ingest_transcript(
-    transcript: &Path,
-    cursor_dir: &Path,
-    config: &BudgetConfig,
-) -> Result<Vec<Spend>> {
-    let key = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        transcript.hash(&mut h);
-        format!("{:016x}", h.finish())
-    };
-    let cursor_path = cursor_dir.join(format!("{key}.json"));
-    state::update(
-        &cursor_path,
-        "Delete it to re-read the transcript from the start.",
-        |cur: Option<Cursor>| {
-            let mut cur = cur.unwrap_or_else(|| Cursor {
-                path: transcript.display().to_string(),
-                ..Cursor::default()
-            });
-            let mut file = std::fs::File::open(transcript).map_err(|e| {
-                Error::io(
-                    format!("cannot open the transcript {}", transcript.display()),
-                    e,
-                )
-            })?;
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            if len < cur.offset {
-                // Rewritten or truncated: start over, keeping the ids already counted.
-                cur.offset = 0;
-            }
-            file.seek(SeekFrom::Start(cur.offset))
-                .map_err(|e| Error::io(format!("cannot read {}", transcript.display()), e))?;
-            let mut reader = BufReader::new(file.take(len - cur.offset));
-            let mut per_model: BTreeMap<String, Tokens> = BTreeMap::new();
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                let n = reader
-                    .read_until(b'\n', &mut line)
-                    .map_err(|e| Error::io(format!("cannot read {}", transcript.display()), e))?;
-                if n == 0 || line.last() != Some(&b'\n') {
-                    break; // an incomplete last line is read next time
-                }
-                cur.offset += n as u64;
-                if memchr::memmem::find(&line, b"\"usage\"").is_none() {
-                    continue;
-                }
-                let Ok(v) = serde_json::from_slice::<Value>(&line) else {
-                    continue;
-                };
-                if v.get("type").and_then(|t| t.as_str()) != Some("assistant") {
-                    continue;
-                }
-                let msg = &v["message"];
-                let Some(u) = msg.get("usage") else { continue };
-                let id = format!(
-                    "{}/{}",
-                    msg.get("id").and_then(|x| x.as_str()).unwrap_or(""),
-                    v.get("requestId").and_then(|x| x.as_str()).unwrap_or("")
-                );
-                if cur.seen.contains(&id) {
-                    continue;
-                }
-                if cur.seen.len() == SEEN_KEEP {
-                    cur.seen.pop_front();
-                }
-                cur.seen.push_back(id);
-                let n = |k: &str| u.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
-                let model = msg
-                    .get("model")
-                    .and_then(|x| x.as_str())
-                    .unwrap_or("unknown")
-                    .to_string();
-                let t = per_model.entry(model).or_default();
-                t.input += n("input_tokens");
-                t.output += n("output_tokens");
-                t.cache_write += n("cache_creation_input_tokens");
-                t.cache_read += n("cache_read_input_tokens");
-            }
-            let spends = per_model
-                .into_iter()
-                .map(|(model, t)| Spend {
-                    source: "claude-transcript".into(),
-                    usd: price(config, Some(&model), &t),
-                    model: Some(model),
-                    tokens: t,
-                })
-                .collect();
-            Ok((cur, spends))
-        },
-    )
-}
-
 /// Running totals of a change or a session.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -401,6 +323,9 @@ pub struct Ledger {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cache_write_tokens: u64,
+    /// The part of `cache_write_tokens` written for 1 hour (priced higher than 5 minutes).
+    #[serde(default)]
+    pub cache_write_1h_tokens: u64,
     pub cache_read_tokens: u64,
     /// Tokens of models with no known price: counted, flagged, never priced at zero silently.
     pub unpriced_tokens: u64,
@@ -424,12 +349,13 @@ impl StateDoc for Ledger {
             .map(|m| serde_json::to_string(m).unwrap_or_default())
             .collect();
         format!(
-            "usd: {}\ntokens: {}\ninput_tokens: {}\noutput_tokens: {}\ncache_write_tokens: {}\ncache_read_tokens: {}\nunpriced_tokens: {}\nrecords: {}\nunpriced_models: [{}]\n",
+            "usd: {}\ntokens: {}\ninput_tokens: {}\noutput_tokens: {}\ncache_write_tokens: {}\ncache_write_1h_tokens: {}\ncache_read_tokens: {}\nunpriced_tokens: {}\nrecords: {}\nunpriced_models: [{}]\n",
             self.usd,
             self.tokens,
             self.input_tokens,
             self.output_tokens,
             self.cache_write_tokens,
+            self.cache_write_1h_tokens,
             self.cache_read_tokens,
             self.unpriced_tokens,
             self.records,
@@ -445,6 +371,7 @@ impl Ledger {
         self.input_tokens += s.tokens.input;
         self.output_tokens += s.tokens.output;
         self.cache_write_tokens += s.tokens.cache_write;
+        self.cache_write_1h_tokens += s.tokens.cache_write_1h;
         self.cache_read_tokens += s.tokens.cache_read;
         self.records += 1;
         if s.usd.is_none() {
@@ -479,14 +406,17 @@ pub fn load_ledger(path: &Path) -> Result<Ledger> {
 }
 
 /// Adds spend to the change's and the session's ledgers (each atomic, locked, fail-closed).
+/// Returns the unpriced models this project had not seen before — `None` for spend that names
+/// no model — so the caller tells the person once, with [`price_hint`], rather than on every
+/// record.
 pub fn record(
     project: &Project,
     change: Option<&str>,
     session: Option<&str>,
     spends: &[Spend],
-) -> Result<()> {
+) -> Result<Vec<Option<String>>> {
     if spends.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let mut paths = Vec::new();
     if let Some(c) = change {
@@ -504,22 +434,79 @@ pub fn record(
             Ok((l, ()))
         })?;
     }
-    Ok(())
+    first_sight_of_unpriced(project, spends)
+}
+
+/// The models seen unpriced so far in this project (`.tmp/.forge/unpriced-models.json`).
+struct Named(Vec<Option<String>>);
+
+impl StateDoc for Named {
+    fn parse(text: &str) -> std::result::Result<Self, String> {
+        serde_json::from_str(text)
+            .map(Named)
+            .map_err(|e| e.to_string())
+    }
+    fn render(&self) -> String {
+        serde_json::to_string(&self.0).unwrap_or_default()
+    }
+}
+
+fn first_sight_of_unpriced(project: &Project, spends: &[Spend]) -> Result<Vec<Option<String>>> {
+    let mut unpriced: Vec<Option<String>> = Vec::new();
+    for s in spends.iter().filter(|s| s.usd.is_none()) {
+        let m = s.model.as_deref().map(|m| base_model(m).to_string());
+        if !unpriced.contains(&m) {
+            unpriced.push(m);
+        }
+    }
+    if unpriced.is_empty() {
+        return Ok(unpriced);
+    }
+    let path = project.tmp_dir().join("unpriced-models.json");
+    state::update_or_recover(&path, |seen: std::result::Result<Option<Named>, String>| {
+        // A broken list only means a model is named again.
+        let mut seen = seen.ok().flatten().map_or_else(Vec::new, |n| n.0);
+        let new: Vec<Option<String>> = unpriced.into_iter().filter(|m| !seen.contains(m)).collect();
+        seen.extend(new.iter().cloned());
+        Ok((Named(seen), new))
+    })
+}
+
+/// The dollars left before the first USD limit of the change or the session is reached, for
+/// agents that can stop themselves there (`claude -p --max-budget-usd`). `None` when no USD
+/// limit applies.
+pub fn remaining_usd(
+    project: &Project,
+    config: &BudgetConfig,
+    change: Option<&str>,
+    session: Option<&str>,
+) -> Result<Option<f64>> {
+    Ok(standings(project, config, change, session)?
+        .iter()
+        .filter_map(|s| s.usd_limit.map(|limit| (limit - s.usd).max(0.0)))
+        .reduce(f64::min))
+}
+
+fn limits_path(project: &Project) -> PathBuf {
+    project.tmp_dir().join("budget-limits.json")
+}
+
+fn limits_snapshot(config: &BudgetConfig) -> Value {
+    serde_json::json!({"change": config.change, "session": config.session, "warn_at": config.warn_at, "prices": config.prices})
 }
 
 /// Records a change of the budget limits on the timeline (`.forge/sessions/config/`), attributed
 /// to the person who edited the config — agents cannot edit it. The limits seen last are kept in
 /// `.tmp/.forge/budget-limits.json`; the first sight records nothing.
 pub fn note_limit_changes(project: &Project, config: &BudgetConfig) {
-    let path = project.tmp_dir().join("budget-limits.json");
-    let now = serde_json::json!({"change": config.change, "session": config.session, "warn_at": config.warn_at, "prices": config.prices});
-    let before: Option<Value> = std::fs::read(&path)
+    let now = limits_snapshot(config);
+    let before: Option<Value> = std::fs::read(limits_path(project))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     if before.as_ref() == Some(&now) {
         return;
     }
-    let _ = state::write_atomic(&path, now.to_string().as_bytes());
+    remember_limits(project, config);
     if let Some(before) = before {
         let who =
             crate::git::user_name_from_files(&project.root).unwrap_or_else(|| "unknown".into());
@@ -530,6 +517,15 @@ pub fn note_limit_changes(project: &Project, config: &BudgetConfig) {
             serde_json::json!({"event": "limits-changed", "from": before, "to": now}),
         );
     }
+}
+
+/// Takes `config`'s limits as seen, without recording anything: for `forge budget set|raise`,
+/// which records the change itself, with its key and the person's session.
+pub fn remember_limits(project: &Project, config: &BudgetConfig) {
+    let _ = state::write_atomic(
+        &limits_path(project),
+        limits_snapshot(config).to_string().as_bytes(),
+    );
 }
 
 /// Spend against one limit.
@@ -569,7 +565,7 @@ impl Standing {
     pub fn describe(&self) -> String {
         let mut parts = vec![format!("${:.4}", self.usd)];
         if let Some(u) = self.usd_limit {
-            parts[0] = format!("${:.4} of ${u:.2}", self.usd);
+            parts[0] = format!("${:.4} of ${}", self.usd, dollars(u));
         }
         match self.tokens_limit {
             Some(t) => parts.push(format!("{} of {t} tokens", self.tokens)),
@@ -583,6 +579,15 @@ impl Standing {
         }
         format!("{}: {}", self.scope, parts.join(", "))
     }
+}
+
+/// A limit in dollars as a person wrote it: cents always, more digits only when it has them
+/// (`$5.00`, `$0.045`).
+fn dollars(u: f64) -> String {
+    let s = format!("{u:.4}");
+    let (whole, frac) = s.split_once('.').unwrap_or((&s, "00"));
+    let frac = frac.trim_end_matches('0');
+    format!("{whole}.{frac:0<2}")
 }
 
 /// The change's and the session's standing against the configured limits.
@@ -615,162 +620,4 @@ pub fn standings(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/spend");
-
-    #[test]
-    fn built_in_prices_match_a_real_claude_run() {
-        // From a real `claude -p` result: 7,289 input + 131 output tokens = $0.03972.
-        let t = Tokens {
-            input: 7289,
-            output: 131,
-            ..Tokens::default()
-        };
-        let usd = price(&BudgetConfig::default(), Some("claude-opus-4-8[1m]"), &t).unwrap();
-        assert!((usd - 0.03972).abs() < 1e-9, "{usd}");
-        assert_eq!(
-            price(&BudgetConfig::default(), Some("mystery-model-9"), &t),
-            None
-        );
-    }
-
-    #[test]
-    fn claude_json_result() {
-        let v: Value = serde_json::from_str(
-            &std::fs::read_to_string(format!("{FIX}/claude-p-result.json")).unwrap(),
-        )
-        .unwrap();
-        let s = from_claude_json(&v).unwrap();
-        assert_eq!(s.len(), 1);
-        assert_eq!(s[0].model.as_deref(), Some("claude-opus-4-8"));
-        assert_eq!((s[0].tokens.input, s[0].tokens.output), (7289, 131));
-        assert_eq!(s[0].usd, Some(0.03972));
-    }
-
-    #[test]
-    fn transcript_is_read_incrementally_and_deduplicated() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("t.jsonl");
-        let real = std::fs::read_to_string(format!("{FIX}/claude-transcript.jsonl")).unwrap();
-        std::fs::write(&t, &real).unwrap();
-        let cfg = BudgetConfig::default();
-        let cur = dir.path().join("cursors");
-        let first = ingest_transcript(&t, &cur, &cfg).unwrap();
-        let total: u64 = first.iter().map(|s| s.tokens.total()).sum();
-        // The real session: four assistant messages, 7,289 input and 131 output tokens in all
-        // (matching the `claude -p` result of the same run).
-        assert_eq!(first.iter().map(|s| s.tokens.input).sum::<u64>(), 7289);
-        assert_eq!(first.iter().map(|s| s.tokens.output).sum::<u64>(), 131);
-        assert_eq!(total, 7420);
-        // Nothing new: nothing counted again.
-        assert!(ingest_transcript(&t, &cur, &cfg).unwrap().is_empty());
-        // A repeated line of an already counted message (several content blocks) is not counted.
-        let dup = real.lines().find(|l| l.contains("\"assistant\"")).unwrap();
-        let mut f = std::fs::OpenOptions::new().append(true).open(&t).unwrap();
-        use std::io::Write;
-        writeln!(f, "{dup}").unwrap();
-        assert!(ingest_transcript(&t, &cur, &cfg).unwrap().is_empty());
-        // A new message is.
-        let new = dup
-            .replace("msg_000000000000000000000002", "msg_new")
-            .replace("\"input_tokens\":1669", "\"input_tokens\":10");
-        writeln!(f, "{new}").unwrap();
-        let s = ingest_transcript(&t, &cur, &cfg).unwrap();
-        assert_eq!(s[0].tokens.input, 10);
-    }
-
-    #[test]
-    fn codex_and_gemini_results() {
-        let text = std::fs::read_to_string(format!("{FIX}/codex-exec.jsonl")).unwrap();
-        let s = from_codex_jsonl(&text, Some("gpt-5"), &BudgetConfig::default());
-        assert_eq!((s[0].tokens.input, s[0].tokens.output), (400, 40));
-        assert!((s[0].usd.unwrap() - (400.0 * 1.25 + 40.0 * 10.0) / 1e6).abs() < 1e-12);
-        let unknown = from_codex_jsonl(&text, None, &BudgetConfig::default());
-        assert_eq!(unknown[0].usd, None);
-        // Shape from the Gemini CLI headless documentation.
-        let g: Value = serde_json::from_str(r#"{"response":"ok","stats":{"models":{"gemini-2.5-pro":{"api":{"totalRequests":2,"totalErrors":0,"totalLatencyMs":1800},"tokens":{"prompt":1200,"candidates":300,"total":1550,"cached":200,"thoughts":50,"tool":0}}},"tools":{"totalCalls":1},"files":{"totalLinesAdded":3,"totalLinesRemoved":0}}}"#).unwrap();
-        let s = from_gemini_json(&g, &BudgetConfig::default()).unwrap();
-        assert_eq!(
-            (
-                s[0].tokens.input,
-                s[0].tokens.output,
-                s[0].tokens.cache_read
-            ),
-            (1000, 350, 200)
-        );
-        assert!(s[0].usd.is_some());
-    }
-
-    #[test]
-    fn a_limit_change_is_recorded_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = Project::at(dir.path());
-        let mut cfg = BudgetConfig {
-            change: Limit {
-                usd: Some(1.0),
-                tokens: None,
-            },
-            ..BudgetConfig::default()
-        };
-        note_limit_changes(&p, &cfg);
-        note_limit_changes(&p, &cfg);
-        assert!(
-            crate::timeline::files(dir.path()).unwrap().is_empty(),
-            "first sight records nothing"
-        );
-        cfg.change.usd = Some(9.0);
-        note_limit_changes(&p, &cfg);
-        note_limit_changes(&p, &cfg);
-        let evs = crate::timeline::read(dir.path(), &Default::default()).unwrap();
-        assert_eq!(evs.len(), 1);
-        assert_eq!(evs[0].data["event"], "limits-changed");
-        assert_eq!(evs[0].data["to"]["change"]["usd"], 9.0);
-        assert!(evs[0].actor.starts_with("human:"));
-    }
-
-    #[test]
-    fn ledgers_flag_unpriced_models_and_standings_compare_to_limits() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = Project::at(dir.path());
-        let spends = vec![
-            Spend {
-                source: "manual".into(),
-                model: None,
-                tokens: Tokens::default(),
-                usd: Some(1.5),
-            },
-            Spend {
-                source: "codex-json".into(),
-                model: Some("mystery".into()),
-                tokens: Tokens {
-                    input: 100,
-                    ..Tokens::default()
-                },
-                usd: None,
-            },
-        ];
-        record(&p, Some("c"), Some("s"), &spends).unwrap();
-        let l = load_ledger(&change_ledger_path(&p, "c")).unwrap();
-        assert_eq!((l.usd, l.unpriced_tokens, l.records), (1.5, 100, 2));
-        assert_eq!(l.unpriced_models, ["mystery"]);
-        let cfg = BudgetConfig {
-            change: Limit {
-                usd: Some(1.0),
-                tokens: None,
-            },
-            session: Limit {
-                usd: Some(1.8),
-                tokens: None,
-            },
-            ..BudgetConfig::default()
-        };
-        let st = standings(&p, &cfg, Some("c"), Some("s")).unwrap();
-        assert!(st[0].over);
-        assert!(!st[1].over && st[1].warn);
-        // Fail closed on a tampered ledger.
-        std::fs::write(change_ledger_path(&p, "c"), "usd: -5\n").unwrap();
-        assert!(standings(&p, &cfg, Some("c"), None).is_err());
-    }
-}
+mod tests;

@@ -1,17 +1,16 @@
-//! `.forge/config.yaml`: what verify runs and the breaker's limit. Parsed strictly — an unknown
-//! key is a typo that would otherwise silently disable a control — and every error names the
-//! file and the key.
+//! `.forge/config.yaml`: each control's section, composed. Parsed strictly — an unknown key is
+//! a typo that would otherwise silently disable a control — and every error names the file and
+//! the key. Each section's type and its checks live with its control (`verify`, `breaker`,
+//! `guard`, `budget`, `run`); this file only composes, loads, caches and validates them.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::breaker::{BreakerConfig, DEFAULT_MAX_FAILURES};
 use crate::error::{Error, Result};
 use crate::guard::GuardConfig;
-use crate::report::Format;
-
-pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
-pub const DEFAULT_MAX_FAILURES: u32 = 3;
+pub use crate::verify::{CommandConfig, DEFAULT_TIMEOUT_SECS, VerifyCommand, VerifyConfig};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -28,50 +27,6 @@ pub struct Config {
     pub agents: crate::run::agent::AgentsConfig,
     #[serde(default)]
     pub run: crate::run::RunConfig,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct VerifyConfig {
-    pub commands: Vec<CommandConfig>,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommandConfig {
-    pub name: String,
-    pub run: String,
-    /// Seconds before the command's whole process group is killed.
-    #[serde(default = "default_timeout")]
-    pub timeout: u64,
-    #[serde(default)]
-    pub report: Format,
-    /// The report file the command writes (JUnit XML, Jest/Vitest JSON), relative to the root.
-    #[serde(default)]
-    pub report_path: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct BreakerConfig {
-    #[serde(default = "default_max_failures")]
-    pub max_failures: u32,
-}
-
-impl Default for BreakerConfig {
-    fn default() -> Self {
-        BreakerConfig {
-            max_failures: DEFAULT_MAX_FAILURES,
-        }
-    }
-}
-
-fn default_timeout() -> u64 {
-    DEFAULT_TIMEOUT_SECS
-}
-
-fn default_max_failures() -> u32 {
-    DEFAULT_MAX_FAILURES
 }
 
 impl Config {
@@ -156,49 +111,8 @@ impl Config {
     }
 
     fn validate(&self) -> std::result::Result<(), String> {
-        if self.verify.commands.is_empty() {
-            return Err("`verify.commands` is empty: list at least one command (e.g. `- name: test` / `run: cargo test`)".into());
-        }
-        let mut names = std::collections::HashSet::new();
-        for (i, c) in self.verify.commands.iter().enumerate() {
-            let key = format!("verify.commands[{i}]");
-            if c.name.trim().is_empty() {
-                return Err(format!(
-                    "`{key}.name` is empty: give the command a short name like `test`"
-                ));
-            }
-            if !names.insert(c.name.as_str()) {
-                return Err(format!(
-                    "`{key}.name`: `{}` is used twice; names must be unique",
-                    c.name
-                ));
-            }
-            if c.run.trim().is_empty() {
-                return Err(format!(
-                    "`{key}.run` is empty: give the shell command to run"
-                ));
-            }
-            if c.timeout == 0 {
-                return Err(format!("`{key}.timeout` must be at least 1 (seconds)"));
-            }
-            if c.report == Format::Junit && c.report_path.is_none() {
-                return Err(format!(
-                    "`{key}.report_path` is required with `report: junit`: set it to the XML file the command writes"
-                ));
-            }
-            if let Some(p) = &c.report_path
-                && !c.report.reads_file()
-                && c.report != Format::Auto
-            {
-                return Err(format!(
-                    "`{key}.report_path` ({p}) is set but `report: {}` is read from the command's output; remove it or use a file format (junit, jest-json, vitest-json, go-json, tap)",
-                    c.report
-                ));
-            }
-        }
-        if self.breaker.max_failures == 0 {
-            return Err("`breaker.max_failures` must be at least 1".into());
-        }
+        self.verify.validate()?;
+        self.breaker.validate()?;
         self.budget.validate()?;
         self.agents.validate()?;
         if self.run.check_timeout == 0 {
@@ -211,6 +125,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::Format;
 
     #[test]
     fn full_config_parses_with_defaults() {

@@ -15,10 +15,48 @@ pub struct Detected {
     pub report: &'static str,
     pub report_path: Option<&'static str>,
     pub lint: Option<String>,
+    /// The test command's program, when it is not found here (`cargo` on a machine without
+    /// Rust): the config is still written, and `forge init` says what to install or change.
+    pub missing: Option<String>,
 }
 
-/// Recognises the project's test runner from its manifest files.
+/// Recognises the project's test runner from its manifest files, with a command that runs on
+/// this machine (its programs looked up on `PATH`).
 pub fn detect(root: &Path) -> Option<Detected> {
+    detect_with(root, &|p| crate::exec::which(p).is_some())
+}
+
+/// The Python that runs the project's tests here: the project's own virtualenv, else `python3`,
+/// else `python` (many systems have no `python`, some no `python3`).
+fn python_for(root: &Path, has: &dyn Fn(&str) -> bool) -> String {
+    for venv in [".venv/bin/python", "venv/bin/python"] {
+        if root.join(venv).is_file() {
+            return venv.to_string();
+        }
+    }
+    if !has("python3") && has("python") {
+        "python".to_string()
+    } else {
+        "python3".to_string()
+    }
+}
+
+/// [`detect`] with `has` telling which programs are on `PATH`.
+pub fn detect_with(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
+    let mut d = detect_kind(root, has)?;
+    let program = d.test.split_whitespace().next().unwrap_or_default();
+    let found = if program.contains('/') {
+        root.join(program).is_file()
+    } else {
+        has(program)
+    };
+    if !found {
+        d.missing = Some(program.to_string());
+    }
+    Some(d)
+}
+
+fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
     if root.join("Cargo.toml").is_file() {
         return Some(Detected {
             kind: "cargo",
@@ -26,6 +64,7 @@ pub fn detect(root: &Path) -> Option<Detected> {
             report: "libtest",
             report_path: None,
             lint: Some("cargo clippy --all-targets -- -D warnings".into()),
+            missing: None,
         });
     }
     if root.join("go.mod").is_file() {
@@ -35,6 +74,7 @@ pub fn detect(root: &Path) -> Option<Detected> {
             report: "go-json",
             report_path: None,
             lint: Some("go vet ./...".into()),
+            missing: None,
         });
     }
     if let Ok(pkg) = std::fs::read_to_string(root.join("package.json")) {
@@ -45,6 +85,7 @@ pub fn detect(root: &Path) -> Option<Detected> {
                 report: "vitest-json",
                 report_path: Some(".tmp/.forge/vitest.json"),
                 lint: None,
+                missing: None,
             });
         }
         if pkg.contains("\"jest\"") {
@@ -54,6 +95,7 @@ pub fn detect(root: &Path) -> Option<Detected> {
                 report: "jest-json",
                 report_path: Some(".tmp/.forge/jest.json"),
                 lint: None,
+                missing: None,
             });
         }
         return Some(Detected {
@@ -62,6 +104,7 @@ pub fn detect(root: &Path) -> Option<Detected> {
             report: "auto",
             report_path: None,
             lint: None,
+            missing: None,
         });
     }
     let python = [
@@ -75,10 +118,11 @@ pub fn detect(root: &Path) -> Option<Detected> {
     if python.iter().any(|f| root.join(f).is_file()) || root.join("tests/conftest.py").is_file() {
         return Some(Detected {
             kind: "pytest",
-            test: "python -m pytest -rA".into(),
+            test: format!("{} -m pytest -rA", python_for(root, has)),
             report: "pytest",
             report_path: None,
             lint: None,
+            missing: None,
         });
     }
     None
@@ -87,7 +131,7 @@ pub fn detect(root: &Path) -> Option<Detected> {
 /// The config file's text: commented, so a person can adjust it without reading docs.
 pub fn config_text(d: Option<&Detected>) -> String {
     let mut s = String::from(
-        "# Forge configuration — https://github.com/forge (see README.md)\n\
+        "# Forge configuration. `forge doctor` checks it; `forge help` lists the commands.\n\
          # `forge verify` runs every command below, parses its test report, checks the\n\
          # scenario coverage of the change, and prints `Verdict: PASS` or `Verdict: FAIL`.\n\
          verify:\n  commands:\n",
@@ -121,7 +165,9 @@ pub fn config_text(d: Option<&Detected>) -> String {
             s.push_str(
                 "    # No test runner was recognised: replace this with your test command.\n",
             );
-            s.push_str("    - name: test\n      run: \"echo 'edit .forge/config.yaml: set verify.commands' >&2; exit 1\"\n");
+            s.push_str(&format!(
+                "    - name: test\n      run: \"echo '{PLACEHOLDER}' >&2; exit 1\"\n"
+            ));
             s.push_str("      timeout: 600\n      report: auto\n");
         }
     }
@@ -131,10 +177,11 @@ pub fn config_text(d: Option<&Detected>) -> String {
     s.push_str(concat!(
         "# The agents `forge run` drives (planner, red, verifier, green, coverage_reviewer, or\n",
         "# default for all). Each reads its prompt from $FORGE_PROMPT_FILE; see `forge run --help`.\n",
+        "# With a USD budget limit, $FORGE_BUDGET_LEFT_USD holds the dollars left: Claude Code stops there.\n",
         "# agents:\n",
         "#   default:\n",
-        "#     command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --session-id \"$FORGE_AGENT_SESSION\" --output-format json --permission-mode acceptEdits\n",
-        "#     resume_command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --resume \"$FORGE_AGENT_SESSION\" --output-format json --permission-mode acceptEdits\n",
+        "#     command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --session-id \"$FORGE_AGENT_SESSION\" ${FORGE_BUDGET_LEFT_USD:+--max-budget-usd \"$FORGE_BUDGET_LEFT_USD\"} --output-format json --permission-mode acceptEdits\n",
+        "#     resume_command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --resume \"$FORGE_AGENT_SESSION\" ${FORGE_BUDGET_LEFT_USD:+--max-budget-usd \"$FORGE_BUDGET_LEFT_USD\"} --output-format json --permission-mode acceptEdits\n",
         "#     timeout: 1800\n",
     ));
     s
@@ -143,6 +190,9 @@ pub fn config_text(d: Option<&Detected>) -> String {
 fn yaml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
+
+/// What the test command says when no runner was recognised; `forge doctor` looks for it.
+pub const PLACEHOLDER: &str = "edit .forge/config.yaml: set verify.commands";
 
 /// Lines `forge init` makes sure `.gitignore` has.
 pub const GITIGNORE_LINES: [&str; 1] = [".tmp/.forge/"];
@@ -243,8 +293,30 @@ mod tests {
             kinds.push(det.kind);
         }
         assert_eq!(kinds, ["cargo", "go", "vitest", "jest", "npm", "pytest"]);
+        assert!(!config_text(None).contains("http"), "no placeholder URL");
         assert!(detect(&d.join("none-such")).is_none());
         Config::parse(&config_text(None)).unwrap();
+    }
+
+    #[test]
+    fn the_test_command_names_a_python_this_machine_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("pyproject.toml"), "").unwrap();
+        let with =
+            |progs: &'static [&'static str]| detect_with(d, &|p| progs.contains(&p)).unwrap();
+        assert_eq!(with(&["python3"]).test, "python3 -m pytest -rA");
+        assert_eq!(with(&["python"]).test, "python -m pytest -rA");
+        assert_eq!(with(&["python", "python3"]).test, "python3 -m pytest -rA");
+        let none = with(&[]);
+        assert_eq!(none.missing.as_deref(), Some("python3"), "{none:?}");
+        assert!(with(&["python3"]).missing.is_none());
+        // The project's own virtualenv wins.
+        std::fs::create_dir_all(d.join(".venv/bin")).unwrap();
+        std::fs::write(d.join(".venv/bin/python"), "").unwrap();
+        let v = with(&[]);
+        assert_eq!(v.test, ".venv/bin/python -m pytest -rA");
+        assert!(v.missing.is_none());
     }
 
     #[test]

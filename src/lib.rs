@@ -7,7 +7,9 @@
 
 pub mod breaker;
 pub mod budget;
+pub mod caller;
 pub mod config;
+pub mod doctor;
 pub mod error;
 pub mod evidence;
 pub mod exec;
@@ -24,7 +26,9 @@ pub mod state;
 pub mod text;
 pub mod timeline;
 pub mod timeline_html;
+pub mod timeline_when;
 pub mod trace;
 pub mod verify;
+pub mod yaml_edit;
 
 pub use error::{Error, Result};

@@ -11,10 +11,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+mod coverage;
+mod markers;
+
+pub use coverage::{Coverage, ScenarioStatus, Tested, coverage};
+pub use markers::{Marker, markers_in, scan_markers};
+
 use crate::error::{Error, Result};
 use crate::repo::Project;
-use crate::report::{Status, TestCase};
-use crate::text::{normalize, slug};
+use crate::text::slug;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Scenario {
@@ -201,366 +206,6 @@ pub fn new_change(project: &Project, change: &str, scenarios: &[String]) -> Resu
 }
 
 /// One `@scenario` marker found in the tree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Marker {
-    /// `None` for a bare `@scenario <id>`, which marks that id in any change.
-    pub change: Option<String>,
-    pub id: String,
-    pub file: String,
-    pub line: usize,
-    /// The test the marker annotates, when it can be read off the following lines.
-    pub test: Option<String>,
-}
-
-const MARKER: &[u8] = b"@scenario";
-
-/// Files that document rather than test: a marker in prose proves nothing.
-const DOC_EXTENSIONS: [&str; 5] = ["md", "markdown", "rst", "txt", "adoc"];
-
-/// Finds every `@scenario` marker in the project's files, honouring `.gitignore` and skipping
-/// hidden folders (`.git`, `.forge`, `.tmp`), OpenSpec specs and documentation files.
-pub fn scan_markers(project: &Project) -> Result<Vec<Marker>> {
-    let finder = memchr::memmem::Finder::new(MARKER);
-    let mut markers = Vec::new();
-    let walker = ignore::WalkBuilder::new(&project.root)
-        .hidden(true)
-        .git_ignore(true)
-        .require_git(false)
-        .parents(false)
-        .build();
-    let openspec = project.root.join("openspec");
-    for entry in walker {
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let path = entry.path();
-        if path.starts_with(&openspec)
-            || path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| DOC_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
-        {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(path) else {
-            continue;
-        };
-        if finder.find(&bytes).is_none() {
-            continue;
-        }
-        let rel = project.rel(path);
-        markers_in(&bytes, &rel, &mut markers);
-    }
-    markers.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-    Ok(markers)
-}
-
-/// Markers in one file's bytes.
-pub fn markers_in(bytes: &[u8], file: &str, out: &mut Vec<Marker>) {
-    let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    for (i, line) in lines.iter().enumerate() {
-        let mut rest = *line;
-        while let Some(pos) = rest.find("@scenario") {
-            let after = &rest[pos + MARKER.len()..];
-            rest = after;
-            if !after.starts_with([' ', '\t', ':']) {
-                continue;
-            }
-            let token: String = after
-                .trim_start_matches([' ', '\t', ':'])
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/' | '.'))
-                .collect();
-            let token = token.trim_end_matches(['.', '/']);
-            if token.is_empty() {
-                continue;
-            }
-            let (change, id) = match token.rsplit_once('/') {
-                Some((c, id)) => (Some(c.to_string()), id.to_string()),
-                None => (None, token.to_string()),
-            };
-            if id.is_empty() {
-                continue;
-            }
-            let before = &line[..line.len() - after.len() - MARKER.len()];
-            let test = test_name_in(before)
-                .or_else(|| lines[i + 1..].iter().take(12).find_map(|l| test_name_in(l)));
-            out.push(Marker {
-                change,
-                id,
-                file: file.to_string(),
-                line: i + 1,
-                test,
-            });
-        }
-    }
-}
-
-/// The name a test definition on this line gives: `fn name`, `def name`, `func Name`,
-/// `it("name"`, `test('name'`.
-fn test_name_in(line: &str) -> Option<String> {
-    let t = line.trim_start();
-    if t.starts_with("//") || t.starts_with('#') && !t.starts_with("#[") {
-        return None;
-    }
-    for kw in ["fn ", "def ", "func "] {
-        if let Some(pos) = find_word(t, kw) {
-            let after = t[pos + kw.len()..].trim_start();
-            // `func (r *T) Name(` — a method: skip the receiver.
-            let after = if kw == "func " && after.starts_with('(') {
-                after
-                    .split_once(')')
-                    .map(|(_, r)| r.trim_start())
-                    .unwrap_or(after)
-            } else {
-                after
-            };
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                return Some(name);
-            }
-        }
-    }
-    for call in [
-        "it(",
-        "test(",
-        "it.only(",
-        "test.only(",
-        "it.skip(",
-        "test.skip(",
-    ] {
-        if let Some(pos) = find_word(t, call) {
-            let after = t[pos + call.len()..].trim_start();
-            let quote = after.chars().next()?;
-            if matches!(quote, '"' | '\'' | '`') {
-                let body = &after[1..];
-                if let Some(end) = body.find(quote) {
-                    return Some(body[..end].to_string());
-                }
-            }
-        }
-    }
-    None
-}
-
-/// Position of `word` in `s` where it starts a word (not inside an identifier).
-fn find_word(s: &str, word: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(p) = s[from..].find(word) {
-        let at = from + p;
-        let prev = s[..at].chars().last();
-        if prev.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.')) {
-            return Some(at);
-        }
-        from = at + word.len();
-    }
-    None
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Coverage {
-    /// Covered by a test, and no covering test failed.
-    Covered,
-    /// A covering test failed.
-    Failing,
-    /// No test covers it (or its only covering tests were skipped).
-    Uncovered,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ScenarioStatus {
-    pub change: String,
-    pub id: String,
-    pub title: String,
-    pub status: Coverage,
-    /// What proves the status: the covering tests, the markers, or why it is uncovered.
-    pub evidence: Vec<String>,
-}
-
-/// Decides each scenario's coverage from the markers and the test results.
-///
-/// A test case is linked to a scenario when its name contains the id (compared without case and
-/// punctuation, so `test_guest_pays_by_card` and `TestGuestPaysByCard` both name
-/// `guest-pays-by-card`), or when a marker for the scenario sits on the test's definition.
-/// Any linked case failing makes the scenario failing; a passing one makes it covered; only
-/// skipped ones leave it uncovered. A marker whose test cannot be tied to a result (a runner that
-/// prints no names) covers the scenario unless a failing case is reported in the marker's file.
-pub fn coverage(
-    scenarios: &[Scenario],
-    markers: &[Marker],
-    cases: &[TestCase],
-) -> Vec<ScenarioStatus> {
-    let case_tokens: Vec<Vec<String>> = cases.iter().map(|c| tokens(&c.name)).collect();
-    scenarios
-        .iter()
-        .map(|s| {
-            let id_tokens: Vec<String> =
-                s.id.split('-')
-                    .filter(|t| !t.is_empty())
-                    .map(str::to_string)
-                    .collect();
-            let mine: Vec<&Marker> = markers
-                .iter()
-                .filter(|m| m.id == s.id && m.change.as_ref().is_none_or(|c| *c == s.change))
-                .collect();
-            let mut linked: Vec<&TestCase> = Vec::new();
-            for (case, toks) in cases.iter().zip(&case_tokens) {
-                // Whole words in order: `card` is not covered by `discard`.
-                let by_name = !id_tokens.is_empty()
-                    && toks
-                        .windows(id_tokens.len())
-                        .any(|w| w == id_tokens.as_slice());
-                let by_marker = mine.iter().any(|m| {
-                    m.test.as_deref().is_some_and(|t| case_is_test(case, t))
-                        && files_compatible(case, &m.file)
-                });
-                if by_name || by_marker {
-                    linked.push(case);
-                }
-            }
-            let mut evidence = Vec::new();
-            let failed: Vec<&&TestCase> = linked
-                .iter()
-                .filter(|c| c.status == Status::Failed)
-                .collect();
-            let passed = linked.iter().filter(|c| c.status == Status::Passed).count();
-            let status = if !failed.is_empty() {
-                evidence.extend(failed.iter().map(|c| format!("failing test: {}", c.name)));
-                Coverage::Failing
-            } else if passed > 0 {
-                evidence.extend(
-                    linked
-                        .iter()
-                        .filter(|c| c.status == Status::Passed)
-                        .map(|c| format!("passing test: {}", c.name)),
-                );
-                Coverage::Covered
-            } else if !linked.is_empty() {
-                evidence.push("its tests were skipped".to_string());
-                Coverage::Uncovered
-            } else if let Some(m) = mine
-                .iter()
-                .find(|m| m.test.is_some())
-                .filter(|_| !cases.is_empty())
-            {
-                // The runner names its tests, and none of them is the marked one: it did not
-                // run (or is not a test at all).
-                evidence.push(format!(
-                    "the test marked at {}:{} (`{}`) did not run: no test result names it",
-                    m.file,
-                    m.line,
-                    m.test.as_deref().unwrap_or("")
-                ));
-                Coverage::Uncovered
-            } else if !mine.is_empty() {
-                let failing_in_file: Vec<&TestCase> = cases
-                    .iter()
-                    .filter(|c| {
-                        c.status == Status::Failed
-                            && mine
-                                .iter()
-                                .any(|m| c.file.as_deref().is_some_and(|f| same_file(f, &m.file)))
-                    })
-                    .collect();
-                if failing_in_file.is_empty() {
-                    evidence.extend(
-                        mine.iter()
-                            .map(|m| format!("marked at {}:{}", m.file, m.line)),
-                    );
-                    Coverage::Covered
-                } else {
-                    evidence.extend(
-                        failing_in_file
-                            .iter()
-                            .map(|c| format!("failing test in the marked file: {}", c.name)),
-                    );
-                    Coverage::Failing
-                }
-            } else {
-                evidence.push(format!(
-                    "no test names it: mark one with `@scenario {}/{}`",
-                    s.change, s.id
-                ));
-                Coverage::Uncovered
-            };
-            ScenarioStatus {
-                change: s.change.clone(),
-                id: s.id.clone(),
-                title: s.title.clone(),
-                status,
-                evidence,
-            }
-        })
-        .collect()
-}
-
-/// The words of a test name, lowercase: split at punctuation and at camelCase humps, so
-/// `TestGuestPaysByCard`, `test_guest_pays_by_card` and `guest pays by card` share
-/// `guest pays by card`.
-fn tokens(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_ascii_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        cur.push(c.to_ascii_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// Whether a reported case is the test defined as `test` (a function name or a JS title).
-fn case_is_test(case: &TestCase, test: &str) -> bool {
-    let name = case.name.split('[').next().unwrap_or(&case.name); // pytest params
-    let want = normalize(test);
-    if want.is_empty() {
-        return false;
-    }
-    let last = name.rsplit([':', '.', '/']).next().unwrap_or(name);
-    if normalize(last) == want || normalize(name) == want {
-        return true;
-    }
-    // Go subtests `TestA/case` belong to `TestA`; Jest full names end with the title.
-    name.split('/')
-        .next()
-        .is_some_and(|first| normalize(first) == want)
-        || name.ends_with(&format!(" {test}"))
-        || name.ends_with(&format!(" > {test}"))
-}
-
-fn files_compatible(case: &TestCase, marker_file: &str) -> bool {
-    match &case.file {
-        Some(f) => same_file(f, marker_file),
-        None => true,
-    }
-}
-
-/// Report files may be absolute, relative to a sub-folder, or the crate root of a unit test
-/// binary; compare by path suffix.
-fn same_file(report_file: &str, marker_file: &str) -> bool {
-    let r = report_file.trim_start_matches("./");
-    let m = marker_file.trim_start_matches("./");
-    r == m || r.ends_with(&format!("/{m}")) || m.ends_with(&format!("/{r}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,7 +264,46 @@ mod tests {
         );
         assert_eq!(markers(js, "a.js")[0].test.as_deref(), Some("pays by card"));
         assert!(markers("email@scenario.com and @scenarios x", "x").is_empty());
+        // The groups around the test, by indentation.
+        let py = "class TestA:
+    def test_x(self):
+        pass
+
+class TestB:
+    # @scenario c/x
+    @pytest.mark.slow
+    def test_x(self):
+        pass
+";
+        assert_eq!(markers(py, "t.py")[0].scope, ["TestB"]);
+        let js = "describe('cart', () => {
+  describe('old', () => {
+    it('x', () => {});
+  });
+  describe('refunds', () => {
+    // @scenario c/x
+    it('raises', () => {});
+  });
+});
+";
+        let m = &markers(js, "a.test.js")[0];
+        assert_eq!(
+            (m.scope.clone(), m.test.as_deref()),
+            (vec!["cart".to_string(), "refunds".into()], Some("raises"))
+        );
+        let rs = "#[cfg(test)]
+mod tests {
+    mod inner {
+        // @scenario c/x
+        #[test]
+        fn t() {}
     }
+}
+";
+        assert_eq!(markers(rs, "src/a.rs")[0].scope, ["tests", "inner"]);
+    }
+
+    use crate::report::{Format, Status, TestCase};
 
     fn case(name: &str, status: Status, file: Option<&str>) -> TestCase {
         TestCase {
@@ -628,6 +312,34 @@ mod tests {
             file: file.map(str::to_string),
             suite: None,
             message: None,
+        }
+    }
+
+    /// Coverage of `scen` by cases all read from one report format.
+    fn cover(
+        scen: &[Scenario],
+        marks: &[Marker],
+        format: Format,
+        cases: &[TestCase],
+    ) -> Vec<ScenarioStatus> {
+        let tested: Vec<Tested<'_>> = cases
+            .iter()
+            .map(|case| Tested {
+                format: Some(format),
+                case,
+            })
+            .collect();
+        coverage(scen, marks, &tested)
+    }
+
+    fn scenario(id: &str) -> Scenario {
+        Scenario {
+            change: "c".into(),
+            id: id.into(),
+            title: id.into(),
+            requirement: String::new(),
+            file: "spec.md".into(),
+            line: 1,
         }
     }
 
@@ -641,7 +353,7 @@ mod tests {
         };
         let scen = vec![scen[0].clone(), scen[1].clone(), extra];
         let marks = markers(
-            "// @scenario checkout/refund-raises-on-gateway-error\nfn refund_errors() {}\n",
+            "#[cfg(test)]\nmod tests {\n    // @scenario checkout/refund-raises-on-gateway-error\n    #[test]\n    fn refund_errors() {}\n}\n",
             "src/lib.rs",
         );
         let cases = vec![
@@ -652,7 +364,7 @@ mod tests {
             ),
             case("tests::refund_errors", Status::Failed, Some("src/lib.rs")),
         ];
-        let cov = coverage(&scen, &marks, &cases);
+        let cov = cover(&scen, &marks, Format::Libtest, &cases);
         assert_eq!(cov[0].status, Coverage::Covered);
         assert_eq!(cov[1].status, Coverage::Failing);
         assert_eq!(cov[2].status, Coverage::Uncovered);
@@ -660,48 +372,75 @@ mod tests {
     }
 
     #[test]
-    fn go_and_skipped_cases() {
+    fn go_subtests_belong_to_their_test_and_skips_cover_nothing() {
         let scen = parse_spec(SPEC, "checkout", "spec.md");
         let cases = vec![
             case("TestGuestPaysByCard/visa", Status::Passed, None),
             case("test_refund_raises_on_gateway_error", Status::Skipped, None),
         ];
-        let cov = coverage(&scen, &[], &cases);
+        let cov = cover(&scen, &[], Format::GoJson, &cases);
         assert_eq!(cov[0].status, Coverage::Covered);
         assert_eq!(cov[1].status, Coverage::Uncovered);
+        // A marker on the parent: a failing subtest fails the scenario.
+        let marks = markers(
+            "// @scenario c/visa\nfunc TestCharge(t *testing.T) {}\n",
+            "pay_test.go",
+        );
+        let cases = vec![
+            case("TestCharge/visa", Status::Passed, None),
+            case("TestCharge/amex", Status::Failed, None),
+            case("TestChargeBack", Status::Passed, None),
+        ];
+        let cov = cover(&[scenario("visa")], &marks, Format::GoJson, &cases);
+        assert_eq!(cov[0].status, Coverage::Failing);
+        assert_eq!(cov[0].evidence, ["failing test: TestCharge/amex"]);
     }
 
     #[test]
-    fn marker_without_named_result_covers_unless_its_file_fails() {
+    fn a_marked_test_that_no_result_names_covers_nothing() {
         let scen = parse_spec(SPEC, "checkout", "spec.md");
-        let marks = markers("# @scenario checkout/guest-pays-by-card\n", "t/checkout.t");
-        assert_eq!(
-            coverage(&scen[..1], &marks, &[])[0].status,
-            Coverage::Covered
+        // A command that failed before naming any case (exit 127): nothing is covered.
+        let marks = markers(
+            "// @scenario checkout/guest-pays-by-card\n#[test]\nfn pays() {}\n",
+            "tests/checkout.rs",
         );
-        let failing = vec![case("other", Status::Failed, Some("t/checkout.t"))];
-        assert_eq!(
-            coverage(&scen[..1], &marks, &failing)[0].status,
-            Coverage::Failing
+        let cov = cover(&scen[..1], &marks, Format::Libtest, &[]);
+        assert_eq!(cov[0].status, Coverage::Uncovered);
+        assert!(
+            cov[0].evidence[0].contains("cannot be seen to pass"),
+            "{:?}",
+            cov[0].evidence
+        );
+        // A marker on no test Forge can identify covers nothing either.
+        let marks = markers(
+            "# @scenario checkout/guest-pays-by-card\necho 'ok 1 - visa'\n",
+            "t/run.sh",
+        );
+        let cases = vec![case("visa", Status::Passed, None)];
+        let cov = cover(&scen[..1], &marks, Format::Tap, &cases);
+        assert_eq!(cov[0].status, Coverage::Uncovered);
+        assert!(
+            cov[0].evidence[0].contains("not on a test Forge can identify"),
+            "{:?}",
+            cov[0].evidence
         );
     }
 
     #[test]
     fn names_match_on_whole_words_and_marked_tests_must_run() {
-        let scen = vec![Scenario {
-            change: "c".into(),
-            id: "card".into(),
-            title: "card".into(),
-            requirement: String::new(),
-            file: "s".into(),
-            line: 1,
-        }];
+        let scen = vec![scenario("card")];
         let cases = vec![case("unrelated_discard_thing", Status::Passed, None)];
-        assert_eq!(coverage(&scen, &[], &cases)[0].status, Coverage::Uncovered);
-        let cases = vec![case("tests::pays_by_card", Status::Passed, None)];
-        assert_eq!(coverage(&scen, &[], &cases)[0].status, Coverage::Covered);
         assert_eq!(
-            tokens("TestGuestPaysByCard/visa"),
+            cover(&scen, &[], Format::Libtest, &cases)[0].status,
+            Coverage::Uncovered
+        );
+        let cases = vec![case("tests::pays_by_card", Status::Passed, None)];
+        assert_eq!(
+            cover(&scen, &[], Format::Libtest, &cases)[0].status,
+            Coverage::Covered
+        );
+        assert_eq!(
+            coverage::tokens("TestGuestPaysByCard/visa"),
             ["test", "guest", "pays", "by", "card", "visa"]
         );
         // A marker on something that never ran as a test covers nothing.
@@ -710,7 +449,7 @@ mod tests {
             "src/lib.rs",
         );
         let cases = vec![case("tests::other", Status::Passed, Some("src/lib.rs"))];
-        let cov = coverage(&scen, &marks, &cases);
+        let cov = cover(&scen, &marks, Format::Libtest, &cases);
         assert_eq!(cov[0].status, Coverage::Uncovered);
         assert!(
             cov[0].evidence[0].contains("did not run"),
@@ -720,11 +459,60 @@ mod tests {
     }
 
     #[test]
+    fn junit_cases_tie_by_each_producers_naming() {
+        let scen = vec![scenario("zebra")];
+        let junit = |name: &str, classname: &str| TestCase {
+            name: if name == classname {
+                name.to_string()
+            } else {
+                format!("{classname}.{name}")
+            },
+            status: Status::Passed,
+            file: None,
+            suite: Some(classname.to_string()),
+            message: None,
+        };
+        let py = markers(
+            "class TestA:\n    # @scenario c/zebra\n    def test_b(self):\n        pass\n",
+            "tests/test_x.py",
+        );
+        for (case, want) in [
+            (junit("test_b[1]", "tests.test_x.TestA"), Coverage::Covered),
+            (junit("test_b", "test_x.TestA"), Coverage::Covered),
+            (junit("test_b", "tests.test_x.TestB"), Coverage::Uncovered),
+            (junit("test_b", "tests.test_y.TestA"), Coverage::Uncovered),
+        ] {
+            let got = cover(&scen, &py, Format::Junit, std::slice::from_ref(&case))[0].status;
+            assert_eq!(got, want, "{case:?}");
+        }
+        let js = markers(
+            "describe('cart', () => {\n  // @scenario c/zebra\n  it('adds', () => {});\n});\n",
+            "fail/cart.test.js",
+        );
+        for (case, want) in [
+            (junit("cart > adds", "fail/cart.test.js"), Coverage::Covered),
+            (
+                junit("cart > adds", "other/cart.test.js"),
+                Coverage::Uncovered,
+            ),
+            (junit("cart adds", "cart adds"), Coverage::Covered),
+            (junit("cart adds up", "cart adds up"), Coverage::Uncovered),
+        ] {
+            let got = cover(&scen, &js, Format::Junit, std::slice::from_ref(&case))[0].status;
+            assert_eq!(got, want, "{case:?}");
+        }
+    }
+
+    #[test]
     fn marker_for_another_change_does_not_cover() {
         let scen = parse_spec(SPEC, "checkout", "spec.md");
-        let marks = markers("// @scenario billing/guest-pays-by-card\n", "a.rs");
+        let marks = markers(
+            "// @scenario billing/guest-pays-by-card\nfn t() {}\n",
+            "a.rs",
+        );
+        let cases = vec![case("t", Status::Passed, Some("a.rs"))];
         assert_eq!(
-            coverage(&scen[..1], &marks, &[])[0].status,
+            cover(&scen[..1], &marks, Format::Libtest, &cases)[0].status,
             Coverage::Uncovered
         );
     }

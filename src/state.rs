@@ -6,8 +6,9 @@
 //! and a read-modify-write holds an exclusive lock on the folder, so two agents updating the same
 //! change at once both count.
 
-use std::fs::File;
+use std::fs::{File, Permissions};
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -52,14 +53,36 @@ pub fn read_untrusted(path: &Path, max: u64) -> std::result::Result<Option<Vec<u
 }
 
 /// Writes `bytes` to `path` atomically: either the old content or the new one is ever visible.
+///
+/// The file keeps the mode it had (a team's `.gitignore` or agent settings stay as readable as
+/// they were); a new file gets what the umask leaves of 0666, as `std::fs::write` would give it
+/// (0644 under umask 022). A temp file alone would be 0600 and, renamed into place, would make
+/// every file Forge touches unreadable to the rest of the team. Set-id and sticky bits are never
+/// carried over.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = parent_dir(path);
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let kept_mode = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_file())
+        .map(|m| m.permissions().mode() & 0o777);
+    // 0666 at creation: the kernel applies the umask, with no process-wide umask juggling.
     let mut tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
+        .permissions(Permissions::from_mode(0o666))
         .tempfile_in(&dir)
         .map_err(|e| Error::io(format!("cannot create a temp file in {}", dir.display()), e))?;
+    if let Some(mode) = kept_mode {
+        tmp.as_file()
+            .set_permissions(Permissions::from_mode(mode))
+            .map_err(|e| {
+                Error::io(
+                    format!("cannot set the mode of {}", tmp.path().display()),
+                    e,
+                )
+            })?;
+    }
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_all())
         .map_err(|e| Error::io(format!("cannot write {}", tmp.path().display()), e))?;
@@ -205,6 +228,44 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("state.txt")]);
+    }
+
+    /// This process's umask, read without changing it (a set-and-restore would race the other
+    /// test threads).
+    fn umask() -> u32 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+    }
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn new_files_follow_the_umask_and_rewritten_files_keep_their_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.yaml");
+        write_atomic(&new, b"a").unwrap();
+        assert_eq!(
+            mode(&new),
+            0o666 & !umask(),
+            "a new file gets 0666 minus the umask"
+        );
+        for kept in [0o664, 0o600, 0o640, 0o755] {
+            let p = dir.path().join(format!("kept-{kept:o}"));
+            std::fs::write(&p, "old").unwrap();
+            std::fs::set_permissions(&p, Permissions::from_mode(kept)).unwrap();
+            write_atomic(&p, b"new").unwrap();
+            assert_eq!(mode(&p), kept, "a rewritten file keeps its mode");
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        }
+        // Set-id bits are not carried over to the new inode.
+        let p = dir.path().join("setuid");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, Permissions::from_mode(0o4755)).unwrap();
+        write_atomic(&p, b"new").unwrap();
+        assert_eq!(mode(&p), 0o755);
     }
 
     #[test]

@@ -196,6 +196,49 @@ fn is_unsafe(c: char) -> bool {
         || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
+/// Shortens `s` to about `max` characters without cutting a word, a path or a quoted command:
+/// the cut falls between whitespace-separated words — a `backtick span` or a quoted string is
+/// one word, spaces and all — and is marked with ` …`. A first word longer than `max` is kept
+/// whole rather than cut (a command or path shown in part would mislead).
+pub fn clip_words(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    // Byte offsets where a word ends (at whitespace outside any quote), with the characters
+    // before them.
+    let mut ends: Vec<(usize, usize)> = Vec::new();
+    let (mut tick, mut quote, mut in_word) = (false, None::<char>, false);
+    for (n, (i, c)) in s.char_indices().enumerate() {
+        if c.is_whitespace() && !tick && quote.is_none() {
+            if in_word {
+                ends.push((i, n));
+            }
+            in_word = false;
+            continue;
+        }
+        match c {
+            '`' if quote.is_none() => tick = !tick,
+            '"' | '\'' if !tick => {
+                if quote == Some(c) {
+                    quote = None;
+                } else if quote.is_none() && !in_word {
+                    quote = Some(c);
+                }
+            }
+            _ => {}
+        }
+        in_word = true;
+    }
+    // Room for the ` …` mark.
+    let fits = ends.iter().rev().find(|(_, n)| n + 2 <= max);
+    let cut = match (fits, ends.first()) {
+        (Some((i, _)), _) => *i,
+        (None, Some((i, _))) => *i,
+        (None, None) => return s.to_string(),
+    };
+    format!("{} …", s[..cut].trim_end())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +297,52 @@ mod tests {
         assert_eq!(slug("  --A  b-- "), "a-b");
         assert_eq!(normalize("TestGuestPaysByCard"), "testguestpaysbycard");
         assert_eq!(normalize("guest-pays_by card"), "guestpaysbycard");
+    }
+
+    #[test]
+    fn clip_words_never_cuts_a_command_or_a_path() {
+        let reason = "the circuit breaker of change `discount` is open (3 consecutive failures); a person resets it with `forge verify --reset-breaker --change discount`";
+        for max in 20..reason.len() {
+            let c = clip_words(reason, max);
+            assert!(c.ends_with(" …"), "{max}: {c}");
+            assert!(
+                c.chars().count() <= max || !c[..c.len() - 4].contains(' '),
+                "{max}: {c}"
+            );
+            // Backticks come in pairs: no command is cut open.
+            assert_eq!(c.matches('`').count() % 2, 0, "{max}: {c}");
+            assert!(reason.starts_with(c.trim_end_matches(" …")), "{max}: {c}");
+        }
+        assert_eq!(
+            clip_words(reason, 110),
+            "the circuit breaker of change `discount` is open (3 consecutive failures); a person resets it with …"
+        );
+        let path = "/home/ada/projects/shop/.forge/changes/checkout/verify-attempts.yaml";
+        let cmd = format!("rm -rf {path} && cat \"/etc/a b/c\" ~/.ssh/id_ed25519");
+        for max in 5..cmd.len() {
+            let c = clip_words(&cmd, max);
+            let kept = c.trim_end_matches(" …");
+            // Every kept word is a whole word of the command.
+            assert!(cmd.starts_with(kept), "{max}: {c}");
+            let next = cmd[kept.len()..].chars().next();
+            assert!(
+                next.is_none_or(char::is_whitespace),
+                "{max}: cut inside a word: {c}"
+            );
+            assert_eq!(kept.matches('"').count() % 2, 0, "{max}: {c}");
+        }
+        // A first word longer than the limit is kept whole.
+        assert_eq!(
+            clip_words(&format!("{path} is gone"), 10),
+            format!("{path} …")
+        );
+        assert_eq!(clip_words(path, 10), path);
+        assert_eq!(clip_words("short", 10), "short");
+        // An apostrophe inside a word is not a quote.
+        assert_eq!(
+            clip_words("the person's call, not the agent's", 20),
+            "the person's call, …"
+        );
     }
 
     #[test]

@@ -74,8 +74,8 @@ impl Recorder {
             .ok()
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| {
-                if std::env::var_os("CLAUDECODE").is_some() {
-                    "agent:claude".to_string()
+                if let Some(m) = crate::caller::agent_marker() {
+                    format!("agent:{}", m.agent)
                 } else {
                     let who = crate::git::user_name_from_files(&project.root)
                         .or_else(|| std::env::var("USER").ok())
@@ -219,6 +219,10 @@ pub fn append(
     kind: &str,
     data: Value,
 ) -> Result<Event> {
+    debug_assert!(
+        is_kind(kind),
+        "timeline kind `{kind}` is not in timeline::KINDS: add it there (`forge timeline --kind` accepts only those)"
+    );
     let open = || {
         OpenOptions::new()
             .create(true)
@@ -471,14 +475,54 @@ pub fn files(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The kinds of event, each with what it records. `forge timeline --kind` accepts only these,
+/// so a typo is an error rather than an empty answer; a new kind is added here.
+pub const KINDS: &[(&str, &str)] = &[
+    ("verify", "a verify verdict and its counts"),
+    ("breaker", "a move of a change's circuit breaker"),
+    ("guard", "a guard decision on an agent's tool call"),
+    ("tool", "a tool call an agent made"),
+    ("hook", "an agent session's start"),
+    (
+        "budget",
+        "spend, a change of the limits, a model with no price",
+    ),
+    ("note", "a person's note"),
+    ("gate", "a gate result of `forge run`"),
+    ("run", "a step of `forge run`"),
+    ("agent", "an agent call of `forge run`"),
+    ("repair", "a torn line ended by the next append"),
+];
+
+/// Whether `kind` is one of [`KINDS`].
+pub fn is_kind(kind: &str) -> bool {
+    KINDS.iter().any(|(k, _)| *k == kind)
+}
+
 /// Which events to read.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     pub change: Option<String>,
     pub session: Option<String>,
     pub kind: Option<String>,
-    /// RFC 3339; events at or after it.
-    pub since: Option<String>,
+    /// Events at or after this instant.
+    pub since: Option<jiff::Timestamp>,
+    /// Events before this instant.
+    pub until: Option<jiff::Timestamp>,
+}
+
+impl Filter {
+    /// Whether an event stamped `ts` falls in the time window. Compared as instants, not as
+    /// text: `…:45Z` and `…:45.8Z` do not sort as text the way they do in time.
+    fn in_window(&self, ts: &str) -> bool {
+        if self.since.is_none() && self.until.is_none() {
+            return true;
+        }
+        let Ok(t) = ts.parse::<jiff::Timestamp>() else {
+            return false;
+        };
+        self.since.is_none_or(|s| t >= s) && self.until.is_none_or(|u| t < u)
+    }
 }
 
 /// A matching event as its stored line, with the keys it is merged by. `forge timeline --json`
@@ -517,7 +561,7 @@ pub fn read_lines(root: &Path, filter: &Filter) -> Result<Vec<RawEvent>> {
             .as_deref()
             .is_some_and(|c| h.change.as_deref() != Some(c))
             || filter.kind.as_deref().is_some_and(|k| h.kind != k)
-            || filter.since.as_deref().is_some_and(|t| h.ts.as_ref() < t)
+            || !filter.in_window(&h.ts)
         {
             return;
         }
@@ -598,10 +642,7 @@ pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
             .as_ref()
             .is_some_and(|c| ev.change.as_deref() != Some(c.as_str()))
             || filter.kind.as_ref().is_some_and(|k| &ev.kind != k)
-            || filter
-                .since
-                .as_ref()
-                .is_some_and(|t| ev.ts.as_str() < t.as_str())
+            || !filter.in_window(&ev.ts)
         {
             return;
         }
@@ -691,11 +732,22 @@ pub fn summary(e: &Event) -> String {
             s("decision"),
             s("rule"),
             s("tool"),
-            crate::text::clip(&s("target"), 80)
+            crate::text::clip_words(&s("target"), 120)
+        ),
+        "budget" if s("event") == "limits-changed" && d.get("key").is_some() => format!(
+            "budget.{} {} → {} ({})",
+            s("key"),
+            d["from"],
+            d["to"],
+            s("by")
         ),
         "budget" if s("event") == "limits-changed" => {
             format!("limits changed: {} → {}", d["from"], d["to"])
         }
+        "budget" if s("event") == "unpriced-model" => format!(
+            "no price for model {}: add it under budget.prices",
+            s("model")
+        ),
         "budget" => format!(
             "${:.4} {} ({} tokens) from {}",
             d.get("usd").and_then(|v| v.as_f64()).unwrap_or(0.0),
@@ -703,7 +755,11 @@ pub fn summary(e: &Event) -> String {
             u("tokens"),
             s("source")
         ),
-        "tool" => format!("{}: {}", s("tool"), crate::text::clip(&s("target"), 80)),
+        "tool" => format!(
+            "{}: {}",
+            s("tool"),
+            crate::text::clip_words(&s("target"), 120)
+        ),
         "hook" => s("event"),
         "gate" => format!(
             "{} {} [{} w{} a{}]{}",
@@ -715,7 +771,7 @@ pub fn summary(e: &Event) -> String {
             d.pointer("/evidence/reason")
                 .and_then(|r| r.as_str())
                 .filter(|r| !r.is_empty())
-                .map(|r| format!(" — {}", crate::text::clip(r, 100)))
+                .map(|r| format!(" — {}", crate::text::clip_words(r, 120)))
                 .unwrap_or_default()
         ),
         "run" => format!(
@@ -743,9 +799,9 @@ pub fn summary(e: &Event) -> String {
                 ""
             }
         ),
-        "note" => crate::text::clip(&s("text"), 120),
+        "note" => crate::text::clip_words(&s("text"), 120),
         "repair" => format!("repaired a torn line of {} bytes", u("torn_bytes")),
-        _ => crate::text::clip(&d.to_string(), 100),
+        _ => crate::text::clip_words(&d.to_string(), 100),
     }
 }
 
@@ -884,6 +940,26 @@ mod tests {
         });
         let r = verify_file(&p).unwrap();
         assert_eq!((r.events, r.error), (400, None));
+    }
+
+    #[test]
+    fn the_time_window_compares_instants_not_text() {
+        let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+        let f = Filter {
+            since: Some(at("2026-11-30T03:06:45Z")),
+            until: Some(at("2026-11-30T04:00:00Z")),
+            ..Filter::default()
+        };
+        // As text, `…45.81596Z` sorts before `…45Z`; as a time it is after.
+        assert!(f.in_window("2026-11-30T03:06:45.81596Z"));
+        assert!(f.in_window("2026-11-30T03:06:45Z"), "since is inclusive");
+        assert!(!f.in_window("2026-11-30T03:06:44.9Z"));
+        assert!(!f.in_window("2026-11-30T04:00:00Z"), "until is exclusive");
+        assert!(!f.in_window("not a time"));
+        assert!(
+            Filter::default().in_window("not a time"),
+            "no window, no parse"
+        );
     }
 
     #[test]

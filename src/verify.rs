@@ -1,18 +1,28 @@
 //! `forge verify`: run every configured command, parse its test report, check the change's
 //! scenario coverage, and reach one verdict. The breaker (see [`crate::breaker`]) then decides
 //! the exit code when a change is named.
+//!
+//! This module decides; it prints nothing. Progress goes to a [`Progress`] the caller passes
+//! (the CLI draws it on the terminal), and the finished [`VerifyReport`] is rendered by
+//! `render` (text), `ci` (GitHub annotations, JUnit XML) or serde (`--json`).
 
-use std::fmt::Write as _;
+mod ci;
+mod config;
+mod render;
+
 use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{CommandConfig, Config};
+pub use ci::{github_annotations, junit_xml};
+pub use config::{CommandConfig, DEFAULT_TIMEOUT_SECS, VerifyCommand, VerifyConfig};
+pub use render::{Style, command_block, header, name_width};
+
 use crate::error::{Error, Result};
 use crate::exec::{self, ExecOptions};
 use crate::repo::{Project, validate_change_name};
-use crate::report::{self, Format, Report, TestCase};
+use crate::report::{self, Counts, Format, Report, TestCase};
 use crate::spec::{self, Coverage, ScenarioStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,24 +46,28 @@ impl Verdict {
 const TAIL_BYTES: usize = 16 * 1024;
 /// Logs kept under `.tmp/.forge/logs/`.
 const KEEP_LOGS: usize = 50;
-/// Failing cases listed per command in the text report (all are in `--json`).
-const SHOW_FAILING: usize = 10;
-
+/// One command's run, as verify judged it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandResult {
     pub name: String,
     pub run: String,
+    /// `null` when the command was killed by a signal or timed out.
     pub exit_code: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The signal that ended it, or `null`.
     pub signal: Option<i32>,
     pub timed_out: bool,
     pub timeout_secs: u64,
     pub duration_ms: u64,
     pub output_bytes: u64,
-    /// The parsed format (`null` when nothing was recognised).
+    /// The parsed format (`null` when nothing was recognised or `report: none`).
     pub report_format: Option<Format>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why the report could not be used (missing, malformed, no case), or `null`.
     pub report_error: Option<String>,
+    /// Leaf test cases by outcome: what every gate counts.
+    pub tests: Counts,
+    /// The runner's own summary where it counts differently (parents of subtests: go `-json`,
+    /// node's TAP trailer), or `null`.
+    pub runner_summary: Option<Counts>,
     pub log: String,
     /// Whether this command, on its own, passed.
     pub ok: bool,
@@ -72,6 +86,7 @@ pub struct TestSummary {
     pub passed: u64,
     pub failed: u64,
     pub skipped: u64,
+    pub xfailed: u64,
     /// The first build/compile/import/collection error, or `null`.
     pub infra_error: Option<String>,
     pub failing: Vec<String>,
@@ -80,9 +95,11 @@ pub struct TestSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct VerifyReport {
     pub verdict: Verdict,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<String>,
     pub commands: Vec<CommandResult>,
+    /// Configured commands that were not selected (`forge verify NAME…`); scenario coverage is
+    /// checked only when this is empty.
+    pub not_run: Vec<String>,
     pub tests: TestSummary,
     pub cases: Vec<TestCase>,
     pub scenarios: Vec<ScenarioStatus>,
@@ -90,34 +107,65 @@ pub struct VerifyReport {
     pub reasons: Vec<String>,
 }
 
-/// Runs a verification. `change` limits scenario coverage to that change (all changes when
-/// `None`); it must exist.
-pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<VerifyReport> {
-    if let Some(c) = change {
-        validate_change_name(c)?;
-        let known = spec::list_changes(project)?;
-        if !known.iter().any(|k| k.name == c) {
-            let names: Vec<&str> = known.iter().map(|k| k.name.as_str()).collect();
-            return Err(Error::usage(format!(
-                "no change named `{c}` (known: {}); create it with `forge change new {c}`",
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                }
-            )));
-        }
+/// What to verify.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Request<'a> {
+    /// Limits scenario coverage to that change (every change when `None`); it must exist.
+    pub change: Option<&'a str>,
+    /// Runs only the commands with these names (all when empty).
+    pub only: &'a [String],
+}
+
+/// Hears about each command as it starts and ends, so a person watching sees progress. Called
+/// on the thread that runs the commands, in order.
+pub trait Progress {
+    fn started(&mut self, _cmd: &CommandConfig) {}
+    fn finished(&mut self, _result: &CommandResult) {}
+}
+
+/// No progress to show (the hooks, tests).
+pub struct Silent;
+impl Progress for Silent {}
+
+/// Runs a whole verification of `change` (or of every change) without progress.
+pub fn run(project: &Project, config: &VerifyConfig, change: Option<&str>) -> Result<VerifyReport> {
+    run_with(project, config, Request { change, only: &[] }, &mut Silent)
+}
+
+/// Runs a verification: the selected commands, then (when every command ran) the scenario
+/// coverage, and the verdict.
+pub fn run_with(
+    project: &Project,
+    config: &VerifyConfig,
+    req: Request<'_>,
+    progress: &mut dyn Progress,
+) -> Result<VerifyReport> {
+    let selected = select(config, req)?;
+    if let Some(c) = req.change {
+        check_change_exists(project, c)?;
     }
     let logs = project.logs_dir();
     let mut commands = Vec::new();
-    for (i, cmd) in config.verify.commands.iter().enumerate() {
-        commands.push(run_command(
+    let mut not_run = Vec::new();
+    for (i, cmd) in config.commands.iter().enumerate() {
+        if !selected[i] {
+            not_run.push(cmd.name.clone());
+            continue;
+        }
+        progress.started(cmd);
+        let mut result = run_command(
             project,
             &logs,
             Some(KEEP_LOGS),
             &format!("`verify.commands[{i}].run` in .forge/config.yaml"),
             cmd,
-        )?);
+        )?;
+        if let Some(why) = missing_evidence(cmd.report, cmd.allow_empty, &result) {
+            result.ok = false;
+            result.report_error = Some(why);
+        }
+        progress.finished(&result);
+        commands.push(result);
     }
 
     let cases: Vec<TestCase> = commands
@@ -126,10 +174,10 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
         .collect();
     let mut tests = TestSummary::default();
     for c in &commands {
-        let counts = c.report.counts();
-        tests.passed += counts.passed;
-        tests.failed += counts.failed;
-        tests.skipped += counts.skipped;
+        tests.passed += c.tests.passed;
+        tests.failed += c.tests.failed;
+        tests.skipped += c.tests.skipped;
+        tests.xfailed += c.tests.xfailed;
         if tests.infra_error.is_none() {
             tests.infra_error = c.report.infra_error.clone();
         }
@@ -138,12 +186,25 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
             .extend(c.report.failing().map(|t| t.name.clone()));
     }
 
-    let scenario_list = spec::scenarios(project, change)?;
-    let scenarios = if scenario_list.is_empty() {
-        Vec::new()
+    let scenarios = if not_run.is_empty() {
+        let scenario_list = spec::scenarios(project, req.change)?;
+        if scenario_list.is_empty() {
+            Vec::new()
+        } else {
+            let markers = spec::scan_markers(project)?;
+            let tested: Vec<spec::Tested<'_>> = commands
+                .iter()
+                .flat_map(|c| {
+                    c.report.cases.iter().map(|case| spec::Tested {
+                        format: c.report.format,
+                        case,
+                    })
+                })
+                .collect();
+            spec::coverage(&scenario_list, &markers, &tested)
+        }
     } else {
-        let markers = spec::scan_markers(project)?;
-        spec::coverage(&scenario_list, &markers, &cases)
+        Vec::new()
     };
 
     let mut reasons = Vec::new();
@@ -153,9 +214,11 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
         } else if c.exit_code != Some(0) {
             reasons.push(format!("{}: {}", c.name, exit_text(c)));
         }
-        let failed = c.report.counts().failed;
-        if failed > 0 {
-            reasons.push(format!("{}: {failed} failing test case(s)", c.name));
+        if c.tests.failed > 0 {
+            reasons.push(format!(
+                "{}: {} failing test case(s)",
+                c.name, c.tests.failed
+            ));
         }
         if c.report.infra_error.is_some() {
             reasons.push(format!("{}: build/compile/import/setup error", c.name));
@@ -183,12 +246,101 @@ pub fn run(project: &Project, config: &Config, change: Option<&str>) -> Result<V
     };
     Ok(VerifyReport {
         verdict,
-        change: change.map(str::to_string),
+        change: req.change.map(str::to_string),
         commands,
+        not_run,
         tests,
         cases,
         scenarios,
         reasons,
+    })
+}
+
+/// Which configured commands run. A partial run never counts for a change's breaker: a PASS of
+/// the lint alone must not close a circuit the tests opened.
+fn select(config: &VerifyConfig, req: Request<'_>) -> Result<Vec<bool>> {
+    if req.only.is_empty() {
+        return Ok(vec![true; config.commands.len()]);
+    }
+    let names = config.names();
+    let unknown: Vec<&str> = req
+        .only
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !names.contains(n))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Error::usage(format!(
+            "no verify command named {} in .forge/config.yaml; the commands are: {}",
+            unknown
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            names.join(", ")
+        )));
+    }
+    if let Some(c) = req.change {
+        return Err(Error::usage(format!(
+            "--change {c} counts whole verifications for the breaker: run `forge verify --change {c}` without command names, or drop --change to run only {}",
+            req.only.join(", ")
+        )));
+    }
+    Ok(config
+        .commands
+        .iter()
+        .map(|c| req.only.iter().any(|n| *n == c.name))
+        .collect())
+}
+
+/// Refuses a change that neither `.forge/changes/` nor an OpenSpec tree has.
+pub fn check_change_exists(project: &Project, change: &str) -> Result<()> {
+    validate_change_name(change)?;
+    let known = spec::list_changes(project)?;
+    if known.iter().any(|k| k.name == change) {
+        return Ok(());
+    }
+    let names: Vec<&str> = known.iter().map(|k| k.name.as_str()).collect();
+    Err(Error::usage(format!(
+        "no change named `{change}` (known: {}); create it with `forge change new {change}`",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    )))
+}
+
+/// Why a command that exited 0 is no evidence that its tests ran, or `None` when it is.
+///
+/// No evidence is no pass: a report format that names cases must name (or count) at least
+/// one, or the run proved nothing — a module that calls `os._exit(0)` on import, a script that
+/// returns early. `report: auto` that recognises no runner at all is treated the same way: a
+/// CI gate must not pass silently on output it cannot read. `report: none` (a command that runs
+/// no tests) and `allow_empty` opt out. A command that failed, or whose report is unreadable,
+/// already fails for that reason.
+///
+/// `forge run`'s gates apply the same rule by calling this with the check's format and
+/// `allow_empty = false` (or the verify command's own setting for milestone checks).
+pub fn missing_evidence(
+    report: Format,
+    allow_empty: bool,
+    result: &CommandResult,
+) -> Option<String> {
+    if report == Format::None
+        || allow_empty
+        || result.exit_code != Some(0)
+        || result.timed_out
+        || result.report.infra_error.is_some()
+        || result.report.incomplete.is_some()
+        || result.report_error.is_some()
+        || result.report.has_cases()
+    {
+        return None;
+    }
+    Some(match result.report.format {
+        Some(_) => "no test case in the report".to_string(),
+        None => "no test case in the report: no test runner's output was recognised (name the runner with `report:`, or set `report: none` for a command that runs no tests)".to_string(),
     })
 }
 
@@ -215,7 +367,7 @@ pub struct Place {
 /// its focused command and related checks. `logs` is the folder for its output; with `keep`,
 /// the folder is held to that many logs (verify's), without it every log stays (a run's logs
 /// are the evidence its gate results point at). `origin` names where the command is set, for
-/// the person to fix it.
+/// the person to fix it. The no-evidence rule is the caller's ([`missing_evidence`]).
 ///
 /// The report is parsed from the bytes Forge read from the command's pipe, and everything the
 /// command started is killed when it ends (its process group, and what left it).
@@ -289,8 +441,7 @@ pub fn run_command_at(
         // A runner that was asked for and printed nothing recognisable.
         (cmd.report != Format::Auto
             && cmd.report != Format::None
-            && report.cases.is_empty()
-            && report.counts() == report::Counts::default()
+            && !report.has_cases()
             && report.infra_error.is_none()
             && !out.success())
         .then(|| {
@@ -313,6 +464,8 @@ pub fn run_command_at(
         output_bytes: out.output_bytes,
         report_format: report.format,
         report_error,
+        tests: report.counts(),
+        runner_summary: report.runner_summary,
         log: project.rel(&out.log_path),
         ok: false,
         report,
@@ -320,7 +473,7 @@ pub fn run_command_at(
         output: out.captured.clone(),
     };
     result.ok = out.success()
-        && result.report.counts().failed == 0
+        && result.tests.failed == 0
         && result.report.infra_error.is_none()
         && result.report.incomplete.is_none()
         && result.report_error.is_none();
@@ -336,138 +489,6 @@ pub fn exit_text(c: &CommandResult) -> String {
         (Some(code), _) => format!("exit {code}"),
         (None, Some(sig)) => format!("killed by signal {sig}"),
         _ => "did not exit normally".to_string(),
-    }
-}
-
-impl VerifyReport {
-    /// The readable report, ending with the verdict line.
-    pub fn render_text(&self) -> String {
-        let mut o = String::new();
-        let scope = match &self.change {
-            Some(c) => format!("change \"{c}\""),
-            None => "all changes".to_string(),
-        };
-        let _ = writeln!(
-            o,
-            "forge verify — {} command(s), {scope}",
-            self.commands.len()
-        );
-        let width = self
-            .commands
-            .iter()
-            .map(|c| c.name.len())
-            .max()
-            .unwrap_or(4);
-        for c in &self.commands {
-            let state = if c.ok { "ok  " } else { "FAIL" };
-            let how = if c.timed_out {
-                format!("timed out after {} s", c.timeout_secs)
-            } else {
-                exit_text(c)
-            };
-            let _ = writeln!(
-                o,
-                "  {:width$}  {state}  {how}  {:.2}s  $ {}",
-                c.name,
-                c.duration_ms as f64 / 1000.0,
-                crate::text::clip(&c.run, 80),
-            );
-            let pad = " ".repeat(width + 4);
-            let counts = c.report.counts();
-            if let Some(f) = c.report.format
-                && (counts != report::Counts::default() || c.report.infra_error.is_some())
-            {
-                let _ = writeln!(
-                    o,
-                    "{pad}{} passed, {} failed, {} skipped ({f})",
-                    counts.passed, counts.failed, counts.skipped
-                );
-            }
-            if let Some(e) = &c.report.infra_error {
-                let _ = writeln!(
-                    o,
-                    "{pad}infrastructure error (build, compile, import or setup):"
-                );
-                for l in e.lines().take(8) {
-                    let _ = writeln!(o, "{pad}  {}", crate::text::clip(l, 160));
-                }
-            }
-            let failing: Vec<&TestCase> = c.report.failing().collect();
-            for t in failing.iter().take(SHOW_FAILING) {
-                let _ = writeln!(o, "{pad}FAILED {}", t.name);
-                if let Some(m) = &t.message {
-                    for l in m.lines().take(4) {
-                        let _ = writeln!(o, "{pad}    {}", crate::text::clip(l, 160));
-                    }
-                }
-            }
-            if failing.len() > SHOW_FAILING {
-                let _ = writeln!(
-                    o,
-                    "{pad}… and {} more failing (see --json or the log)",
-                    failing.len() - SHOW_FAILING
-                );
-            }
-            if let Some(e) = &c.report_error {
-                let _ = writeln!(o, "{pad}report: {e}");
-            }
-            if let Some(e) = &c.report.incomplete {
-                let _ = writeln!(o, "{pad}report: {e}");
-            }
-            for n in &c.report.notes {
-                let _ = writeln!(o, "{pad}note: {n}");
-            }
-            if !c.ok && failing.is_empty() && c.report.infra_error.is_none() {
-                let lines: Vec<&str> = c.tail.lines().filter(|l| !l.trim().is_empty()).collect();
-                let start = lines.len().saturating_sub(6);
-                if !lines.is_empty() {
-                    let _ = writeln!(o, "{pad}last output:");
-                }
-                for l in &lines[start..] {
-                    let _ = writeln!(
-                        o,
-                        "{pad}  {}",
-                        crate::text::clip(&crate::text::strip_ansi(l), 160)
-                    );
-                }
-            }
-            if !c.ok {
-                let _ = writeln!(o, "{pad}log: {}", c.log);
-            }
-        }
-        if !self.scenarios.is_empty() {
-            let n = |k: Coverage| self.scenarios.iter().filter(|s| s.status == k).count();
-            let _ = writeln!(
-                o,
-                "Scenarios: {} covered, {} failing, {} uncovered",
-                n(Coverage::Covered),
-                n(Coverage::Failing),
-                n(Coverage::Uncovered)
-            );
-            for s in &self.scenarios {
-                let label = match s.status {
-                    Coverage::Covered => "covered  ",
-                    Coverage::Failing => "FAILING  ",
-                    Coverage::Uncovered => "UNCOVERED",
-                };
-                let why = if s.status == Coverage::Covered {
-                    String::new()
-                } else {
-                    format!(
-                        " — {}",
-                        s.evidence.first().map(String::as_str).unwrap_or("")
-                    )
-                };
-                let _ = writeln!(o, "  {label} {}/{}{why}", s.change, s.id);
-            }
-        } else if let Some(c) = &self.change {
-            let _ = writeln!(
-                o,
-                "Scenarios: none in change \"{c}\" (add `#### Scenario:` headings to its spec.md)"
-            );
-        }
-        let _ = writeln!(o, "Verdict: {}", self.verdict.as_str());
-        o
     }
 }
 

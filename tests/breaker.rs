@@ -228,3 +228,31 @@ fn a_kill_at_any_moment_leaves_the_old_or_the_new_state() {
     let o = r.forge(&["verify", "--change", "checkout"]);
     assert_eq!(o.code, 0, "{o:?}");
 }
+
+#[test]
+fn reset_of_an_unknown_change_is_refused_and_creates_nothing() {
+    let r = Repo::with_command("true", "none");
+    let o = r.forge(&["verify", "--reset-breaker", "--change", "nosuch"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr.contains("no change named `nosuch`")
+            && o.stderr.contains("forge change new nosuch"),
+        "{}",
+        o.stderr
+    );
+    assert!(!r.exists(".forge/changes/nosuch"));
+    assert!(!r.exists(".forge/sessions"), "nothing recorded either");
+}
+
+#[test]
+fn max_failures_needs_a_change() {
+    let r = failing_checkout();
+    for args in [
+        &["verify", "--max-failures", "2"][..],
+        &["verify", "--max-failures=2", "--json"],
+    ] {
+        let o = r.forge(args);
+        assert_eq!(o.code, 2, "{args:?}: {o:?}");
+        assert!(o.stderr.contains("--change"), "{}", o.stderr);
+    }
+}

@@ -29,9 +29,10 @@ fn init_detects_cargo_writes_a_working_config_and_ignores_local_state() {
     assert!(o.stderr.contains("--force"));
     assert_eq!(r.forge(&["init", "--force"]).code, 0);
     assert_eq!(r.read(".gitignore").matches(".tmp/.forge/").count(), 1);
-    // The written config is one `forge verify` accepts.
+    // The written config is one `forge verify` accepts (a real cargo test output stands in
+    // for the run; a test command that names no case is no evidence, and fails).
     r.config(
-        &cfg.replace("cargo test", "true")
+        &cfg.replace("cargo test", &format!("cat '{FIXTURES}/libtest/pass.txt'"))
             .replace("cargo clippy --all-targets -- -D warnings", "true"),
     );
     let o = r.forge(&["verify"]);
@@ -69,6 +70,50 @@ fn init_detects_python_go_and_node_projects() {
         let cfg = r.read(".forge/config.yaml");
         assert!(cfg.contains(&format!("report: {want}")), "{file}: {cfg}");
     }
+}
+
+/// A folder holding only the named programs (each a stub that succeeds), for a `PATH` of a
+/// machine that has exactly those.
+fn path_with(dir: &std::path::Path, programs: &[&str]) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    for p in programs {
+        let f = dir.join(p);
+        std::fs::write(&f, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir.display().to_string()
+}
+
+#[test]
+fn init_writes_a_test_command_this_machine_can_run() {
+    let bin = tempfile::tempdir().unwrap();
+    // A machine with `python3` and no `python` (Debian, Ubuntu, macOS).
+    let r = Repo::bare();
+    r.write("pyproject.toml", "[project]\nname = \"x\"\n");
+    let o = r
+        .forge_cmd(&["init"])
+        .env(
+            "PATH",
+            path_with(&bin.path().join("py3"), &["python3", "git"]),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let cfg = r.read(".forge/config.yaml");
+    assert!(cfg.contains("run: \"python3 -m pytest -rA\""), "{cfg}");
+    assert!(!cfg.contains("http"), "no placeholder URL: {cfg}");
+    // A machine with neither: the config is written and the person is told.
+    let r = Repo::bare();
+    r.write("go.mod", "module x\n");
+    let o = r
+        .forge_cmd(&["init"])
+        .env("PATH", path_with(&bin.path().join("none"), &["git"]))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("`go` is not on PATH here"), "{out}");
 }
 
 #[test]
@@ -114,7 +159,8 @@ fn report_command_parses_real_outputs() {
     let o = r.forge(&["report", &format!("{FIXTURES}/pytest/failures.txt")]);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
-        o.stdout.contains("2 passed, 2 failed, 2 skipped (pytest)"),
+        o.stdout
+            .contains("2 passed, 2 failed, 1 skipped, 1 xfailed (pytest)"),
         "{}",
         o.stdout
     );
@@ -196,6 +242,12 @@ fn every_subcommand_has_help_with_examples() {
         vec!["report", "--help"],
         vec!["demo", "--help"],
         vec!["run", "--help"],
+        vec!["doctor", "--help"],
+        vec!["completions", "--help"],
+        vec!["man", "--help"],
+        vec!["timeline", "--help"],
+        vec!["budget", "set", "--help"],
+        vec!["budget", "raise", "--help"],
     ] {
         let o = r.forge(&args);
         assert_eq!(o.code, 0, "{args:?}");
@@ -203,4 +255,66 @@ fn every_subcommand_has_help_with_examples() {
     }
     let o = r.forge(&["frobnicate"]);
     assert_eq!(o.code, 2);
+}
+
+#[test]
+fn completions_and_man_pages_list_every_command() {
+    let r = Repo::bare();
+    for (shell, marker) in [
+        ("bash", "_forge()"),
+        ("zsh", "#compdef forge"),
+        ("fish", "complete -c forge"),
+        ("elvish", "edit:completion:arg-completer[forge]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let o = r.forge(&["completions", shell]);
+        assert_eq!(o.code, 0, "{shell}: {o:?}");
+        assert!(
+            o.stdout.contains(marker),
+            "{shell}: {}",
+            &o.stdout[..200.min(o.stdout.len())]
+        );
+        for cmd in ["verify", "doctor", "timeline", "budget"] {
+            assert!(o.stdout.contains(cmd), "{shell} completes no `{cmd}`");
+        }
+    }
+    assert_eq!(r.forge(&["completions", "tcsh"]).code, 2);
+
+    let o = r.forge(&["man"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(o.stdout.contains(".TH forge 1"), "{}", &o.stdout[..200]);
+    assert!(
+        o.stdout.contains("forge\\-doctor(1)"),
+        "the top page lists the commands"
+    );
+    // It renders as a manual page.
+    if let Ok(mut nroff) = std::process::Command::new("nroff")
+        .arg("-man")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+    {
+        use std::io::Write;
+        nroff
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(o.stdout.as_bytes())
+            .unwrap();
+        let out = nroff.wait_with_output().unwrap();
+        assert!(out.status.success() && out.stdout.len() > 500, "{out:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = r.forge(&["man", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(o.code, 0, "{o:?}");
+    for page in [
+        "forge.1",
+        "forge-verify.1",
+        "forge-doctor.1",
+        "forge-budget-raise.1",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(page))
+            .unwrap_or_else(|e| panic!("{page}: {e}\n{}", o.stdout));
+        assert!(text.contains(".TH"), "{page}");
+    }
 }

@@ -102,7 +102,7 @@ fn json_has_the_contract_fields() {
     assert_eq!(b["total_attempts"], 1);
     // Without --change there is no breaker.
     let v = r.forge(&["verify", "--json"]).json();
-    assert!(v.get("breaker").is_none());
+    assert!(v["breaker"].is_null());
 }
 
 #[test]
@@ -135,13 +135,23 @@ fn scenario_coverage_by_marker_and_by_name_and_failing() {
             )
         })
         .collect();
+    // The marker sits on an `echo`, not on a test Forge can identify: it ties to nothing
+    // (a marker covers only the test it marks, seen passing).
     assert_eq!(
         st,
         [
-            ("guest-pays-by-card".to_string(), "covered".to_string()),
+            ("guest-pays-by-card".to_string(), "uncovered".to_string()),
             ("member-gets-discount".into(), "covered".into()),
             ("refund-on-error".into(), "failing".into()),
         ]
+    );
+    assert!(
+        v["scenarios"][0]["evidence"][0]
+            .as_str()
+            .unwrap()
+            .contains("not on a test Forge can identify"),
+        "{}",
+        v["scenarios"][0]
     );
     // A marker in documentation does not count.
     r.write("NOTES.md", "@scenario checkout/member-gets-discount\n");
@@ -288,7 +298,7 @@ fn enormous_output_keeps_memory_bounded() {
         "libtest",
     );
     let mut child = r
-        .forge_cmd(&["verify", "--json"])
+        .forge_cmd(&["verify", "--json", "--quiet"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -361,4 +371,250 @@ fn verify_from_a_subfolder_finds_the_project() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).ends_with("Verdict: PASS\n"));
+}
+
+#[test]
+fn no_test_case_is_no_pass_unless_the_command_allows_it() {
+    for (yaml, verdict, needle) in [
+        (
+            "{name: test, run: 'true', report: pytest}",
+            "FAIL",
+            "report: no test case in the report",
+        ),
+        (
+            "{name: test, run: 'true', report: tap}",
+            "FAIL",
+            "report: no test case in the report",
+        ),
+        (
+            "{name: test, run: 'true', report: pytest, allow_empty: true}",
+            "PASS",
+            "",
+        ),
+        ("{name: test, run: 'true', report: none}", "PASS", ""),
+        (
+            "{name: test, run: 'echo all good', report: auto}",
+            "FAIL",
+            "no test runner's output was recognised (name the runner with `report:`, or set `report: none`",
+        ),
+        (
+            "{name: test, run: 'echo all good', allow_empty: true}",
+            "PASS",
+            "",
+        ),
+    ] {
+        let r = Repo::bare();
+        r.config(&format!("verify:\n  commands:\n    - {yaml}\n"));
+        let o = r.forge(&["verify"]);
+        assert_eq!(
+            o.last_line(),
+            format!("Verdict: {verdict}"),
+            "{yaml}: {o:?}"
+        );
+        assert!(o.stdout.contains(needle), "{yaml}: {}", o.stdout);
+        if verdict == "FAIL" {
+            let v = r.forge(&["verify", "--json"]).json();
+            assert!(
+                v["reasons"][0]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("test: no test case in the report"),
+                "{v}"
+            );
+        }
+    }
+    // An explicit empty-is-fine on a command that reads no report is a configuration mistake.
+    let r = Repo::bare();
+    r.config(
+        "verify:\n  commands:\n    - {name: t, run: 'true', report: none, allow_empty: true}\n",
+    );
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("verify.commands[0].allow_empty"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn a_suite_that_exits_0_before_running_is_no_pass() {
+    // Real pytest output: the module under test calls `os._exit(0)` on import.
+    for format in ["pytest", "auto"] {
+        let r = Repo::with_command(&replay("pytest/os-exit-0-on-import.txt", 0), format);
+        let o = r.forge(&["verify", "--strict"]);
+        assert_eq!(o.code, 1, "{format}: {o:?}");
+        assert!(
+            o.stdout.contains("report: no test case in the report\n"),
+            "{format}: {}",
+            o.stdout
+        );
+    }
+}
+
+/// A repository with the real sources a fixture was captured from, under `to`.
+fn with_sources(r: &Repo, from: &str, to: &str) {
+    let src = std::path::Path::new(FIXTURES).join("sources").join(from);
+    let dest = r.path().join(to);
+    if src.is_dir() {
+        std::fs::create_dir_all(&dest).unwrap();
+        common::copy_dir(&src, &dest);
+    } else {
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(src, dest).unwrap();
+    }
+}
+
+fn scenario_states(v: &serde_json::Value) -> Vec<(String, String)> {
+    v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_pytest_marker_ties_to_its_class_and_function_only() {
+    // Real pytest 9 output of tests/fixtures/reports/sources/test_last.py: `TestLast::test_basic`
+    // (marked) passes; same-named methods elsewhere fail (`TestBroken`) or are skipped
+    // (`TestFirst`); a subTest of `TestSubtests::test_each` fails.
+    for fixture in [
+        "pytest/classes-subtests-v.txt",
+        "pytest/classes-subtests-rA.txt",
+    ] {
+        let r = Repo::with_command(&replay(fixture, 1), "auto");
+        with_sources(&r, "test_last.py", "test_last.py");
+        r.change("listing", &["last item"]);
+        let v = r.forge(&["verify", "--change", "listing", "--json"]).json();
+        assert_eq!(
+            scenario_states(&v),
+            [("last-item".to_string(), "covered".to_string())],
+            "{fixture}: {}",
+            v["scenarios"]
+        );
+    }
+    let r = Repo::with_command(&replay("pytest/classes-subtests-v.txt", 1), "pytest");
+    let src = std::fs::read_to_string(format!("{FIXTURES}/sources/test_last.py")).unwrap();
+    // Move the marker onto the skipped `TestFirst.test_basic`, and mark the subtest test.
+    let src = src
+        .replace("    # @scenario listing/last-item\n", "")
+        .replace(
+            "    @pytest.mark.skip(reason=\"not ready\")",
+            "    # @scenario listing/first-item\n    @pytest.mark.skip(reason=\"not ready\")",
+        )
+        .replace(
+            "    def test_each(self):",
+            "    # @scenario listing/each-item\n    def test_each(self):",
+        );
+    r.write("test_last.py", &src);
+    r.change("listing", &["first item", "each item"]);
+    let v = r.forge(&["verify", "--change", "listing", "--json"]).json();
+    assert_eq!(
+        scenario_states(&v),
+        [
+            ("first-item".to_string(), "uncovered".to_string()),
+            ("each-item".into(), "failing".into())
+        ],
+        "{}",
+        v["scenarios"]
+    );
+    assert!(
+        v["scenarios"][0]["evidence"][0]
+            .as_str()
+            .unwrap()
+            .contains("TestFirst::test_basic"),
+        "{}",
+        v["scenarios"][0]
+    );
+}
+
+#[test]
+fn a_rust_marker_ties_to_its_file_and_module_under_libtest_and_nextest() {
+    // Real cargo test / nextest output of tests/fixtures/reports/sources/shop: `pays` exists in
+    // tests/checkout.rs (marked, passes) and tests/refunds.rs (fails); `totals` in src/lib.rs
+    // (passes) and src/cart.rs (marked, fails).
+    for (fixture, code, format) in [
+        ("libtest/same-names.txt", 101, "libtest"),
+        ("nextest/same-names.txt", 100, "nextest"),
+        ("nextest/same-names.txt", 100, "auto"),
+    ] {
+        let r = Repo::with_command(&replay(fixture, code), format);
+        with_sources(&r, "shop", ".");
+        r.change("checkout", &["guest pays by card", "member gets discount"]);
+        let v = r
+            .forge(&["verify", "--change", "checkout", "--json"])
+            .json();
+        assert_eq!(
+            scenario_states(&v),
+            [
+                ("guest-pays-by-card".to_string(), "covered".to_string()),
+                ("member-gets-discount".into(), "failing".into())
+            ],
+            "{fixture} as {format}: {}",
+            v["scenarios"]
+        );
+        assert_eq!(
+            v["scenarios"][1]["evidence"],
+            serde_json::json!(["failing test: cart::tests::totals"]),
+            "{fixture}"
+        );
+    }
+}
+
+#[test]
+fn a_js_marker_ties_to_its_describe_path() {
+    // Real vitest JSON: `checkout > guest pays by card` fails, `checkout > adds amounts`
+    // passes, `checkout > settles with bank` is skipped.
+    let r = Repo::bare();
+    r.config(&format!(
+        "verify:\n  commands:\n    - {{name: test, run: 'mkdir -p out; cp {FIXTURES}/vitest-json/failures.json out/r.json; exit 1', report: vitest-json, report_path: out/r.json}}\n"
+    ));
+    r.write(
+        "fail/checkout.test.js",
+        "describe('checkout', () => {\n  // @scenario cart/adds\n  test('adds amounts', () => {});\n  // @scenario cart/settles\n  test.skip('settles with bank', () => {});\n  describe('refunds', () => {\n    // @scenario cart/refunds\n    test('refund raises', () => {});\n  });\n});\ndescribe('other', () => {\n  // @scenario cart/other-adds\n  test('adds amounts', () => {});\n});\n",
+    );
+    r.change("cart", &["adds", "settles", "refunds", "other adds"]);
+    let v = r.forge(&["verify", "--change", "cart", "--json"]).json();
+    assert_eq!(
+        scenario_states(&v),
+        [
+            ("adds".to_string(), "covered".to_string()),
+            ("settles".into(), "uncovered".into()),
+            ("refunds".into(), "failing".into()),
+            ("other-adds".into(), "uncovered".into()),
+        ],
+        "{}",
+        v["scenarios"]
+    );
+}
+
+#[test]
+fn a_command_that_was_not_found_covers_no_scenario() {
+    let r = Repo::with_command("no-such-test-runner-xyz", "auto");
+    r.write(
+        "tests/checkout.rs",
+        "// @scenario checkout/guest-pays-by-card\n#[test]\nfn pays() {}\n",
+    );
+    r.change("checkout", &["guest pays by card"]);
+    let v = r
+        .forge(&["verify", "--change", "checkout", "--json"])
+        .json();
+    assert_eq!(
+        scenario_states(&v),
+        [("guest-pays-by-card".to_string(), "uncovered".to_string())]
+    );
+    assert!(
+        v["scenarios"][0]["evidence"][0]
+            .as_str()
+            .unwrap()
+            .contains("cannot be seen to pass"),
+        "{}",
+        v["scenarios"][0]
+    );
 }

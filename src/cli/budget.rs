@@ -54,6 +54,78 @@ pub enum Command {
         #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
         from: Vec<String>,
     },
+    /// Set a limit in .forge/config.yaml (a person's act, recorded on the timeline; refused to agents).
+    #[command(
+        after_help = "LIMIT is change.usd, change.tokens, session.usd, session.tokens or warn_at; VALUE a number, or `none` for no limit.\nOnly that value changes in .forge/config.yaml: comments and layout stay.\n\nExamples:\n  forge budget set change.usd 5\n  forge budget set session.tokens 3000000\n  forge budget set warn_at 0.9\n  forge budget set change.usd none"
+    )]
+    Set {
+        /// change.usd, change.tokens, session.usd, session.tokens or warn_at.
+        limit: String,
+        /// A number ≥ 0, or `none`.
+        value: String,
+    },
+    /// Raise a limit by an amount (a person's act, recorded on the timeline; refused to agents).
+    #[command(
+        after_help = "LIMIT is change.usd, change.tokens, session.usd or session.tokens.\n\nExamples:\n  forge budget raise change.usd 2        # $5.00 → $7.00\n  forge budget raise session.tokens 500000"
+    )]
+    Raise {
+        /// change.usd, change.tokens, session.usd or session.tokens.
+        limit: String,
+        /// How much to add (> 0).
+        by: String,
+    },
+}
+
+/// `forge budget set|raise`: refused when an agent's session runs it (see `forge::caller` for
+/// what that rests on), else one value changed in place and the act put on the timeline.
+fn change_limit(project: &Project, verb: &str, limit: &str, value: &str) -> Result<i32> {
+    if let Some(m) = forge::caller::agent_marker() {
+        eprintln!(
+            "forge: refused: `forge budget {verb}` is a person's act, and this looks like an agent's session ({}={} is set by {}). A person runs it in their own terminal.",
+            m.variable,
+            forge::text::clip_words(&m.value, 40),
+            m.agent
+        );
+        return Ok(EXIT_GATE);
+    }
+    let key = budget::LimitKey::parse(limit)?;
+    let number = |v: &str| -> Result<f64> {
+        v.trim_start_matches('$')
+            .parse::<f64>()
+            .map_err(|_| Error::usage(format!("`{v}` is not a number")))
+    };
+    let new = if verb == "raise" {
+        budget::NewValue::Raise(number(value)?)
+    } else if matches!(value, "none" | "null") {
+        budget::NewValue::Set(None)
+    } else {
+        budget::NewValue::Set(Some(number(value)?))
+    };
+    let c = budget::change_limit(project, key, new)?;
+    let rec = forge::timeline::Recorder::for_cli(project);
+    let number = |v: Option<f64>| match v {
+        Some(t) if c.key.is_tokens() => serde_json::json!(t as u64),
+        v => serde_json::json!(v),
+    };
+    rec.record(
+        None,
+        "budget",
+        serde_json::json!({"event": "limits-changed", "by": verb, "key": c.key.name(), "from": number(c.from), "to": number(c.to)}),
+    )?;
+    budget::remember_limits(project, &c.budget);
+    let how = match new {
+        budget::NewValue::Raise(by) => format!(" (raised by {})", c.key.show(Some(by))),
+        budget::NewValue::Set(_) => String::new(),
+    };
+    println!(
+        "budget.{}: {} → {}{how}. Written to {} (only that value changed); recorded on the timeline as {}.",
+        c.key.name(),
+        c.key.show(c.from),
+        c.key.show(c.to),
+        forge::repo::CONFIG_FILE,
+        rec.actor
+    );
+    Ok(EXIT_OK)
 }
 
 /// Spend against the limits for the given change (default: the active one) and session.
@@ -77,6 +149,8 @@ pub fn run(cmd: Command) -> Result<i32> {
     let config = Config::load(&project.config_path())?;
     budget::note_limit_changes(&project, &config.budget);
     match cmd {
+        Command::Set { limit, value } => change_limit(&project, "set", &limit, &value),
+        Command::Raise { limit, by } => change_limit(&project, "raise", &limit, &by),
         Command::Status {
             change,
             session,
@@ -180,7 +254,8 @@ pub fn run(cmd: Command) -> Result<i32> {
                     }
                 }
             };
-            budget::record(&project, change.as_deref(), session.as_deref(), &spends)?;
+            let unpriced =
+                budget::record(&project, change.as_deref(), session.as_deref(), &spends)?;
             let rec = forge::timeline::Recorder::for_cli(&project);
             for s in &spends {
                 rec.record_or_warn(
@@ -190,16 +265,32 @@ pub fn run(cmd: Command) -> Result<i32> {
                 );
                 match s.usd {
                     Some(u) => println!(
-                        "Recorded ${u:.4} ({} tokens, {}).",
+                        "Recorded ${u:.4} ({} tokens, {}{}).",
                         s.tokens.total(),
-                        s.model.as_deref().unwrap_or("no model")
+                        s.model.as_deref().unwrap_or("no model"),
+                        if s.source == "claude-subagent" {
+                            ", subagents"
+                        } else {
+                            ""
+                        }
                     ),
                     None => println!(
-                        "Recorded {} tokens of {} with NO PRICE (unknown model): they count toward token limits only; add it under `budget.prices`.",
+                        "Recorded {} tokens of {} with NO PRICE.",
                         s.tokens.total(),
-                        s.model.as_deref().unwrap_or("an unnamed model")
+                        s.model
+                            .as_deref()
+                            .map_or("an unnamed model".to_string(), |m| format!("`{m}`"))
                     ),
                 }
+            }
+            // Named once per project, with the lines that price it.
+            for m in &unpriced {
+                println!("Note: {}", budget::price_hint(m.as_deref()));
+                rec.record_or_warn(
+                    change.as_deref(),
+                    "budget",
+                    serde_json::json!({"event": "unpriced-model", "model": m, "hint": budget::price_hint(m.as_deref())}),
+                );
             }
             if spends.is_empty() {
                 println!("No spend found in the input.");

@@ -273,17 +273,21 @@ impl Tour {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
-        let out = Command::new(program)
+        // One pipe for stdout and stderr, so the lines come in the order a terminal shows them.
+        let cannot = |e| Error::io(format!("cannot run {}", program.display()), e);
+        let (mut reader, writer) = std::io::pipe().map_err(cannot)?;
+        let mut child = Command::new(program)
             .args(args)
             .current_dir(&self.dir)
-            .output()
-            .map_err(|e| Error::io(format!("cannot run {}", program.display()), e))?;
-        print!("{}", String::from_utf8_lossy(&out.stdout));
-        let err = String::from_utf8_lossy(&out.stderr);
-        for l in err.lines() {
-            println!("{l}");
-        }
-        println!("# exit {}", out.status.code().unwrap_or(-1));
+            .stdout(writer.try_clone().map_err(cannot)?)
+            .stderr(writer)
+            .spawn()
+            .map_err(cannot)?;
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut out).map_err(cannot)?;
+        let status = child.wait().map_err(cannot)?;
+        print!("{}", String::from_utf8_lossy(&out));
+        println!("# exit {}", status.code().unwrap_or(-1));
         Ok(())
     }
 }

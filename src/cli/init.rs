@@ -29,6 +29,11 @@ pub fn run(args: Args) -> Result<i32> {
             "Wrote {CONFIG_FILE}; no test runner was recognised: set `verify.commands` in it."
         ),
     }
+    if let Some(program) = o.detected.as_ref().and_then(|d| d.missing.as_deref()) {
+        println!(
+            "Note: `{program}` is not on PATH here: install it, or change `run:` in {CONFIG_FILE} to a command that runs on this machine (`forge doctor` checks it)."
+        );
+    }
     if !o.gitignore_added.is_empty() {
         println!("Added to .gitignore: {}", o.gitignore_added.join(", "));
     }

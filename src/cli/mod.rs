@@ -2,7 +2,9 @@
 
 mod budget;
 mod change;
+mod completions;
 mod demo;
+mod doctor;
 mod guard;
 mod hooks;
 mod init;
@@ -17,12 +19,15 @@ use clap::{Parser, Subcommand};
 
 use forge::error::{EXIT_USAGE, Error};
 
+/// `0.1.0 (1a2b3c4d5e 2026-11-30)`: the commit comes from `build.rs`.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("FORGE_VERSION_SUFFIX"));
+
 #[derive(Parser)]
 #[command(
     name = "forge",
-    version,
+    version = VERSION,
     about = "Deterministic controls around AI coding agents: verify + circuit breaker, spend budget, guardrails, timeline, agent hooks, and a gated red/green run loop.",
-    after_help = "Examples:\n  forge init                          write .forge/config.yaml for this project\n  forge change new checkout           scaffold .forge/changes/checkout/spec.md\n  forge verify                        run tests + lint + scenario coverage (reporter, exit 0)\n  forge verify --change checkout      the same, counted by the circuit breaker\n  forge run fix-discount --goal ..   drive agents through the gated red/green loop\n  forge demo                          a two-minute tour on a sample repository\n\nExit codes: 0 ok (and bare verify even on FAIL), 1 a gate refuses (circuit open, run stopped), 2 usage/config/state error."
+    after_help = "Examples:\n  forge init                          write .forge/config.yaml for this project\n  forge change new checkout           scaffold .forge/changes/checkout/spec.md\n  forge verify                        run tests + lint + scenario coverage (reporter, exit 0)\n  forge verify --change checkout      the same, counted by the circuit breaker\n  forge run fix-discount --goal ..   drive agents through the gated red/green loop\n  forge demo                          a two-minute tour on a sample repository\n  forge doctor                        check git, config, test runners and agent hooks\n\nExit codes: 0 ok (and bare verify even on FAIL), 1 a gate refuses (circuit open, run stopped), 2 usage/config/state error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,6 +52,9 @@ enum Command {
     Budget(budget::Command),
     Status(status::Args),
     Run(run::Args),
+    Doctor(doctor::Args),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
 pub fn main() -> i32 {
@@ -87,6 +95,9 @@ pub fn main() -> i32 {
         Command::Budget(c) => budget::run(c),
         Command::Status(a) => status::run(a),
         Command::Run(a) => run::run(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => completions::man(a),
     };
     finish(result)
 }
@@ -150,9 +161,27 @@ mod tests {
                 "5",
             ],
             &["--max-failures=3", "--change=x"],
-            &["--max-failures", "1"],
-            &["--max-failures", "007"],
-            &["--max-failures", "4294967295"],
+            &["--change", "x", "--max-failures", "1"],
+            &["--change", "x", "--max-failures", "007"],
+            &["--change", "x", "--max-failures", "4294967295"],
+            &["test"],
+            &["test", "lint"],
+            &["lint", "--json", "unit_2"],
+            &["extra"],
+            &["--strict"],
+            &["--gate"],
+            &["--quiet"],
+            &["-q"],
+            &["--strict", "--quiet", "--change", "c"],
+            &["--format", "github"],
+            &["--format=json"],
+            &["--format", "text"],
+            &["--color", "never"],
+            &["--color=always"],
+            &["--color", "auto", "--format", "github", "--strict"],
+            &["--junit", "target/forge.xml"],
+            &["--junit=out/j.xml", "--gate"],
+            &["--junit", "report.xml", "lint"],
         ];
         let left_to_clap: &[&[&str]] = &[
             &["--help"],
@@ -168,16 +197,38 @@ mod tests {
             &["--change", "a", "--change", "b"],
             &["--reset-breaker", "--change", "a"],
             &["--reset-breaker"],
-            &["--max-failures", "0"],
-            &["--max-failures", "-1"],
-            &["--max-failures", "+5"],
-            &["--max-failures", "4294967296"],
-            &["--max-failures", "99999999999"],
+            &["--max-failures", "1"],
+            &["--max-failures", "0", "--change", "x"],
+            &["--max-failures", "-1", "--change", "x"],
+            &["--max-failures", "+5", "--change", "x"],
+            &["--max-failures", "4294967296", "--change", "x"],
+            &["--max-failures", "99999999999", "--change", "x"],
             &["--max-failures"],
             &["--"],
+            &["--", "test"],
             &["--jso"],
-            &["extra"],
             &["-j"],
+            &["-qq"],
+            &["--strict", "--gate"],
+            &["--strict", "--strict"],
+            &["--quiet", "-q"],
+            &["--strict=yes"],
+            &["--format", "xml"],
+            &["--format"],
+            &["--format", "json", "--format", "text"],
+            &["--json", "--format", "json"],
+            &["--format", "json", "--json"],
+            &["--color", "sometimes"],
+            &["--color"],
+            &["--color", "never", "--color", "never"],
+            &["--junit"],
+            &["--junit", ""],
+            &["--junit", "-x"],
+            &["--junit", "a b.xml"],
+            &["--junit", "a", "--junit", "b"],
+            &["na me"],
+            &["-"],
+            &["t\u{e9}st"],
         ];
         for rest in accepted.iter().chain(left_to_clap) {
             let simple = verify::Args::parse_simple(rest.iter().copied());

@@ -39,9 +39,14 @@ pub fn run(args: Args) -> Result<i32> {
     let mut out = std::io::BufWriter::with_capacity(256 * 1024, stdout.lock());
     let c = r.counts();
     let fmt = r.format.map_or("none".to_string(), |f| f.to_string());
+    let xfailed = if c.xfailed > 0 {
+        format!(", {} xfailed", c.xfailed)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{}: {} passed, {} failed, {} skipped ({fmt})",
+        "{}: {} passed, {} failed, {} skipped{xfailed} ({fmt})",
         args.file.display(),
         c.passed,
         c.failed,

@@ -10,7 +10,7 @@ use forge::timeline::{self, Filter};
     about = "The session timeline: every verdict, breaker move, guard decision and hook event, attributed",
     long_about = "Reads every session's .forge/sessions/<session>/timeline.jsonl, merged in time order. \
 Each line is an event in a SHA-256 hash chain; `forge timeline verify` checks every chain.",
-    after_help = "Examples:\n  forge timeline\n  forge timeline --change checkout --kind verify\n  forge timeline --since 2026-11-30T00:00:00Z --json\n  forge timeline verify\n  forge timeline --html timeline.html"
+    after_help = "Examples:\n  forge timeline\n  forge timeline --change checkout --kind verify\n  forge timeline --since 2h\n  forge timeline --since yesterday --until today --kind guard\n  forge timeline --since \"2026-11-30 09:00\" --json\n  forge timeline verify\n  forge timeline --html timeline.html\n\nTimes (--since, --until): a date (2026-11-30, local midnight), a local time (09:00 today, 2026-11-30 09:00), an RFC 3339 time (2026-11-30T09:00:00Z), a span back from now (90s, 30m, 2h, 3d, 1w, 1h30m), or today / yesterday / now. --since is inclusive, --until exclusive."
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -19,12 +19,15 @@ pub struct Args {
     change: Option<String>,
     #[arg(long)]
     session: Option<String>,
-    /// verify, breaker, guard, tool, hook, budget, repair, …
+    /// verify, breaker, guard, tool, hook, budget, note, gate, run, agent or repair.
     #[arg(long)]
     kind: Option<String>,
-    /// Only events at or after this RFC 3339 time.
-    #[arg(long)]
+    /// Only events at or after this time (2026-11-30, 09:00, 2h, yesterday, an RFC 3339 time).
+    #[arg(long, value_name = "TIME")]
     since: Option<String>,
+    /// Only events before this time (same forms as --since).
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
     #[arg(long)]
     json: bool,
     /// Write one self-contained HTML page (no network) instead.
@@ -87,18 +90,33 @@ pub fn run(args: Args) -> Result<i32> {
         }
         return Ok(if bad > 0 { EXIT_GATE } else { EXIT_OK });
     }
-    if let Some(since) = &args.since
-        && since.parse::<jiff::Timestamp>().is_err()
+    if let Some(kind) = &args.kind
+        && !timeline::is_kind(kind)
     {
+        let kinds: Vec<String> = timeline::KINDS
+            .iter()
+            .map(|(k, what)| format!("  {k:<8} {what}"))
+            .collect();
         return Err(Error::usage(format!(
-            "--since `{since}` is not an RFC 3339 time (e.g. 2026-11-30T09:00:00Z)"
+            "--kind `{kind}` is not a kind of event; the kinds are:\n{}",
+            kinds.join("\n")
         )));
     }
+    let now = jiff::ZonedDateTime::now();
+    let when = |flag: &str, v: &Option<String>| -> Result<Option<jiff::Timestamp>> {
+        v.as_deref()
+            .map(|t| {
+                forge::timeline_when::parse(t, &now)
+                    .map_err(|e| Error::usage(format!("{flag} {e}")))
+            })
+            .transpose()
+    };
     let filter = Filter {
         change: args.change,
         session: args.session,
         kind: args.kind,
-        since: args.since,
+        since: when("--since", &args.since)?,
+        until: when("--until", &args.until)?,
     };
     if args.json {
         // The stored lines are the JSON: printed as they are, merged in time order.

@@ -1,10 +1,12 @@
 //! `forge hooks install|uninstall|status`: Forge's entries merged into an agent's settings file,
 //! idempotently, leaving the person's own hooks and settings as they were.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use super::json_text::{self, Kind, Member, Node};
 use super::{Agent, Event};
 use crate::error::{Error, Result};
 use crate::state::write_atomic;
@@ -60,16 +62,24 @@ pub fn is_forge_command(cmd: &str, agent: Agent) -> bool {
             })
 }
 
+fn read_text(path: &Path) -> Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
+    }
+}
+
+/// The settings as a JSON object; an error (and the file left alone) when they are not one.
 fn load(path: &Path) -> Result<Map<String, Value>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
-    };
+    parse_object(path, &read_text(path)?)
+}
+
+fn parse_object(path: &Path, text: &str) -> Result<Map<String, Value>> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
-    match serde_json::from_str::<Value>(&text) {
+    match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(Error::Config {
             path: path.to_path_buf(),
@@ -84,46 +94,21 @@ fn load(path: &Path) -> Result<Map<String, Value>> {
     }
 }
 
-/// Writes the settings back in the file's own style: its indentation (two or four spaces, a
-/// tab, or none) and its final newline, so untouched parts stay as the person wrote them.
-fn save(path: &Path, settings: &Map<String, Value>) -> Result<()> {
-    use serde::Serialize;
-    let old = std::fs::read_to_string(path).unwrap_or_default();
-    let compact = !old.trim().is_empty() && !old.trim().contains('\n');
-    let mut buf = Vec::new();
-    if compact {
-        serde_json::to_writer(&mut buf, settings).map_err(|e| Error::usage(e.to_string()))?;
-    } else {
-        let second = old.lines().nth(1).unwrap_or("  ");
-        let ind: Vec<u8> = if second.starts_with('\t') {
-            b"\t".to_vec()
-        } else {
-            let n = second.len() - second.trim_start().len();
-            vec![b' '; if n == 0 { 2 } else { n.min(8) }]
-        };
-        let fmt = serde_json::ser::PrettyFormatter::with_indent(&ind);
-        let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-        settings
-            .serialize(&mut ser)
-            .map_err(|e| Error::usage(e.to_string()))?;
-    }
-    if old.is_empty() || old.ends_with('\n') {
-        buf.push(b'\n');
-    }
-    write_atomic(path, &buf)
+/// The spans of settings text already checked by [`parse_object`].
+fn spans(path: &Path, text: &str) -> Result<Node> {
+    json_text::parse(text).map_err(|e| not_a(path, &format!("cannot be edited in place ({e})")))
 }
 
-fn hooks_object<'m>(
-    settings: &'m mut Map<String, Value>,
-    path: &Path,
-) -> Result<&'m mut Map<String, Value>> {
-    let hooks = settings
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    hooks.as_object_mut().ok_or_else(|| Error::Config {
+fn not_a(path: &Path, what: &str) -> Error {
+    Error::Config {
         path: path.to_path_buf(),
-        message: "`hooks` is not an object; fix it by hand".into(),
-    })
+        message: format!("{what}; fix it by hand"),
+    }
+}
+
+/// The value of a node (a small part of text already known to be valid JSON).
+fn value_of(text: &str, n: &Node) -> Value {
+    serde_json::from_str(&text[n.span.clone()]).unwrap_or(Value::Null)
 }
 
 #[derive(Debug, Clone, Default)]
@@ -135,44 +120,106 @@ pub struct Change {
     pub written: bool,
 }
 
-/// Adds Forge's hooks for every event; existing Forge entries are left as they are.
+/// Forge's hooks object for every event, as a new `hooks` member or a new file holds it.
+fn all_hooks(agent: Agent, bin: &str) -> Value {
+    Value::Object(
+        Event::ALL
+            .iter()
+            .map(|e| (e.native(agent).to_string(), json!([entry(agent, *e, bin)])))
+            .collect(),
+    )
+}
+
+/// Adds Forge's hooks for every event; existing Forge entries are left as they are. The file is
+/// edited as text (see [`json_text`]): every byte outside Forge's entries stays as it was.
 pub fn install(path: &Path, agent: Agent, bin: &str) -> Result<Change> {
-    let mut settings = load(path)?;
-    let hooks = hooks_object(&mut settings, path)?;
+    let mut text = read_text(path)?;
+    parse_object(path, &text)?;
+    let all: Vec<String> = Event::ALL
+        .iter()
+        .map(|e| e.native(agent).to_string())
+        .collect();
     let mut added = Vec::new();
-    for event in Event::ALL {
-        let native = event.native(agent);
-        let list = hooks.entry(native).or_insert_with(|| Value::Array(vec![]));
-        let Some(groups) = list.as_array_mut() else {
-            return Err(Error::Config {
-                path: path.to_path_buf(),
-                message: format!("`hooks.{native}` is not a list; fix it by hand"),
-            });
+    if text.trim().is_empty() {
+        // A new file, in the two-space layout the agents' own docs use.
+        let style = json_text::Style {
+            indent: Some("  ".into()),
+            newline: "\n",
         };
-        let present = groups.iter().any(|g| {
-            g.get("hooks").and_then(|h| h.as_array()).is_some_and(|hs| {
-                hs.iter().any(|h| {
-                    h.get("command")
-                        .and_then(|c| c.as_str())
-                        .is_some_and(|c| is_forge_command(c, agent))
-                })
-            })
-        });
-        if present {
-            continue;
+        text = style.render(&json!({"hooks": all_hooks(agent, bin)}), "") + "\n";
+        added = all;
+    } else if spans(path, &text)?.get("hooks").is_none() {
+        let root = spans(path, &text)?;
+        text = json_text::insert_member(&text, &root, "hooks", &all_hooks(agent, bin));
+        added = all;
+    } else {
+        for event in Event::ALL {
+            let native = event.native(agent);
+            let root = spans(path, &text)?;
+            let hooks = &root.get("hooks").map(|m| m.value.clone());
+            let Some(hooks) = hooks.as_ref().filter(|h| matches!(h.kind, Kind::Object(_))) else {
+                return Err(not_a(path, "`hooks` is not an object"));
+            };
+            match hooks.get(native) {
+                None => {
+                    let list = json!([entry(agent, event, bin)]);
+                    text = json_text::insert_member(&text, hooks, native, &list);
+                }
+                Some(list) => {
+                    let Some(groups) = list.value.items() else {
+                        return Err(not_a(path, &format!("`hooks.{native}` is not a list")));
+                    };
+                    if groups
+                        .iter()
+                        .any(|g| forge_hooks(&text, g, agent).next().is_some())
+                    {
+                        continue;
+                    }
+                    text = json_text::push_item(&text, &list.value, &entry(agent, event, bin));
+                }
+            }
+            added.push(native.to_string());
         }
-        groups.push(entry(agent, event, bin));
-        added.push(native.to_string());
     }
     let written = !added.is_empty();
     if written {
-        save(path, &settings)?;
+        write_atomic(path, text.as_bytes())?;
     }
     Ok(Change {
         path: path.to_path_buf(),
         events: added,
         written,
     })
+}
+
+/// The indexes of Forge's hooks (for `agent`) in a hook group's `hooks` list.
+fn forge_hooks<'n>(
+    text: &'n str,
+    group: &'n Node,
+    agent: Agent,
+) -> impl Iterator<Item = usize> + 'n {
+    group
+        .get("hooks")
+        .and_then(|h| h.value.items())
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter(move |(_, h)| {
+            h.get("command")
+                .map(|c| value_of(text, &c.value))
+                .and_then(|c| c.as_str().map(|c| is_forge_command(c, agent)))
+                .unwrap_or(false)
+        })
+        .map(|(i, _)| i)
+}
+
+/// A group whose hooks are all Forge's (and that has at least one).
+fn forge_only(text: &str, group: &Node, agent: Agent) -> bool {
+    let n = group
+        .get("hooks")
+        .and_then(|h| h.value.items())
+        .map_or(0, |h| h.len());
+    n > 0 && forge_hooks(text, group, agent).count() == n
 }
 
 fn entry(agent: Agent, event: Event, bin: &str) -> Value {
@@ -205,7 +252,9 @@ fn entry(agent: Agent, event: Event, bin: &str) -> Value {
     }
 }
 
-/// Removes only Forge's entries, and the groups and event lists that held only them.
+/// Removes only Forge's entries, and the groups and event lists that held only them. One piece
+/// comes out at a time, each removal the exact inverse of the insertion `install` made, so
+/// `install` then `uninstall` gives back the file's bytes.
 pub fn uninstall(path: &Path, agent: Agent) -> Result<Change> {
     if !path.exists() {
         return Ok(Change {
@@ -213,47 +262,20 @@ pub fn uninstall(path: &Path, agent: Agent) -> Result<Change> {
             ..Change::default()
         });
     }
-    let mut settings = load(path)?;
-    let mut removed = Vec::new();
-    if let Some(hooks) = settings.get_mut("hooks").and_then(|h| h.as_object_mut()) {
-        let mut empty_events = Vec::new();
-        for (event, list) in hooks.iter_mut() {
-            let Some(groups) = list.as_array_mut() else {
-                continue;
-            };
-            let before: usize = groups.iter().map(count_hooks).sum();
-            for g in groups.iter_mut() {
-                if let Some(hs) = g.get_mut("hooks").and_then(|h| h.as_array_mut()) {
-                    hs.retain(|h| {
-                        !h.get("command")
-                            .and_then(|c| c.as_str())
-                            .is_some_and(|c| is_forge_command(c, agent))
-                    });
-                }
+    let mut text = read_text(path)?;
+    parse_object(path, &text)?;
+    let mut removed: Vec<String> = Vec::new();
+    while let Some((range, events)) = next_removal(&text, &spans(path, &text)?, agent) {
+        text = json_text::splice(&text, range, "");
+        for e in events {
+            if !removed.contains(&e) {
+                removed.push(e);
             }
-            groups.retain(|g| {
-                g.get("hooks")
-                    .and_then(|h| h.as_array())
-                    .is_none_or(|h| !h.is_empty())
-            });
-            let after: usize = groups.iter().map(count_hooks).sum();
-            if after < before {
-                removed.push(event.clone());
-                if groups.is_empty() {
-                    empty_events.push(event.clone());
-                }
-            }
-        }
-        for e in empty_events {
-            hooks.remove(&e);
-        }
-        if hooks.is_empty() && !removed.is_empty() {
-            settings.remove("hooks");
         }
     }
     let written = !removed.is_empty();
     if written {
-        save(path, &settings)?;
+        write_atomic(path, text.as_bytes())?;
     }
     Ok(Change {
         path: path.to_path_buf(),
@@ -262,10 +284,53 @@ pub fn uninstall(path: &Path, agent: Agent) -> Result<Change> {
     })
 }
 
-fn count_hooks(g: &Value) -> usize {
-    g.get("hooks")
-        .and_then(|h| h.as_array())
-        .map_or(0, |h| h.len())
+/// The next piece of Forge's to take out, at the highest level that holds nothing else: the
+/// whole `hooks` member, an event's list, a group, or one hook in a person's group.
+fn next_removal(text: &str, root: &Node, agent: Agent) -> Option<(Range<usize>, Vec<String>)> {
+    let spans_of = |ms: &[Member]| ms.iter().map(|m| m.span.clone()).collect::<Vec<_>>();
+    let hooks = root.get("hooks")?;
+    let events = hooks.value.members();
+    let only_forge = |ev: &Member| {
+        ev.value
+            .items()
+            .is_some_and(|gs| !gs.is_empty() && gs.iter().all(|g| forge_only(text, g, agent)))
+    };
+    if !events.is_empty() && events.iter().all(only_forge) {
+        let k = root.members().iter().position(|m| m.span == hooks.span)?;
+        return Some((
+            json_text::removal(&spans_of(root.members()), root.span.start, k),
+            events.iter().map(|e| e.key.clone()).collect(),
+        ));
+    }
+    for (ei, ev) in events.iter().enumerate() {
+        let Some(groups) = ev.value.items() else {
+            continue;
+        };
+        if only_forge(ev) {
+            return Some((
+                json_text::removal(&spans_of(events), hooks.value.span.start, ei),
+                vec![ev.key.clone()],
+            ));
+        }
+        let group_spans: Vec<_> = groups.iter().map(|g| g.span.clone()).collect();
+        for (gi, g) in groups.iter().enumerate() {
+            if forge_only(text, g, agent) {
+                return Some((
+                    json_text::removal(&group_spans, ev.value.span.start, gi),
+                    vec![ev.key.clone()],
+                ));
+            }
+            if let Some(hi) = forge_hooks(text, g, agent).next() {
+                let list = &g.get("hooks")?.value;
+                let hook_spans: Vec<_> = list.items()?.iter().map(|h| h.span.clone()).collect();
+                return Some((
+                    json_text::removal(&hook_spans, list.span.start, hi),
+                    vec![ev.key.clone()],
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Forge's wired events and their commands in a settings file.
@@ -356,20 +421,106 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), USER);
     }
 
+    /// Settings as people write them. `install` then `uninstall` must give back every byte.
+    const SHAPES: &[&str] = &[
+        "{\"model\":\"opus\",\"env\":{\"A\":\"1\"}}",
+        "{\"model\":\"opus\"}\n",
+        "{ \"model\": \"opus\", \"n\": 1.0e3, \"s\": \"caf\\u00e9 \\/ x\" }",
+        "{\n    \"model\": \"opus\"\n}\n",
+        "{\n\t\"model\": \"opus\"\n}\n",
+        "{\r\n  \"model\": \"opus\",\r\n  \"n\": 10\r\n}\r\n",
+        "{\n  \"a\": [1, 2,   3],\n  \"b\" :  {\"c\":null}\n}",
+        "{}",
+        "{}\n",
+        "{ }",
+        "{\n}\n",
+        "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"./audit.sh\"}]}]}}",
+        "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [ { \"type\": \"command\", \"command\": \"say done\" } ]\n      }\n    ]\n  },\n  \"model\": \"opus\"\n}\n",
+        "{\"hooks\": {\"Notification\": []}, \"x\": true}",
+    ];
+
     #[test]
-    fn other_indentation_styles_survive_install_and_uninstall() {
-        for original in [
-            "{\"model\":\"opus\",\"env\":{\"A\":\"1\"}}",
-            "{\n    \"model\": \"opus\"\n}\n",
-            "{\n\t\"model\": \"opus\"\n}\n",
+    fn install_then_uninstall_gives_back_every_shape_byte_for_byte() {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+            for original in SHAPES.iter().copied().chain([USER]) {
+                let dir = tempfile::tempdir().unwrap();
+                let p = dir.path().join("settings.json");
+                std::fs::write(&p, original).unwrap();
+                let c = install(&p, agent, "/opt/forge/bin/forge").unwrap();
+                assert_eq!(c.events.len(), 4, "{agent:?} {original:?}");
+                let installed = std::fs::read_to_string(&p).unwrap();
+                let v: Value = serde_json::from_str(&installed)
+                    .unwrap_or_else(|e| panic!("{original:?} → invalid JSON {installed:?}: {e}"));
+                assert_eq!(status(&p, agent).unwrap().len(), 4, "{installed}");
+                // The person's values are untouched.
+                let before: Value = serde_json::from_str(original).unwrap();
+                for (k, val) in before.as_object().unwrap() {
+                    if k != "hooks" {
+                        assert_eq!(&v[k], val, "{original:?}");
+                    }
+                }
+                // Idempotent: a second install writes nothing.
+                assert!(!install(&p, agent, "forge").unwrap().written);
+                let c = uninstall(&p, agent).unwrap();
+                assert_eq!(c.events.len(), 4, "{agent:?} {installed}");
+                assert_eq!(
+                    std::fs::read_to_string(&p).unwrap(),
+                    original,
+                    "{agent:?}: after install:\n{installed}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_emptied_event_list_or_hooks_object_goes_with_forge() {
+        // The documented limit: Forge cannot tell a list it made from an empty one the person
+        // kept, so an event list that was empty before goes with Forge's entries, and so does
+        // a `hooks` object that held nothing but empty lists.
+        for (original, after) in [
+            ("{\"hooks\":{}}", "{}"),
+            ("{\"hooks\":{\"Stop\":[]},\"a\":1}", "{\"a\":1}"),
+            (
+                "{\"hooks\":{\"Stop\":[],\"X\":[{\"hooks\":[]}]}}",
+                "{\"hooks\":{\"X\":[{\"hooks\":[]}]}}",
+            ),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let p = dir.path().join("settings.json");
             std::fs::write(&p, original).unwrap();
             install(&p, Agent::Claude, "forge").unwrap();
             uninstall(&p, Agent::Claude).unwrap();
-            assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+            let got = std::fs::read_to_string(&p).unwrap();
+            let want: Value = serde_json::from_str(after).unwrap();
+            assert_eq!(serde_json::from_str::<Value>(&got).unwrap(), want, "{got}");
         }
+    }
+
+    #[test]
+    fn a_persons_hook_in_forges_group_and_their_later_entries_survive() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("settings.json");
+        install(&p, Agent::Claude, "forge").unwrap();
+        // The person adds a hook to Forge's Stop group and a group after Forge's PreToolUse.
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        v["hooks"]["Stop"][0]["hooks"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"type": "command", "command": "say done"}));
+        v["hooks"]["PreToolUse"].as_array_mut().unwrap().push(
+            json!({"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]}),
+        );
+        std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        let c = uninstall(&p, Agent::Claude).unwrap();
+        assert_eq!(c.events.len(), 4);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(
+            v,
+            json!({"hooks": {
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+            }})
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! crashing; the binary's watchdog covers a hang or a memory runaway the same way.)
 
 pub mod install;
+pub mod json_text;
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -227,7 +228,7 @@ pub fn handle(
                 rec.1.record_or_warn(
                     rec.0.as_deref(),
                     "guard",
-                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip(&result.reason, 300)}),
+                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip_words(&result.reason, 300)}),
                 );
             }
             pre_tool_answer(agent, &result)
@@ -317,23 +318,33 @@ fn ingest_spend(
     let (Some(t), Ok(project)) = (transcript, Project::discover(cwd)) else {
         return;
     };
-    let result = (|| -> crate::Result<Vec<crate::budget::Spend>> {
+    let result = (|| -> crate::Result<(Vec<crate::budget::Spend>, Vec<Option<String>>)> {
         let config = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))?;
         let spends = crate::budget::ingest_transcript(
             Path::new(t),
             &project.tmp_dir().join("transcripts"),
             &config.budget,
         )?;
-        crate::budget::record(&project, change, session, &spends)?;
-        Ok(spends)
+        let unpriced = crate::budget::record(&project, change, session, &spends)?;
+        Ok((spends, unpriced))
     })();
     match result {
-        Ok(spends) => {
+        Ok((spends, unpriced)) => {
             for s in spends {
                 rec.record_or_warn(
                     change,
                     "budget",
-                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_read": s.tokens.cache_read, "unpriced": s.usd.is_none()}),
+                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_write_1h": s.tokens.cache_write_1h, "cache_read": s.tokens.cache_read, "unpriced": s.usd.is_none()}),
+                );
+            }
+            // A model with no price is named once per project, with the lines that price it.
+            for m in unpriced {
+                let hint = crate::budget::price_hint(m.as_deref());
+                eprintln!("forge: {hint}");
+                rec.record_or_warn(
+                    change,
+                    "budget",
+                    json!({"event": "unpriced-model", "model": m, "hint": hint}),
                 );
             }
         }
@@ -394,7 +405,7 @@ fn describe_input(input: Option<&Value>) -> String {
     .iter()
     .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
     .unwrap_or_default();
-    crate::text::clip(&s, 300)
+    crate::text::clip_words(&s, 300)
 }
 
 fn pre_tool_use(p: &Payload, fallback_cwd: &Path, session: Option<&str>) -> GuardResult {
@@ -535,7 +546,7 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
     let outcome = (|| -> crate::Result<(verify::VerifyReport, breaker::Outcome)> {
         let config = Config::load(&project.config_path())?;
         breaker::load(&project, &change)?;
-        let report = verify::run(&project, &config, Some(&change))?;
+        let report = verify::run(&project, &config.verify, Some(&change))?;
         let o = breaker::record(
             &project,
             &change,
@@ -627,12 +638,16 @@ pub fn summary(r: &verify::VerifyReport, max_items: usize) -> String {
     }
     for c in &r.commands {
         if !c.ok && c.report.cases.is_empty() && c.report.infra_error.is_none() {
-            let how = if c.timed_out {
+            let mut how = if c.timed_out {
                 format!("timed out after {} s", c.timeout_secs)
             } else {
                 c.exit_code
                     .map_or("no exit code".to_string(), |x| format!("exit {x}"))
             };
+            // Why an exit 0 failed: `no test case in the report`, a missing report file.
+            if let Some(e) = &c.report_error {
+                how.push_str(&format!(", {e}"));
+            }
             lines.push(format!(
                 "Command `{}` failed ({how}); see {}",
                 c.name, c.log

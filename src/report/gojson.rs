@@ -129,7 +129,9 @@ impl LineParser for Parser {
     }
 
     fn finish(mut self: Box<Self>) -> Report {
-        // Keep leaves only: `TestA` is dropped when `TestA/x` was reported.
+        // go counts a parent beside its subtests: say so, then keep leaves only (`TestA` is
+        // dropped when `TestA/x` was reported).
+        let all = self.report.counts();
         let parents: std::collections::HashSet<(Option<String>, String)> = self
             .report
             .cases
@@ -144,6 +146,7 @@ impl LineParser for Parser {
             self.report
                 .cases
                 .retain(|c| !parents.contains(&(c.suite.clone(), c.name.clone())));
+            self.report.runner_summary = Some(all);
         }
         if !self.build_errors.is_empty() {
             let msg = self.build_errors.join("\n");

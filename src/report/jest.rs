@@ -42,6 +42,8 @@ struct Assertion {
     #[serde(default)]
     title: String,
     #[serde(default)]
+    ancestor_titles: Vec<String>,
+    #[serde(default)]
     status: String,
     #[serde(default)]
     failure_messages: Vec<String>,
@@ -70,13 +72,7 @@ fn convert(results: Results, format: Format) -> Report {
         let failed_to_load = suite.test_exec_error.is_some()
             || (suite.status == "failed" && suite.assertion_results.is_empty());
         if failed_to_load {
-            let first = suite
-                .message
-                .lines()
-                .map(|l| l.trim().trim_start_matches('●').trim())
-                .find(|l| !l.is_empty() && *l != "Test suite failed to run")
-                .unwrap_or("suite failed to run")
-                .to_string();
+            let first = cause(&suite.message);
             load_errors.push(format!(
                 "{}: {}",
                 suite.name,
@@ -96,6 +92,8 @@ fn convert(results: Results, format: Format) -> Report {
             };
             let mut case = TestCase::new(name, status);
             case.file = Some(suite.name.clone());
+            // The describe path, kept apart: `fullName` joins it to the title with spaces.
+            case.suite = (!a.ancestor_titles.is_empty()).then(|| a.ancestor_titles.join(" > "));
             if status == Status::Failed {
                 let msg = a.failure_messages.join("\n");
                 let lines = msg.lines().filter(|l| !l.trim_start().starts_with("at "));
@@ -117,6 +115,32 @@ fn convert(results: Results, format: Format) -> Report {
         ));
     }
     report
+}
+
+/// The lines of a load error that say what is wrong: the first, and while it only announces
+/// (`Transform failed with 1 error:`), the cause and its location after it.
+fn cause(message: &str) -> String {
+    // Box-drawing frames around a code excerpt (`│`, `╭─[ file:4:28 ]`) carry only the
+    // location: keep that, drop the art.
+    let mut lines = message
+        .lines()
+        .map(|l| {
+            l.trim()
+                .trim_start_matches('●')
+                .trim_start_matches(['│', '╭', '╰', '─', '┬', '╯'])
+                .trim()
+        })
+        .filter(|l| !l.is_empty() && *l != "Test suite failed to run");
+    let Some(first) = lines.next() else {
+        return "suite failed to run".into();
+    };
+    if !first.ends_with(':') {
+        return first.to_string();
+    }
+    std::iter::once(first)
+        .chain(lines.take(2))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The JSON printed on stdout (`jest --json` without `--outputFile`): one long line among the

@@ -104,7 +104,13 @@ pub fn parse<R: BufRead>(reader: R, path: &Path) -> Result<Report, ReportError> 
                     if let Some(o) = &mut open
                         && o.case.status != Status::Failed
                     {
-                        o.case.status = Status::Skipped;
+                        // pytest writes an expected failure as `<skipped type="pytest.xfail">`.
+                        let xfail = attr(start, "type").is_some_and(|t| t == "pytest.xfail");
+                        o.case.status = if xfail {
+                            Status::XFailed
+                        } else {
+                            Status::Skipped
+                        };
                     }
                 }
                 _ => {}

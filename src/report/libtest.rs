@@ -15,6 +15,12 @@ pub struct Parser {
     /// The failure section being read: case index and its lines.
     section: Option<(usize, Vec<String>)>,
     compile_error: Vec<String>,
+    /// A test binary started (`Running …`) and has not yet said `running N tests`: an
+    /// `error:` now is the harness refusing to run (a nightly-only option), not a test's output.
+    awaiting_run: bool,
+    /// Any test binary has run.
+    ran_any: bool,
+    usage_error: Vec<String>,
 }
 
 impl LineParser for Parser {
@@ -67,11 +73,27 @@ impl LineParser for Parser {
             let file = rest.split(" (").next().unwrap_or(rest).trim();
             self.current_file = (!file.is_empty()).then(|| file.to_string());
             self.failed_index.clear();
+            self.awaiting_run = true;
+            return;
+        }
+        if t.starts_with("running ") && (t.ends_with(" tests") || t.ends_with(" test")) {
+            self.awaiting_run = false;
+            self.ran_any = true;
+        }
+        if let Some(msg) = line.strip_prefix("error: ")
+            && (self.awaiting_run || !self.ran_any)
+            && !msg.starts_with("test failed")
+            && !msg.starts_with("could not compile")
+            && !msg.contains(" targets failed")
+            && self.usage_error.len() < 4
+        {
+            self.usage_error.push(line.to_string());
             return;
         }
         if t.starts_with("Doc-tests ") {
             self.current_file = None;
             self.failed_index.clear();
+            self.awaiting_run = true;
             return;
         }
         if line.starts_with("error[E") || line.starts_with("error: could not compile") {
@@ -89,6 +111,13 @@ impl LineParser for Parser {
         self.close_section();
         if !self.compile_error.is_empty() {
             let msg = format!("compile error:\n{}", self.compile_error.join("\n"));
+            self.report.set_infra(msg);
+        }
+        if !self.usage_error.is_empty() {
+            let msg = format!(
+                "the test harness refused to run:\n{}",
+                self.usage_error.join("\n")
+            );
             self.report.set_infra(msg);
         }
         self.report

@@ -8,11 +8,14 @@
 
 mod gojson;
 mod jest;
+mod jest_console;
 mod junit;
 mod libtest;
+mod mocha;
 mod nextest;
 mod pytest;
 mod tap;
+mod vitest;
 
 use std::fmt;
 use std::fs::File;
@@ -36,12 +39,18 @@ pub enum Format {
     GoJson,
     JestJson,
     VitestJson,
+    /// Jest's default console output (failures named, passes counted).
+    Jest,
+    /// Mocha's default `spec` reporter.
+    Mocha,
+    /// Vitest's default console output (failures named, passes counted).
+    Vitest,
     Tap,
     None,
 }
 
 impl Format {
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 13] = [
         Format::Auto,
         Format::Libtest,
         Format::Nextest,
@@ -50,6 +59,9 @@ impl Format {
         Format::GoJson,
         Format::JestJson,
         Format::VitestJson,
+        Format::Jest,
+        Format::Mocha,
+        Format::Vitest,
         Format::Tap,
         Format::None,
     ];
@@ -64,6 +76,9 @@ impl Format {
             Format::GoJson => "go-json",
             Format::JestJson => "jest-json",
             Format::VitestJson => "vitest-json",
+            Format::Jest => "jest",
+            Format::Mocha => "mocha",
+            Format::Vitest => "vitest",
             Format::Tap => "tap",
             Format::None => "none",
         }
@@ -110,6 +125,9 @@ pub enum Status {
     Passed,
     Failed,
     Skipped,
+    /// An expected failure that failed as expected (pytest `xfail`, TAP `# TODO`): it neither
+    /// fails the verdict nor counts as passing.
+    XFailed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -118,14 +136,12 @@ pub struct TestCase {
     /// `TestAdd/sub`, `cart adds an item`).
     pub name: String,
     pub status: Status,
-    /// The source file, when the runner says it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The source file, when the runner says it (`null` otherwise).
     pub file: Option<String>,
-    /// The group the runner puts the case in: test binary, package, class or suite.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The group the runner puts the case in: test binary, package, class or suite (`null`
+    /// when none).
     pub suite: Option<String>,
     /// A few lines of the failure (assertion, panic message), for failed cases.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -139,6 +155,78 @@ impl TestCase {
             message: None,
         }
     }
+
+    /// Where the failure points in the source: the first `path.ext:line` in the failure text
+    /// (a panic's location, pytest's `file.py:14:` locator, a stack frame), preferring one in
+    /// the case's own file; else the case's file without a line.
+    pub fn location(&self) -> Option<Location> {
+        self.message
+            .as_deref()
+            .and_then(|m| locate(m, self.file.as_deref()))
+            .or_else(|| {
+                self.file.as_ref().map(|f| Location {
+                    file: f.clone(),
+                    line: None,
+                })
+            })
+    }
+}
+
+/// A place in a source file, as a report names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub file: String,
+    pub line: Option<u32>,
+}
+
+/// Source file extensions a location may name.
+const SOURCE_EXT: [&str; 21] = [
+    "rs", "py", "go", "js", "mjs", "cjs", "ts", "mts", "cts", "tsx", "jsx", "rb", "java", "kt",
+    "c", "cc", "cpp", "h", "sh", "t", "php",
+];
+
+/// The first `path.ext:line[:col]` in `text`; one whose path matches `prefer` (by suffix) wins.
+pub fn locate(text: &str, prefer: Option<&str>) -> Option<Location> {
+    let mut first = None;
+    for token in text.split(|c: char| c.is_whitespace() || "()'\"`,<>[]".contains(c)) {
+        let token = token.trim_start_matches("file://");
+        let Some(loc) = location_token(token) else {
+            continue;
+        };
+        if let Some(p) = prefer
+            && same_path(&loc.file, p)
+        {
+            return Some(loc);
+        }
+        if first.is_none() {
+            first = Some(loc);
+        }
+    }
+    first
+}
+
+fn location_token(token: &str) -> Option<Location> {
+    let (path, rest) = token.split_once(':').and_then(|(p, r)| {
+        // `C:` style prefixes do not occur here; a path has an extension before the colon.
+        let ext = p.rsplit_once('.')?.1;
+        SOURCE_EXT.contains(&ext).then_some((p, r))
+    })?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let line = digits.parse::<u32>().ok().filter(|n| *n > 0)?;
+    if path.is_empty() || path.ends_with('/') {
+        return None;
+    }
+    Some(Location {
+        file: path.to_string(),
+        line: Some(line),
+    })
+}
+
+/// Two paths name the same file when one ends with the other at a `/`.
+fn same_path(a: &str, b: &str) -> bool {
+    let a = a.trim_start_matches("./");
+    let b = b.trim_start_matches("./");
+    a == b || a.ends_with(&format!("/{b}")) || b.ends_with(&format!("/{a}"))
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -146,6 +234,7 @@ pub struct Counts {
     pub passed: u64,
     pub failed: u64,
     pub skipped: u64,
+    pub xfailed: u64,
 }
 
 impl Counts {
@@ -154,7 +243,12 @@ impl Counts {
             Status::Passed => self.passed += 1,
             Status::Failed => self.failed += 1,
             Status::Skipped => self.skipped += 1,
+            Status::XFailed => self.xfailed += 1,
         }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.passed + self.failed + self.skipped + self.xfailed
     }
 }
 
@@ -166,6 +260,10 @@ pub struct Report {
     /// Outcomes a summary line counted but did not name (pytest's default output names only
     /// failures; nextest counts skipped tests without listing them).
     pub unnamed: Counts,
+    /// The runner's own totals where they count something Forge does not (parents of
+    /// subtests: go `-json` reports a parent test beside its subtests, node's TAP trailer
+    /// counts both). Gates count leaves ([`Report::counts`]); this is shown beside them.
+    pub runner_summary: Option<Counts>,
     /// A build, compile, import, collection or setup error: the suite did not run as written.
     pub infra_error: Option<String>,
     /// Set when the report is cut off or damaged (a runner killed mid-write): the cases read
@@ -184,6 +282,13 @@ impl Report {
         c
     }
 
+    /// Whether the report shows that tests ran: at least one case, named or counted by a
+    /// summary line. A report without is no evidence of anything (see
+    /// `verify::missing_evidence`).
+    pub fn has_cases(&self) -> bool {
+        !self.cases.is_empty() || self.unnamed.total() > 0
+    }
+
     pub fn failing(&self) -> impl Iterator<Item = &TestCase> {
         self.cases.iter().filter(|c| c.status == Status::Failed)
     }
@@ -199,6 +304,7 @@ impl Report {
             passed: summary.passed.saturating_sub(named.passed),
             failed: summary.failed.saturating_sub(named.failed),
             skipped: summary.skipped.saturating_sub(named.skipped),
+            xfailed: summary.xfailed.saturating_sub(named.xfailed),
         };
     }
 
@@ -222,6 +328,9 @@ fn line_parser(format: Format) -> Option<Box<dyn LineParser>> {
         Format::Pytest => Box::new(pytest::Parser::default()),
         Format::GoJson => Box::new(gojson::Parser::default()),
         Format::Tap => Box::new(tap::Parser::default()),
+        Format::Vitest => Box::new(vitest::Parser::default()),
+        Format::Jest => Box::new(jest_console::Parser::default()),
+        Format::Mocha => Box::new(mocha::Parser::default()),
         Format::JestJson | Format::VitestJson => Box::new(jest::StdoutParser::new(format)),
         Format::Junit | Format::Auto | Format::None => return None,
     })
@@ -300,12 +409,37 @@ pub fn parse_file(path: &Path, format: Format) -> Result<Report, ReportError> {
     match format {
         Format::None => Ok(Report::default()),
         Format::Junit => junit::parse(reader, path),
-        Format::JestJson | Format::VitestJson => jest::parse_file(reader, path, format),
+        Format::JestJson | Format::VitestJson => match jest::parse_file(reader, path, format) {
+            // Not a JSON document at all: a captured output with the JSON on one of its lines,
+            // as `forge verify` reads a command's output. (A document cut short stays an
+            // error.)
+            Err(ReportError::Malformed { .. }) if !starts_with_brace(path) => {
+                let reader = BufReader::with_capacity(256 * 1024, open(path)?);
+                parse_lines(reader, format).map_err(|e| ReportError::Io {
+                    path: path.display().to_string(),
+                    source: e,
+                })
+            }
+            other => other,
+        },
         f => parse_lines(reader, f).map_err(|e| ReportError::Io {
             path: path.display().to_string(),
             source: e,
         }),
     }
+}
+
+/// Whether the file's first non-blank byte is `{`.
+fn starts_with_brace(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 512];
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    head[..n]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'{')
 }
 
 fn open(path: &Path) -> Result<File, ReportError> {
@@ -335,55 +469,130 @@ fn parse_lines<R: BufRead>(reader: R, format: Format) -> std::io::Result<Report>
 const DETECT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Recognises the runner from its output's own markers.
+///
+/// Output often holds more than one runner's marks: a vitest run prints the TAP of a file that
+/// imports `node:test`, a pytest run prints a cargo build. The runner that printed the closing
+/// summary is the one that ran the suite, so the last summary line decides; without any, the
+/// first line that only a runner prints.
 fn detect_output(log: &Path) -> Result<Option<Format>, ReportError> {
     detect_reader(open(log)?).map_err(|e| io_error(&log.display().to_string(), e))
 }
 
+/// [`detect_output`] on any reader (a log, or the bytes Forge read from a command's pipe).
 fn detect_reader<R: std::io::Read>(r: R) -> std::io::Result<Option<Format>> {
-    let mut found = None;
-    for_each_line(BufReader::new(r.take(DETECT_BYTES)), |l| {
-        if found.is_none() {
-            found = detect_line(l);
-        }
-    })?;
-    Ok(found)
+    let mut first_mark = None;
+    let mut last_summary = None;
+    for_each_line(
+        BufReader::new(r.take(DETECT_BYTES)),
+        |l| match detect_line(l) {
+            Some(Mark::Summary(f)) => last_summary = Some(f),
+            Some(Mark::Start(f)) if first_mark.is_none() => first_mark = Some(f),
+            _ => {}
+        },
+    )?;
+    Ok(last_summary.or(first_mark))
 }
 
-/// The format a single line proves, if any. Ordered from most to least specific.
-fn detect_line(line: &str) -> Option<Format> {
+/// What one line proves about the runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    /// A line only this runner prints, anywhere in its output.
+    Start(Format),
+    /// The runner's closing summary (or a whole report on one line).
+    Summary(Format),
+}
+
+/// The mark a single line carries, if any. Ordered from most to least specific.
+fn detect_line(line: &str) -> Option<Mark> {
+    use Mark::{Start, Summary};
     let t = line.trim_start();
     if t.starts_with("{\"Time\":")
         || t.starts_with("{\"ImportPath\":")
         || t.starts_with("{\"Action\":")
     {
-        return Some(Format::GoJson);
+        // A package's own pass/fail event closes its run.
+        let package_end = !t.contains("\"Test\":")
+            && (t.contains("\"Action\":\"pass\"") || t.contains("\"Action\":\"fail\""));
+        return Some(if package_end {
+            Summary(Format::GoJson)
+        } else {
+            Start(Format::GoJson)
+        });
     }
     if t.starts_with('{') && t.contains("\"numTotalTests\"") {
-        return Some(if t.contains("\"numRuntimeErrorTestSuites\"") {
+        return Some(Summary(if t.contains("\"numRuntimeErrorTestSuites\"") {
             Format::JestJson
         } else {
             Format::VitestJson
-        });
+        }));
     }
     if t.starts_with("<?xml") || t.starts_with("<testsuites") || t.starts_with("<testsuite") {
-        return Some(Format::Junit);
+        return Some(Summary(Format::Junit));
+    }
+    if t.starts_with("Summary [") && t.contains(" run: ") {
+        return Some(Summary(Format::Nextest));
     }
     if t.starts_with("Nextest run ID")
         || (t.starts_with("Starting ") && t.contains(" tests across "))
     {
-        return Some(Format::Nextest);
+        return Some(Start(Format::Nextest));
+    }
+    if line.starts_with("test result: ") {
+        return Some(Summary(Format::Libtest));
     }
     if t.starts_with("running ") && (t.ends_with(" tests") || t.ends_with(" test")) && line == t {
-        return Some(Format::Libtest);
+        return Some(Start(Format::Libtest));
     }
-    if t.starts_with("Running unittests ") || t.starts_with("Doc-tests ") {
-        return Some(Format::Libtest);
+    if t.starts_with("Running unittests ")
+        || t.starts_with("Doc-tests ")
+        || line.starts_with("error[E")
+        || line.starts_with("error: could not compile")
+    {
+        return Some(Start(Format::Libtest));
     }
     if t.starts_with('=') && t.contains(" test session starts ") {
-        return Some(Format::Pytest);
+        return Some(Start(Format::Pytest));
+    }
+    if line.starts_with("ImportError while loading conftest") {
+        return Some(Summary(Format::Pytest));
+    }
+    if (line.starts_with('=')
+        && line.ends_with('=')
+        && pytest::is_final_counts(line.trim_matches('=').trim()))
+        || (line.starts_with(|c: char| c.is_ascii_digit()) && pytest::is_final_counts(line))
+    {
+        return Some(Summary(Format::Pytest));
+    }
+    if let Some(rest) = t.strip_prefix("Tests ")
+        && line.starts_with("      Tests ")
+        && (rest.trim_end().ends_with(')') || rest.trim() == "no tests")
+    {
+        return Some(Summary(Format::Vitest));
+    }
+    if line.starts_with("Tests:") && line.trim_end().ends_with(" total") {
+        return Some(Summary(Format::Jest));
+    }
+    if line.starts_with("  ")
+        && let Some((n, rest)) = line.trim().split_once(' ')
+        && n.parse::<u64>().is_ok()
+        && rest.starts_with("passing (")
+    {
+        return Some(Summary(Format::Mocha));
+    }
+    if line.trim_start().starts_with("Exception during run:") {
+        return Some(Summary(Format::Mocha));
+    }
+    if line.starts_with(" RUN  v") {
+        return Some(Start(Format::Vitest));
     }
     if line.starts_with("TAP version ") {
-        return Some(Format::Tap);
+        return Some(Start(Format::Tap));
+    }
+    if line.starts_with("# tests ")
+        || line.starts_with("Result: PASS")
+        || line.starts_with("Result: FAIL")
+    {
+        return Some(Summary(Format::Tap));
     }
     None
 }

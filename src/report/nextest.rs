@@ -35,6 +35,7 @@ impl LineParser for Parser {
                 None => (None, rest.to_string()),
             };
             let mut case = TestCase::new(name, status);
+            case.file = suite.as_deref().and_then(binary_file);
             case.suite = suite;
             self.report.cases.push(case);
             if status == Status::Failed {
@@ -51,9 +52,11 @@ impl LineParser for Parser {
             }
             return;
         }
-        if (line.starts_with("error[E") || line.starts_with("error: could not compile"))
-            && self.compile_error.len() < 8
-        {
+        let compile_line =
+            line.starts_with("error[E") || line.starts_with("error: could not compile");
+        // The `--> file:line:col` under a compiler error says where it is.
+        let location = !self.compile_error.is_empty() && t.starts_with("--> ");
+        if (compile_line || location) && self.compile_error.len() < 8 {
             self.compile_error.push(line.to_string());
         }
     }
@@ -102,6 +105,25 @@ fn status_line(t: &str) -> Option<(Status, &str)> {
         None => rest,
     };
     Some((status, rest.trim()))
+}
+
+/// The crate root a test binary is built from, by cargo's conventions, as libtest's
+/// `Running …` line names it: `shop` → `src/lib.rs`, `shop::checkout` → `tests/checkout.rs`,
+/// `shop::bin/shop` → `src/main.rs`, `shop::bin/tool` → `src/bin/tool.rs`. A target with a
+/// custom `path` in Cargo.toml is not followed (examples and benches are not tests here).
+fn binary_file(binary_id: &str) -> Option<String> {
+    let Some((krate, target)) = binary_id.split_once("::") else {
+        return Some("src/lib.rs".into());
+    };
+    if let Some(bin) = target.strip_prefix("bin/") {
+        let same = bin.replace('-', "_") == krate.replace('-', "_");
+        return Some(if same {
+            "src/main.rs".into()
+        } else {
+            format!("src/bin/{bin}.rs")
+        });
+    }
+    (!target.contains('/')).then(|| format!("tests/{target}.rs"))
 }
 
 /// `0.012s] 4 tests run: 2 passed, 2 failed, 1 skipped` → counts.

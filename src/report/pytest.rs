@@ -17,6 +17,9 @@ pub struct Parser {
     in_sections: bool,
     excerpts: Vec<(String, String)>,
     errors: Vec<String>,
+    /// Tests with a failed subtest: a later PASSED line for the test itself does not clear it.
+    subfailed: std::collections::HashSet<String>,
+    conftest_error: bool,
 }
 
 impl LineParser for Parser {
@@ -45,12 +48,35 @@ impl LineParser for Parser {
                 return;
             }
         }
+        // A failed unittest `subTest` (pytest ≥ 9): its test fails, whatever its own line said.
+        if let Some(rest) = line.strip_prefix("SUBFAILED") {
+            let rest = match rest.strip_prefix('(') {
+                Some(r) => r.split_once(") ").map(|(_, r)| r).unwrap_or(r),
+                None => rest.trim_start(),
+            };
+            let id = rest.split(" - ").next().unwrap_or(rest).trim();
+            if id.contains("::") {
+                self.record(id, Status::Failed);
+                self.subfailed.insert(id.to_string());
+            }
+            return;
+        }
+        // A conftest that does not import: nothing was collected.
+        if line.starts_with("ImportError while loading conftest") {
+            self.errors.push(line.trim().to_string());
+            self.conftest_error = true;
+            return;
+        }
+        if self.conftest_error && line.starts_with("E ") && self.errors.len() < 10 {
+            self.errors.push(line[1..].trim().to_string());
+            return;
+        }
         // `-rA` / default short summary: `FAILED path::test - message`, `ERROR path`.
         for (word, status) in [
             ("PASSED ", Some(Status::Passed)),
             ("FAILED ", Some(Status::Failed)),
             ("SKIPPED ", Some(Status::Skipped)),
-            ("XFAIL ", Some(Status::Skipped)),
+            ("XFAIL ", Some(Status::XFailed)),
             ("XPASS ", Some(Status::Passed)),
             ("ERROR ", None),
         ] {
@@ -86,7 +112,8 @@ impl LineParser for Parser {
             let status = match word {
                 "PASSED" | "XPASS" => Status::Passed,
                 "FAILED" => Status::Failed,
-                "SKIPPED" | "XFAIL" => Status::Skipped,
+                "SKIPPED" => Status::Skipped,
+                "XFAIL" => Status::XFailed,
                 "ERROR" => {
                     if self.errors.len() < 10 {
                         self.errors.push(format!("ERROR {id}"));
@@ -103,7 +130,12 @@ impl LineParser for Parser {
         self.close_section();
         for (title, text) in std::mem::take(&mut self.excerpts) {
             // Section titles name the function (`test_x`, `TestCart.test_x`, `test_x[param]`).
-            let key = title.replace('.', "::");
+            // A subtest's section is `TestA.test_b (i=2)`: the test is the part before.
+            let key = title
+                .split(" (")
+                .next()
+                .unwrap_or(&title)
+                .replace('.', "::");
             if let Some(case) = self.report.cases.iter_mut().find(|c| {
                 c.status == Status::Failed && c.message.is_none() && c.name.ends_with(&key)
             }) {
@@ -125,7 +157,9 @@ impl LineParser for Parser {
 impl Parser {
     fn record(&mut self, id: &str, status: Status) {
         if let Some(&i) = self.index.get(id) {
-            self.report.cases[i].status = status;
+            if !self.subfailed.contains(id) {
+                self.report.cases[i].status = status;
+            }
             return;
         }
         let mut case = TestCase::new(id, status);
@@ -174,9 +208,21 @@ fn banner(line: &str, ch: char) -> Option<&str> {
     (!inner.is_empty()).then_some(inner)
 }
 
+/// Whether a line is pytest's closing counts (`2 failed, 4 passed in 0.03s`).
+pub(super) fn is_final_counts(line: &str) -> bool {
+    final_counts(line).is_some()
+}
+
 /// `2 failed, 2 passed, 1 skipped, 1 xfailed in 0.03s` → counts; `None` for other banners.
 fn final_counts(title: &str) -> Option<Counts> {
-    let (counts, _) = title.rsplit_once(" in ")?;
+    let (counts, took) = title.rsplit_once(" in ")?;
+    // `0.03s`, `1.52s (0:00:01)`: a duration, not prose that happens to contain " in ".
+    if !took.starts_with(|c: char| c.is_ascii_digit()) || !took.contains('s') {
+        return None;
+    }
+    if counts == "no tests ran" {
+        return Some(Counts::default());
+    }
     let mut c = Counts::default();
     let mut any = false;
     for part in counts.split(',') {
@@ -189,7 +235,8 @@ fn final_counts(title: &str) -> Option<Counts> {
         match word {
             "passed" | "xpassed" => c.passed += n,
             "failed" => c.failed += n,
-            "skipped" | "xfailed" => c.skipped += n,
+            "skipped" => c.skipped += n,
+            "xfailed" => c.xfailed += n,
             _ => {}
         }
     }

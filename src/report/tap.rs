@@ -16,6 +16,8 @@ pub struct Parser {
     /// The YAML block after a failed point: its case index, indent and lines.
     yaml: Option<(usize, usize, Vec<String>)>,
     load_errors: Vec<String>,
+    /// node's trailer (`# tests 9`, `# pass 3`, …), which counts parents too.
+    trailer: Option<super::Counts>,
 }
 
 /// Text in diagnostics that means a module never loaded.
@@ -61,6 +63,26 @@ impl LineParser for Parser {
             self.subtests.push((indent, name.to_string()));
             return;
         }
+        if indent == 0
+            && let Some((key, n)) = t
+                .strip_prefix("# ")
+                .and_then(|r| r.split_once(' '))
+                .and_then(|(k, n)| n.trim().parse::<u64>().ok().map(|n| (k, n)))
+            && matches!(
+                key,
+                "tests" | "pass" | "fail" | "skipped" | "todo" | "cancelled"
+            )
+        {
+            let c = self.trailer.get_or_insert_with(Default::default);
+            match key {
+                "pass" => c.passed = n,
+                "fail" | "cancelled" => c.failed += n,
+                "skipped" => c.skipped = n,
+                "todo" => c.xfailed = n,
+                _ => {}
+            }
+            return;
+        }
         if let Some(c) = t.strip_prefix('#') {
             if LOAD_MARKERS.iter().any(|m| c.contains(m)) && self.load_errors.len() < 5 {
                 self.load_errors.push(c.trim().to_string());
@@ -84,6 +106,7 @@ impl LineParser for Parser {
         if let Some((idx, _, lines)) = self.yaml.take() {
             self.attach_yaml(idx, &lines);
         }
+        self.report.runner_summary = self.trailer;
         if !self.load_errors.is_empty() {
             let msg = format!(
                 "test module failed to load:\n{}",
@@ -128,7 +151,9 @@ impl Parser {
             return;
         }
         let status = match directive.as_deref() {
-            Some(d) if d.starts_with("SKIP") || d.starts_with("TODO") => Status::Skipped,
+            Some(d) if d.starts_with("SKIP") => Status::Skipped,
+            // A TODO point is a known failure: it neither fails the run nor passes.
+            Some(d) if d.starts_with("TODO") => Status::XFailed,
             _ if ok => Status::Passed,
             _ => Status::Failed,
         };
@@ -152,12 +177,14 @@ impl Parser {
             return;
         }
         let mut useful = Vec::new();
+        let mut location = None;
         let mut in_error = false;
         for l in &lines[1..] {
             if let Some(loc) = l.strip_prefix("location: ") {
                 let loc = loc.trim_matches('\'');
                 let file = loc.split(':').next().unwrap_or(loc);
                 self.report.cases[idx].file = Some(file.to_string());
+                location = Some(loc.to_string());
                 continue;
             }
             if let Some(e) = l
@@ -178,7 +205,16 @@ impl Parser {
                 in_error = false;
             }
         }
-        self.report.cases[idx].message = excerpt(useful.iter().map(String::as_str), EXCERPT_LINES);
+        let mut message = excerpt(useful.iter().map(String::as_str), EXCERPT_LINES);
+        // Where it failed, for annotations: `at file:line:col`.
+        if let Some(loc) = location {
+            let m = message.get_or_insert_with(String::new);
+            if !m.is_empty() {
+                m.push('\n');
+            }
+            m.push_str(&format!("at {loc}"));
+        }
+        self.report.cases[idx].message = message;
     }
 }
 

@@ -24,6 +24,10 @@ fn counts(r: &Report) -> (u64, u64, u64) {
     (c.passed, c.failed, c.skipped)
 }
 
+fn xfailed(r: &Report) -> u64 {
+    r.counts().xfailed
+}
+
 #[test]
 fn libtest_several_binaries_and_doctests() {
     for format in [Format::Libtest, Format::Auto] {
@@ -74,14 +78,187 @@ fn libtest_failures_with_excerpts() {
 }
 
 #[test]
-fn libtest_compile_error_is_infra() {
-    let r = parse("libtest/compile-error.txt", Format::Auto);
-    // Auto finds no runner marker before the error; libtest must still flag it when named.
-    let r2 = parse("libtest/compile-error.txt", Format::Libtest);
-    assert!(r.cases.is_empty());
-    let e = r2.infra_error.clone().expect("infra");
-    assert!(e.contains("E0425") && e.contains("src/lib.rs:17:20"), "{e}");
-    assert_eq!(counts(&r2), (0, 0, 0));
+fn cargo_compile_and_harness_errors_are_infra_also_for_auto() {
+    for (f, format) in [
+        ("libtest/compile-error.txt", Format::Auto),
+        ("libtest/compile-error.txt", Format::Libtest),
+        ("nextest/compile-error.txt", Format::Auto),
+        ("nextest/compile-error.txt", Format::Nextest),
+    ] {
+        let r = parse(f, format);
+        let e = r
+            .infra_error
+            .clone()
+            .unwrap_or_else(|| panic!("{f} {format}: no infra"));
+        assert!(e.contains("E0425") && e.contains("src/lib.rs:17:20"), "{e}");
+        assert_eq!(counts(&r), (0, 0, 0));
+    }
+    for format in [Format::Auto, Format::Libtest] {
+        let r = parse("libtest/nightly-option.txt", format);
+        let e = r
+            .infra_error
+            .unwrap_or_else(|| panic!("{format}: no infra"));
+        assert!(e.contains("only accepted on the nightly compiler"), "{e}");
+    }
+    // A test's own `error:` output after its binary started is not the harness refusing.
+    let r = parse("libtest/same-names.txt", Format::Auto);
+    assert!(r.infra_error.is_none());
+}
+
+#[test]
+fn auto_prefers_the_runner_that_printed_the_closing_summary() {
+    // A vitest run that also printed the TAP of a file importing `node:test`.
+    let r = parse("vitest-json/stray-tap.console-default.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Vitest));
+    assert_eq!(counts(&r), (3, 0, 0));
+    // pytest -q has no banner: its closing counts line says pytest.
+    let r = parse("pytest/pass-q.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Pytest));
+    assert_eq!(counts(&r), (2, 0, 0));
+    let r = parse("pytest/failures-q.txt", Format::Auto);
+    assert_eq!((r.format, counts(&r)), (Some(Format::Pytest), (2, 2, 1)));
+}
+
+#[test]
+fn vitest_console_names_failures_and_counts_the_rest() {
+    let r = parse("vitest-json/failures.console-default.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Vitest));
+    assert_eq!(counts(&r), (2, 2, 2));
+    assert_eq!(
+        failing(&r),
+        [
+            "checkout > guest pays by card",
+            "checkout > refunds > refund raises"
+        ]
+    );
+    assert_eq!(r.cases[0].file.as_deref(), Some("fail/checkout.test.js"));
+    let loc = r.cases[0].location().unwrap();
+    assert_eq!(
+        (loc.file.as_str(), loc.line),
+        ("fail/checkout.test.js", Some(10))
+    );
+    for f in [
+        "vitest-json/load-error.console-default.txt",
+        "vitest-json/transform-error.console-default.txt",
+    ] {
+        let r = parse(f, Format::Vitest);
+        assert!(r.infra_error.is_some(), "{f}");
+        assert_eq!(r.counts().failed, 0, "{f}");
+    }
+}
+
+#[test]
+fn a_transform_error_keeps_its_cause_line() {
+    for r in [
+        parse_file(&fixture("vitest-json/transform-error.json"), Format::Auto).unwrap(),
+        parse(
+            "vitest-json/transform-error.console-default.txt",
+            Format::Auto,
+        ),
+    ] {
+        let e = r.infra_error.unwrap();
+        assert!(
+            e.contains("[PARSE_ERROR] Unexpected token") && e.contains("bad/broken.test.ts:4:28"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn pytest_subtests_classes_and_conftest() {
+    for f in [
+        "pytest/classes-subtests-rA.txt",
+        "pytest/classes-subtests-q.txt",
+        "pytest/classes-subtests-v.txt",
+    ] {
+        let r = parse(f, Format::Auto);
+        assert_eq!(r.format, Some(Format::Pytest), "{f}");
+        // pytest: `2 failed, 4 passed, 1 skipped, 1 xfailed, 2 subtests passed`.
+        assert_eq!(counts(&r), (4, 2, 1), "{f}");
+        assert_eq!(xfailed(&r), 1, "{f}");
+        // A failed subTest fails its test, even though pytest also printed it PASSED.
+        assert!(
+            failing(&r).contains(&"test_last.py::TestSubtests::test_each"),
+            "{f}: {:?}",
+            failing(&r)
+        );
+    }
+    let r = parse("pytest/classes-subtests-v.txt", Format::Pytest);
+    let status = |n: &str| r.cases.iter().find(|c| c.name == n).map(|c| c.status);
+    assert_eq!(
+        status("test_last.py::TestFirst::test_basic"),
+        Some(Status::Skipped)
+    );
+    assert_eq!(
+        status("test_last.py::TestLast::test_basic"),
+        Some(Status::Passed)
+    );
+    assert_eq!(status("test_last.py::test_rounding"), Some(Status::XFailed));
+    for format in [Format::Auto, Format::Pytest] {
+        let r = parse("pytest/conftest-import-error.txt", format);
+        let e = r.infra_error.unwrap_or_else(|| panic!("{format}"));
+        assert!(
+            e.contains("ImportError while loading conftest") && e.contains("payment_gateway_sdk"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn runner_summaries_that_count_parents_are_kept_beside_the_leaves() {
+    let r = parse("tap/node-failures.tap", Format::Tap);
+    assert_eq!(counts(&r), (3, 3, 1));
+    let s = r.runner_summary.expect("node's trailer");
+    assert_eq!((s.passed, s.failed, s.skipped, s.xfailed), (3, 4, 1, 1));
+    let r = parse("go-json/failures.jsonl", Format::GoJson);
+    assert_eq!(counts(&r), (3, 2, 1));
+    let s = r.runner_summary.expect("go counts parents");
+    // The parent `TestGuestPaysByCard` fails with its `visa` subtest.
+    assert_eq!((s.passed, s.failed, s.skipped), (3, 3, 1));
+}
+
+#[test]
+fn nextest_cases_carry_their_crate_root_like_libtest() {
+    let n = parse("nextest/same-names.txt", Format::Auto);
+    let l = parse("libtest/same-names.txt", Format::Auto);
+    let files = |r: &Report| -> Vec<(String, String)> {
+        let mut v: Vec<_> = r
+            .cases
+            .iter()
+            .filter(|c| c.status != Status::Skipped)
+            .map(|c| (c.name.clone(), c.file.clone().unwrap_or_default()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(files(&n), files(&l));
+    assert!(files(&n).contains(&("pays".into(), "tests/refunds.rs".into())));
+}
+
+#[test]
+fn forge_report_reads_a_captured_log_like_verify() {
+    // The JSON printed among other output, given as a file with an explicit format.
+    let r = parse_file(&fixture("jest-json/failures.console.txt"), Format::JestJson).unwrap();
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("no jest-json JSON found")),
+        "{:?}",
+        r.notes
+    );
+    for f in [
+        "pytest/failures-q.txt",
+        "libtest/compile-error.txt",
+        "vitest-json/stray-tap.console-default.txt",
+    ] {
+        let a = parse_file(&fixture(f), Format::Auto).unwrap();
+        let b = parse(f, Format::Auto);
+        assert_eq!(
+            (a.format, a.counts(), a.infra_error.is_some()),
+            (b.format, b.counts(), b.infra_error.is_some()),
+            "{f}"
+        );
+    }
 }
 
 #[test]
@@ -120,7 +297,9 @@ fn pytest_every_verbosity() {
         "pytest/failures-ansi.txt",
     ] {
         let r = parse(f, Format::Pytest);
-        assert_eq!(counts(&r), (2, 2, 2), "{f}");
+        // pytest's own line: `2 failed, 2 passed, 1 skipped, 1 xfailed`.
+        assert_eq!(counts(&r), (2, 2, 1), "{f}");
+        assert_eq!(xfailed(&r), 1, "{f}: xfailed is not skipped");
         assert_eq!(
             failing(&r),
             [
@@ -233,7 +412,9 @@ fn jest_json_on_stdout_among_other_output() {
 #[test]
 fn junit_from_several_producers() {
     let r = parse_file(&fixture("junit/pytest-failures.xml"), Format::Auto).unwrap();
-    assert_eq!(counts(&r), (2, 2, 2));
+    // `<skipped type="pytest.xfail">` is an expected failure, not a skip.
+    assert_eq!(counts(&r), (2, 2, 1));
+    assert_eq!(xfailed(&r), 1);
     assert_eq!(
         failing(&r),
         [
@@ -330,4 +511,72 @@ fn format_names_round_trip() {
         assert_eq!(f.name().parse::<Format>().unwrap(), f);
     }
     assert!("xunit".parse::<Format>().unwrap_err().contains("junit"));
+}
+
+#[test]
+fn jest_console_names_failures_counts_the_rest_and_sees_load_errors() {
+    let r = parse("jest-json/failures.console.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Jest));
+    assert_eq!(counts(&r), (2, 2, 2));
+    assert_eq!(
+        failing(&r),
+        [
+            "checkout > guest pays by card",
+            "checkout > refunds > refund raises"
+        ]
+    );
+    let loc = r.cases[0].location().unwrap();
+    assert_eq!(
+        (loc.file.as_str(), loc.line),
+        ("fail/checkout.test.js", Some(9))
+    );
+    assert!(
+        r.cases[0]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("Expected: 101")
+    );
+    let r = parse("jest-json/load-error.console.txt", Format::Auto);
+    let e = r.infra_error.clone().unwrap();
+    assert!(
+        e.contains("load/gateway.test.js: Cannot find module 'payment-gateway-sdk'")
+            && e.contains("load/syntax.test.js: SyntaxError"),
+        "{e}"
+    );
+    assert_eq!(counts(&r), (1, 0, 0));
+}
+
+#[test]
+fn mocha_spec_reporter() {
+    let r = parse("mocha/failures.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Mocha));
+    assert_eq!(counts(&r), (2, 2, 1));
+    assert_eq!(
+        failing(&r),
+        [
+            "checkout > guest pays by card",
+            "checkout > refunds > refund raises"
+        ]
+    );
+    assert!(
+        r.cases
+            .iter()
+            .any(|c| c.name == "fee > is one percent" && c.status == Status::Passed)
+    );
+    let m = r.cases[1].message.as_deref().unwrap();
+    assert!(m.contains("101 !== 102"), "{m}");
+    let loc = r.cases[1].location().unwrap();
+    assert_eq!(
+        (loc.file.as_str(), loc.line),
+        ("test/checkout.test.js", Some(9))
+    );
+    assert_eq!(counts(&parse("mocha/pass.txt", Format::Auto)), (1, 0, 0));
+    let r = parse("mocha/load-error.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Mocha));
+    assert!(
+        r.infra_error
+            .unwrap()
+            .contains("Cannot find module 'payment-gateway-sdk'")
+    );
 }

@@ -201,7 +201,7 @@ pub fn invoke(
             project.root.join(p)
         }
     };
-    let env = vec![
+    let mut env = vec![
         ("FORGE_ROLE".to_string(), call.role.name().to_string()),
         (
             "FORGE_PROMPT_FILE".to_string(),
@@ -227,6 +227,13 @@ pub fn invoke(
             format!("agent:{}", call.role.name()),
         ),
     ];
+    // The dollars left under the run's limits, for a client that can stop itself there
+    // (`claude -p --max-budget-usd "$FORGE_BUDGET_LEFT_USD"`); unset when no USD limit applies.
+    let session = format!("run-{run_slug}");
+    if let Some(left) = budget::remaining_usd(project, budget, Some(run_slug), Some(&session))? {
+        let left = (left * 10_000.0).floor() / 10_000.0;
+        env.push(("FORGE_BUDGET_LEFT_USD".to_string(), format!("{left:.4}")));
+    }
     let mut opts = ExecOptions::new(
         project.root.clone(),
         Duration::from_secs(agent.timeout),
@@ -477,7 +484,13 @@ impl Run<'_> {
         let tokens: u64 = spend.iter().map(|s| s.tokens.total()).sum();
         if !spend.is_empty() {
             let session = format!("run-{}", self.meta.slug);
-            crate::budget::record(self.project, Some(&self.meta.slug), Some(&session), &spend)?;
+            let unpriced =
+                crate::budget::record(self.project, Some(&self.meta.slug), Some(&session), &spend)?;
+            for m in unpriced {
+                let hint = crate::budget::price_hint(m.as_deref());
+                self.say(&format!("  ! {hint}"));
+                self.event("unpriced-model", json!({"model": m, "hint": hint}));
+            }
             for s in &spend {
                 self.rec.record_or_warn(
                     Some(&self.meta.slug),

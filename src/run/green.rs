@@ -174,18 +174,11 @@ impl Run<'_> {
                 for (r, c) in results.iter().zip(&self.config.verify.commands) {
                     if !r.ok {
                         problems.push(format!("`{}`: {}", r.name, command_failure(r)));
-                    } else if c.report != Format::None {
-                        problems.extend(
-                            evidence_problems(
-                                r,
-                                &Expect {
-                                    cases: true,
-                                    ..Default::default()
-                                },
-                            )
-                            .into_iter()
-                            .map(|e| format!("`{}`: {e}", r.name)),
-                        );
+                    } else if let Some(why) =
+                        crate::verify::missing_evidence(c.report, c.allow_empty, r)
+                    {
+                        // No evidence is no pass, by the same rule as `forge verify`.
+                        problems.push(format!("`{}`: {why}", r.name));
                     }
                 }
                 let ev = json!({

@@ -1,6 +1,7 @@
 //! A temporary git repository with a Forge config, and the built `forge` binary to run in it.
 #![allow(dead_code)]
 
+pub mod rig;
 pub mod shop;
 
 use std::path::{Path, PathBuf};
@@ -127,11 +128,17 @@ impl Repo {
         }
     }
 
+    /// `forge args…` as a person's terminal runs it: without the markers an agent's session
+    /// sets (`CLAUDECODE`, …), so the suite means the same when an agent runs `cargo test`;
+    /// with the test's own temp folder.
     pub fn forge_cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(forge_bin());
         c.args(args)
             .current_dir(self.path())
             .env("TMPDIR", self.tmp());
+        for (var, _) in forge::caller::AGENT_MARKERS {
+            c.env_remove(var);
+        }
         c
     }
 

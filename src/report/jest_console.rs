@@ -1,0 +1,130 @@
+//! Jest's default console reporter (`npx jest`, `npm test`): `FAIL file` / `PASS file` per test
+//! file, `  ● describe › test` headers over each failure (`  ● Test suite failed to run` for a
+//! file that did not load) and the closing `Tests:       2 failed, 2 passed, 4 total`. Passing
+//! tests are counted, not named: use `report: jest-json` to name them.
+
+use super::{Counts, EXCERPT_LINES, LineParser, Report, Status, TestCase, excerpt};
+
+#[derive(Default)]
+pub struct Parser {
+    report: Report,
+    summary: Option<Counts>,
+    /// The test file of the `FAIL`/`PASS` line above.
+    file: Option<String>,
+    /// The failure being read: a case index, or a file that failed to load.
+    open: Option<(Option<usize>, Vec<String>)>,
+    load_errors: Vec<String>,
+}
+
+impl LineParser for Parser {
+    fn line(&mut self, line: &str) {
+        if let Some(file) = line
+            .strip_prefix("FAIL ")
+            .or_else(|| line.strip_prefix("PASS "))
+        {
+            self.close();
+            self.file = Some(file.trim().to_string());
+            return;
+        }
+        if let Some(title) = line.strip_prefix("  ● ") {
+            self.close();
+            let title = title.trim();
+            if title == "Test suite failed to run" {
+                self.open = Some((None, Vec::new()));
+                return;
+            }
+            // `checkout › refunds › refund raises`: the describe path and the title.
+            let name = title.split(" › ").collect::<Vec<_>>().join(" > ");
+            let mut case = TestCase::new(name, Status::Failed);
+            case.file = self.file.clone();
+            self.report.cases.push(case);
+            self.open = Some((Some(self.report.cases.len() - 1), Vec::new()));
+            return;
+        }
+        if let Some(rest) = line.strip_prefix("Tests:") {
+            self.close();
+            self.summary = Some(summary_counts(rest));
+            return;
+        }
+        if line.starts_with("Test Suites:") {
+            self.close();
+            return;
+        }
+        if let Some((_, lines)) = &mut self.open {
+            let t = line.trim();
+            // The message and the first stack frame in the test file; not the code excerpt.
+            let excerpt_line = t.contains(" | ") || t.starts_with('|') || t.starts_with('>');
+            if !t.is_empty() && !excerpt_line && lines.len() < 40 {
+                lines.push(t.to_string());
+            }
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Report {
+        self.close();
+        if !self.load_errors.is_empty() {
+            let msg = format!(
+                "test suite failed to load:\n{}",
+                self.load_errors.join("\n")
+            );
+            self.report.set_infra(msg);
+        }
+        if let Some(s) = self.summary {
+            self.report.reconcile(s);
+        }
+        self.report
+    }
+}
+
+impl Parser {
+    fn close(&mut self) {
+        let Some((case, lines)) = self.open.take() else {
+            return;
+        };
+        let file = self.file.clone().unwrap_or_default();
+        // Stack frames: keep the first one in the test file, for its line.
+        let mut frame_kept = false;
+        let useful: Vec<&str> = lines
+            .iter()
+            .map(String::as_str)
+            .filter(|l| {
+                if l.starts_with("at ") {
+                    let keep = !frame_kept && !file.is_empty() && l.contains(file.as_str());
+                    frame_kept |= keep;
+                    keep
+                } else {
+                    true
+                }
+            })
+            .collect();
+        match case {
+            Some(i) => self.report.cases[i].message = excerpt(useful, EXCERPT_LINES),
+            None => {
+                let cause = useful.first().copied().unwrap_or("failed to run");
+                if self.load_errors.len() < 10 {
+                    self.load_errors
+                        .push(format!("{file}: {}", crate::text::clip(cause, 300)));
+                }
+            }
+        }
+    }
+}
+
+/// `2 failed, 1 skipped, 1 todo, 2 passed, 6 total` → counts.
+fn summary_counts(rest: &str) -> Counts {
+    let mut c = Counts::default();
+    for part in rest.split(',') {
+        let mut it = part.split_whitespace();
+        let (Some(n), Some(word)) = (it.next(), it.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        match word {
+            "passed" => c.passed += n,
+            "failed" => c.failed += n,
+            "skipped" | "todo" | "pending" => c.skipped += n,
+            _ => {}
+        }
+    }
+    c
+}

@@ -1,0 +1,134 @@
+//! Where the agent rig is and whether the real-client tests can run here: shared by
+//! `tests/real_agents.rs` and the notice `cargo test` prints (`tests/real_agents_notice.rs`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Set to `1` (as `.ci/run` does) to make a missing rig a failure instead of a skip.
+pub const REQUIRE_ENV: &str = "FORGE_REQUIRE_REAL_AGENTS";
+
+/// Where the rig's `claude-offline.sh` is looked for: the project's shared folder beside the
+/// repository, then the fallback `/work/shared`.
+pub fn rig_candidates() -> Vec<PathBuf> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    vec![
+        manifest.join("../shared/tools/agent-rig/claude-offline.sh"),
+        PathBuf::from("/work/shared/tools/agent-rig/claude-offline.sh"),
+    ]
+}
+
+pub fn find_rig() -> Result<PathBuf, String> {
+    let candidates = rig_candidates();
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+        .ok_or_else(|| {
+            format!(
+                "agent rig not found (looked at {})",
+                candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+}
+
+pub fn have(cmd: &str) -> bool {
+    Command::new(cmd)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The pinned client version the rig installs.
+pub fn claude_version() -> String {
+    std::env::var("CLAUDE_CODE_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "2.1.197".to_string())
+}
+
+/// The client the rig installs: `$FORGE_RIG_CACHE/claude-$CLAUDE_CODE_VERSION/…`, as in
+/// `claude-offline.sh`.
+pub fn rig_claude_bin() -> PathBuf {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = var("FORGE_RIG_CACHE").unwrap_or_else(|| {
+        var("XDG_CACHE_HOME")
+            .unwrap_or_else(|| var("HOME").unwrap_or_default().join(".cache"))
+            .join("forge-agent-rig")
+    });
+    cache.join(format!(
+        "claude-{}/node_modules/.bin/claude",
+        claude_version()
+    ))
+}
+
+/// Installs the rig's client with one trivial rig run when it is not there yet: `Err` with the
+/// rig's own words when that fails.
+pub fn install_claude(rig: &Path) -> Result<PathBuf, String> {
+    let bin = rig_claude_bin();
+    if bin.exists() {
+        return Ok(bin);
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        r#"{"turns": [{"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}]}"#,
+    )
+    .map_err(|e| e.to_string())?;
+    std::fs::create_dir(dir.path().join("proj")).map_err(|e| e.to_string())?;
+    let o = Command::new(rig)
+        .arg(dir.path().join("proj"))
+        .arg(&script)
+        .arg(dir.path().join("out"))
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", rig.display()))?;
+    if o.status.code() == Some(3) || !bin.exists() {
+        return Err(format!(
+            "the rig could not install the Claude Code client ({}): {}",
+            bin.display(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    Ok(bin)
+}
+
+/// The rig and its client when the real-client tests can run here, else why not.
+pub fn availability() -> Result<(PathBuf, PathBuf), String> {
+    let rig = find_rig()?;
+    for tool in ["python3", "node", "npm"] {
+        if !have(tool) {
+            return Err(format!("`{tool}` is not available"));
+        }
+    }
+    let claude = install_claude(&rig)?;
+    Ok((rig, claude))
+}
+
+/// The one line `cargo test` shows about the real-client tests (see
+/// `tests/real_agents_notice.rs`).
+pub fn notice(availability: &Result<(PathBuf, PathBuf), String>, required: bool) -> String {
+    match availability {
+        Ok((rig, _)) => format!(
+            "real-client tests (tests/real_agents.rs): run with Claude Code {} through the agent rig at {}",
+            claude_version(),
+            rig.parent().unwrap_or(rig).display()
+        ),
+        Err(why) => format!(
+            "real-client tests (tests/real_agents.rs) {}: {why}. The agent rig is looked for at {}; set {REQUIRE_ENV}=1 to make a skip a failure.",
+            if required { "FAIL" } else { "SKIPPED" },
+            rig_candidates()
+                .iter()
+                .map(|p| p.parent().unwrap_or(p).display().to_string())
+                .collect::<Vec<_>>()
+                .join(", then "),
+        ),
+    }
+}

@@ -1,0 +1,202 @@
+//! `forge doctor` end to end: a ready checkout passes; each kind of breakage is named with its
+//! fix and makes it exit 1.
+
+mod common;
+
+use common::{Repo, forge_bin};
+use serde_json::Value;
+
+/// `forge doctor --json` in `r` with `home` as HOME (so the user's own agent settings play no
+/// part): exit code and the findings.
+fn doctor(r: &Repo, home: &std::path::Path) -> (i32, Value) {
+    let o = r
+        .forge_cmd(&["doctor", "--json"])
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {o:?}"));
+    (o.status.code().unwrap_or(-1), v)
+}
+
+fn findings<'v>(v: &'v Value, check: &str) -> Vec<&'v Value> {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == check)
+        .collect()
+}
+
+#[test]
+fn a_ready_checkout_passes_and_says_what_it_checked() {
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    let o = r.forge(&[
+        "hooks",
+        "install",
+        "claude",
+        "--bin",
+        forge_bin().to_str().unwrap(),
+    ]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let (code, v) = doctor(&r, home.path());
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["ok"], true);
+    for check in ["git", "config", "runner", "hooks"] {
+        let f = findings(&v, check);
+        assert!(
+            !f.is_empty() && f.iter().all(|f| f["status"] == "ok"),
+            "{check}: {v:#}"
+        );
+    }
+    let hooks = findings(&v, "hooks")[0]["message"].as_str().unwrap();
+    assert!(
+        hooks.contains("claude (project)") && hooks.contains("denies `rm -rf /`"),
+        "{hooks}"
+    );
+    // The probe ran on a scratch folder: nothing was recorded in the project.
+    assert!(!r.exists(".forge/sessions"), "the probe left a timeline");
+    // The text view ends with its verdict.
+    let o = r
+        .forge_cmd(&["doctor"])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.lines().last() == Some("Nothing is broken."), "{text}");
+}
+
+#[test]
+fn each_breakage_is_named_with_its_fix() {
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("no-such-runner-xyz --quiet && sh tests/run.sh", "tap");
+    // Wired to a forge that is not there, and the user's Codex wired to one that answers nothing.
+    let o = r.forge(&["hooks", "install", "claude", "--bin", "/nonexistent/forge"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let mute = home.path().join("bin/forge");
+    std::fs::create_dir_all(mute.parent().unwrap()).unwrap();
+    std::fs::write(&mute, "#!/bin/sh\ncat >/dev/null\n").unwrap();
+    std::fs::set_permissions(&mute, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = r
+        .forge_cmd(&[
+            "hooks",
+            "install",
+            "codex",
+            "--global",
+            "--bin",
+            mute.to_str().unwrap(),
+        ])
+        .env("HOME", home.path())
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let (code, v) = doctor(&r, home.path());
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["ok"], false);
+    let runner = findings(&v, "runner");
+    assert_eq!(runner[0]["status"], "fail", "{v:#}");
+    assert!(
+        runner[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`no-such-runner-xyz` not found"),
+        "{v:#}"
+    );
+    assert!(
+        runner[0]["fix"]
+            .as_str()
+            .unwrap()
+            .contains(".forge/config.yaml")
+    );
+    let hooks = findings(&v, "hooks");
+    let claude = hooks
+        .iter()
+        .find(|f| {
+            f["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("claude (project)")
+        })
+        .unwrap();
+    assert_eq!(claude["status"], "fail", "{v:#}");
+    assert!(
+        claude["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not guard"),
+        "{v:#}"
+    );
+    assert!(
+        claude["fix"]
+            .as_str()
+            .unwrap()
+            .contains("forge hooks install claude"),
+        "{v:#}"
+    );
+    let codex = hooks
+        .iter()
+        .find(|f| f["message"].as_str().unwrap().starts_with("codex (user)"))
+        .unwrap();
+    assert_eq!(codex["status"], "fail", "{v:#}");
+    assert!(
+        codex["fix"]
+            .as_str()
+            .unwrap()
+            .contains("forge hooks install codex --global"),
+        "{v:#}"
+    );
+
+    // A config that does not parse.
+    r.config("verify:\n  commandz: []\n");
+    let (code, v) = doctor(&r, home.path());
+    assert_eq!(code, 1);
+    let config = findings(&v, "config");
+    assert_eq!(config[0]["status"], "fail");
+    assert!(
+        config[0]["message"].as_str().unwrap().contains("commandz"),
+        "{v:#}"
+    );
+
+    // No config at all, no hooks: the config fails, the hooks only warn.
+    let bare = Repo::bare();
+    let empty_home = tempfile::tempdir().unwrap();
+    let (code, v) = doctor(&bare, empty_home.path());
+    assert_eq!(code, 1);
+    assert!(
+        findings(&v, "config")[0]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("forge init")
+    );
+    let hooks: Vec<_> = findings(&v, "hooks")
+        .into_iter()
+        .filter(|f| f["status"] == "warn")
+        .collect();
+    assert_eq!(hooks.len(), 1, "{v:#}");
+}
+
+#[test]
+fn a_python_that_cannot_import_the_test_runner_is_named() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("doctor: no python3 on this machine; the import check is not exercised");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("python3 -m no_such_module_xyz -q", "pytest");
+    let (code, v) = doctor(&r, home.path());
+    assert_eq!(code, 1, "{v:#}");
+    let runner = findings(&v, "runner");
+    assert!(
+        runner[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`python3` cannot import `no_such_module_xyz`"),
+        "{v:#}"
+    );
+}
