@@ -144,7 +144,7 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         // never see EOF.
         cmd.spawn()
     };
-    if opts.contain {
+    if opts.contain && is_sole_spawner() {
         become_subreaper();
     }
     let direct = direct_argv(command);
@@ -293,6 +293,21 @@ pub fn start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// Whether this process starts commands from one thread only (the `forge` binary): then every
+/// child it has once a contained command is done is that command's, and containment may take
+/// them all. A program embedding the library with other threads spawning (a test harness)
+/// gets the narrower containment: the command's own tree and what carries its mark.
+static SOLE_SPAWNER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Declares this process the sole spawner of its children (the `forge` binary does, first).
+pub fn sole_spawner() {
+    SOLE_SPAWNER.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn is_sole_spawner() -> bool {
+    SOLE_SPAWNER.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Makes Forge the subreaper of its descendants: a process that detaches (`setsid`, a double
 /// fork) is re-parented to Forge instead of init, so [`kill_descendants`] still finds it.
 fn become_subreaper() {
@@ -308,6 +323,9 @@ fn become_subreaper() {
 /// finds none alive. Returns how many processes it killed.
 fn kill_descendants(main: u32) -> usize {
     use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    if !is_sole_spawner() {
+        return kill_tree(main);
+    }
     let me = std::process::id();
     let mut killed = std::collections::HashSet::new();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -321,6 +339,32 @@ fn kill_descendants(main: u32) -> usize {
                 alive.push(p);
             }
         }
+        if alive.is_empty() || Instant::now() > deadline {
+            break;
+        }
+        for p in alive {
+            let _ = nix::sys::signal::kill(Pid::from_raw(p as i32), Signal::SIGKILL);
+            killed.insert(p);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    killed.len()
+}
+
+/// Without the subreaper (see [`sole_spawner`]): kills the live processes descended from
+/// `main`, found through their parents, until none is left. A process that detached from the
+/// tree escapes this narrower form.
+fn kill_tree(main: u32) -> usize {
+    let mut killed = std::collections::HashSet::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut tree = vec![main];
+        let mut i = 0;
+        while i < tree.len() {
+            tree.extend(children_of(tree[i]));
+            i += 1;
+        }
+        let alive: Vec<u32> = tree.into_iter().skip(1).collect();
         if alive.is_empty() || Instant::now() > deadline {
             break;
         }

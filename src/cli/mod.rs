@@ -62,6 +62,8 @@ pub fn main() -> i32 {
     // panicking in `println!` — except `forge run`, which drives agents and must never end
     // because its reader did (`forge run … | head`): it ignores the signal, drops the failed
     // writes, and keeps every line in the run's log.
+    // One thread starts every command: containment may end all of Forge's children.
+    forge::exec::sole_spawner();
     let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
     let disposition = if run {
         nix::libc::SIG_IGN

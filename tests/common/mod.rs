@@ -68,14 +68,13 @@ impl Repo {
     }
 
     pub fn git(&self, args: &[&str]) {
-        let ok = Command::new("git")
+        let st = Command::new("git")
             .args(args)
             .current_dir(self.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
+            .unwrap();
+        assert!(st.success(), "git {args:?}: {st:?}");
     }
 
     /// `forge args…` in the repository.
