@@ -118,7 +118,9 @@ fn status(project: &Project, slug: &str, json: bool) -> Result<i32> {
         }));
         return Ok(EXIT_OK);
     }
-    println!("Run `{}` — {}", meta.slug, meta.goal);
+    // The run folder is within an agent's reach: what it holds is shown inert.
+    let inert = |t: &str| forge::text::inert(t, 300);
+    println!("Run `{}` — {}", inert(&meta.slug), inert(&meta.goal));
     println!(
         "Status: {}{}{}",
         format!("{:?}", meta.status).to_lowercase(),
@@ -129,7 +131,7 @@ fn status(project: &Project, slug: &str, json: bool) -> Result<i32> {
         },
         meta.stop_reason
             .as_ref()
-            .map(|r| format!(" — {r}"))
+            .map(|r| format!(" — {}", forge::text::printable(r)))
             .unwrap_or_default()
     );
     println!("Started {} from {}", meta.started_at, short(&meta.base_sha));
@@ -137,9 +139,9 @@ fn status(project: &Project, slug: &str, json: bool) -> Result<i32> {
         println!(
             "  {} {:<20} a{}  {}",
             if g.status == "pass" { "✓" } else { "✗" },
-            g.gate,
+            inert(&g.gate),
             g.attempt,
-            g.file
+            inert(&g.file)
         );
     }
     if !meta.planned {
@@ -161,8 +163,8 @@ fn status(project: &Project, slug: &str, json: bool) -> Result<i32> {
                 state::SliceStatus::Running => "…",
                 state::SliceStatus::Pending => "·",
             },
-            s.id,
-            s.title
+            inert(&s.id),
+            inert(&s.title)
         );
         println!(
             "    status {}, wave {}, red attempts {}, green attempts {}, cost ${:.4} ({} tokens){}",
@@ -181,16 +183,16 @@ fn status(project: &Project, slug: &str, json: bool) -> Result<i32> {
             println!("    depends on {}", s.depends_on.join(", "));
         }
         if let Some(f) = &p.failure {
-            println!("    failure: {f}");
+            println!("    failure: {}", forge::text::printable(f));
         }
         for g in &p.gates {
             println!(
                 "    {} {:<20} w{} a{}  {}",
                 if g.status == "pass" { "✓" } else { "✗" },
-                g.gate,
+                inert(&g.gate),
                 g.wave,
                 g.attempt,
-                g.file
+                inert(&g.file)
             );
         }
     }

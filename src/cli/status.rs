@@ -125,7 +125,10 @@ pub fn run(args: Args) -> Result<i32> {
                 format!("{:?}", m.status).to_lowercase(),
                 m.stop_reason
                     .as_ref()
-                    .map(|s| format!(" — {}", forge::text::clip_words(s, 160)))
+                    .map(|s| format!(
+                        " — {}",
+                        forge::text::clip_words(&forge::text::inert(s, 2000), 160)
+                    ))
                     .unwrap_or_default(),
                 m.slug
             );
