@@ -8,6 +8,7 @@ mod hooks;
 mod init;
 mod report;
 mod run;
+mod sandbox;
 mod status;
 mod timeline;
 mod verify;
@@ -47,6 +48,7 @@ enum Command {
     Budget(budget::Command),
     Status(status::Args),
     Run(run::Args),
+    Sandbox(sandbox::Args),
 }
 
 pub fn main() -> i32 {
@@ -79,6 +81,7 @@ pub fn main() -> i32 {
         Command::Budget(c) => budget::run(c),
         Command::Status(a) => status::run(a),
         Command::Run(a) => run::run(a),
+        Command::Sandbox(a) => sandbox::run(a),
     };
     finish(result)
 }

@@ -1,0 +1,108 @@
+//! The private mount namespace that keeps control files read-only inside writable folders.
+//!
+//! Landlock grants a right on a whole subtree, so "the repository but not `.forge/`" cannot be
+//! said with Landlock alone (docs/sandbox.md has the measurement). Here the process gets its
+//! own mount table: control files are bound onto themselves read-only, the folders between
+//! them and the writable root are bound onto themselves (a mount point cannot be renamed or
+//! removed, so `mv .git x` cannot carry `.git/config` away), and secrets inside writable folders
+//! are covered by `/dev/null` on a `nodev` mount (opening them fails). Landlock then forbids any
+//! further mount, so the sandboxed process cannot undo this.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use nix::libc;
+
+use super::{Plan, SandboxError};
+
+/// Whether this process can make namespaces: root, or unprivileged user namespaces switched on.
+pub fn namespaces_possible() -> bool {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return Path::new("/proc/self/ns/mnt").exists();
+    }
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let max = read("/proc/sys/user/max_user_namespaces").and_then(|s| s.parse::<u64>().ok());
+    let unpriv = read("/proc/sys/kernel/unprivileged_userns_clone");
+    max.is_some_and(|m| m > 0) && unpriv.as_deref() != Some("0")
+}
+
+fn cstr(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).unwrap_or_default()
+}
+
+fn mount(src: Option<&Path>, dst: &Path, flags: libc::c_ulong) -> Result<(), SandboxError> {
+    let s = src.map(cstr);
+    let d = cstr(dst);
+    // SAFETY: NUL-terminated paths that live across the call; no filesystem type or data.
+    let r = unsafe {
+        libc::mount(
+            s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            d.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(SandboxError::Setup {
+            step: format!("bind {}", dst.display()),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+/// Enters a private mount namespace and applies the plan's binds.
+pub fn apply(plan: &Plan) -> Result<(), SandboxError> {
+    let setup = |step: &str| {
+        let e = std::io::Error::last_os_error();
+        SandboxError::Setup {
+            step: step.to_string(),
+            source: e,
+        }
+    };
+    // SAFETY: unshare(2) of the mount namespace only affects this process.
+    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+        // Not root and not already in a user namespace of our own: make one.
+        let uid = unsafe { libc::getuid() };
+        let gid = unsafe { libc::getgid() };
+        if unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUSER) } != 0 {
+            return Err(setup("unshare the mount namespace"));
+        }
+        let w = |f: &str, s: String| std::fs::write(f, s);
+        if w("/proc/self/setgroups", "deny".into()).is_err()
+            || w("/proc/self/uid_map", format!("{uid} {uid} 1")).is_err()
+            || w("/proc/self/gid_map", format!("{gid} {gid} 1")).is_err()
+        {
+            return Err(setup("map the user namespace"));
+        }
+    }
+    // Nothing done here may reach the caller's mount table.
+    mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)?;
+    let ro = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    for p in &plan.pin {
+        mount(Some(p), p, libc::MS_BIND)?;
+    }
+    for p in &plan.read_only {
+        mount(Some(p), p, libc::MS_BIND | libc::MS_REC)?;
+        mount(None, p, ro)?;
+    }
+    for p in &plan.hide {
+        mount(Some(Path::new("/dev/null")), p, libc::MS_BIND)?;
+        mount(None, p, ro)?;
+    }
+    for p in &plan.rebind_writable {
+        mount(Some(p), p, libc::MS_BIND)?;
+    }
+    // The working folder may lie under a new mount: enter it again through the new table.
+    if let Ok(cwd) = std::env::current_dir() {
+        let _ = std::env::set_current_dir(cwd);
+    }
+    Ok(())
+}
