@@ -5,7 +5,8 @@
 //! own mount table: control files are bound onto themselves read-only, the folders between
 //! them and the writable root are bound onto themselves (a mount point cannot be renamed or
 //! removed, so `mv .git x` cannot carry `.git/config` away), and secrets inside writable folders
-//! are covered by `/dev/null` on a `nodev` mount (opening them fails). Landlock then forbids any
+//! (and, where the namespace exists anyway, every secret) are covered: a file by `/dev/null` on a
+//! `nodev` mount (opening it fails), a folder by an empty read-only folder. Landlock then forbids any
 //! further mount, so the sandboxed process cannot undo this.
 
 use std::ffi::CString;
@@ -59,7 +60,7 @@ fn mount(src: Option<&Path>, dst: &Path, flags: libc::c_ulong) -> Result<(), San
 }
 
 /// Enters a private mount namespace and applies the plan's binds.
-pub fn apply(plan: &Plan) -> Result<(), SandboxError> {
+pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     let setup = |step: &str| {
         let e = std::io::Error::last_os_error();
         SandboxError::Setup {
@@ -94,7 +95,14 @@ pub fn apply(plan: &Plan) -> Result<(), SandboxError> {
         mount(None, p, ro)?;
     }
     for p in &plan.hide {
-        mount(Some(Path::new("/dev/null")), p, libc::MS_BIND)?;
+        // A folder is covered by an empty read-only folder, a file by /dev/null on a `nodev`
+        // mount (opening it fails).
+        let src = if p.is_dir() {
+            empty
+        } else {
+            Path::new("/dev/null")
+        };
+        mount(Some(src), p, libc::MS_BIND)?;
         mount(None, p, ro)?;
     }
     for p in &plan.rebind_writable {

@@ -131,7 +131,6 @@ pub struct Layout {
     pub env_files: Vec<PathBuf>,
     /// The system's temporary folder (`$TMPDIR` or `/tmp`).
     pub system_tmp: PathBuf,
-    pub uid: u32,
 }
 
 impl Layout {
@@ -169,10 +168,7 @@ impl Layout {
             }
         }
         env_files.sort();
-        let system_tmp = std::env::var_os("TMPDIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let system_tmp = system_tmp();
         Ok(Layout {
             project,
             home: home.to_path_buf(),
@@ -181,27 +177,40 @@ impl Layout {
             git_file,
             env_files,
             system_tmp,
-            // SAFETY: getuid(2) cannot fail and touches no memory.
-            uid: unsafe { nix::libc::getuid() },
         })
     }
 
     /// The default private TMPDIR of a profile in this project:
     /// `<system tmp>/forge-sandbox-<uid>/<project name>-<hash>/<profile>`.
     pub fn default_tmpdir(&self, profile: Profile) -> PathBuf {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.project.hash(&mut h);
-        let name = self
-            .project
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "root".into());
-        self.system_tmp
-            .join(format!("forge-sandbox-{}", self.uid))
-            .join(format!("{name}-{:08x}", h.finish() as u32))
-            .join(profile.as_str())
+        default_tmpdir(&self.project, &self.system_tmp, profile)
     }
+}
+
+/// The system's temporary folder: `$TMPDIR` when absolute, else `/tmp`.
+pub fn system_tmp() -> PathBuf {
+    std::env::var_os("TMPDIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+}
+
+/// `<system tmp>/forge-sandbox-<uid>/<project name>-<hash>/<profile>`: private to the user, the
+/// project (canonical path) and the profile. The hook computes it too, to place its `cwd` file.
+pub fn default_tmpdir(project: &Path, system_tmp: &Path, profile: Profile) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    project.hash(&mut h);
+    let name = project
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into());
+    // SAFETY: getuid(2) cannot fail and touches no memory.
+    let uid = unsafe { nix::libc::getuid() };
+    system_tmp
+        .join(format!("forge-sandbox-{uid}"))
+        .join(format!("{name}-{:08x}", h.finish() as u32))
+        .join(profile.as_str())
 }
 
 /// `.env`, `.env.local`, `.env.production` are secrets; `.env.example` and friends are not.
@@ -287,6 +296,22 @@ impl Plan {
 
     pub fn can_read(&self, profile: Profile, path: &Path) -> bool {
         self.access(profile, path) >= Access::Read
+    }
+
+    /// Moves every secret from the read holes to the mount binds (`/dev` stays a hole): with a
+    /// mount namespace, hiding a secret costs two mounts, while a hole splits its folder into a
+    /// read rule per entry.
+    pub fn hide_secrets_by_mount(&mut self) {
+        let secrets: Vec<PathBuf> = self
+            .holes
+            .iter()
+            .filter(|h| self.place_of(h) == Place::Secrets)
+            .cloned()
+            .collect();
+        self.holes.retain(|h| !secrets.contains(h));
+        for s in secrets {
+            push_unique(&mut self.hide, s);
+        }
     }
 
     /// Whether enforcing the plan needs a private mount namespace.
@@ -623,7 +648,6 @@ mod tests {
             git_file: false,
             env_files: vec!["/w/repo/.env".into()],
             system_tmp: "/tmp".into(),
-            uid: 0,
         }
     }
 
@@ -791,6 +815,21 @@ mod tests {
             vec![PathBuf::from("/w/repo/.git"), "/w/repo/.tmp".into()]
         );
         assert_eq!(p.hide, vec![PathBuf::from("/w/repo/.env")]);
+        assert!(p.needs_mounts());
+    }
+
+    #[test]
+    fn secrets_move_to_mounts_but_dev_stays_a_hole() {
+        let mut p = run(&wants(Profile::Red));
+        assert!(!p.needs_mounts());
+        p.hide_secrets_by_mount();
+        assert_eq!(p.holes, vec![PathBuf::from("/dev")]);
+        assert!(p.hide.contains(&PathBuf::from("/h/.ssh")));
+        assert!(p.hide.contains(&PathBuf::from("/etc/shadow")));
+        assert!(
+            !p.hide
+                .contains(&PathBuf::from("/h/.claude/.credentials.json"))
+        );
         assert!(p.needs_mounts());
     }
 
