@@ -442,7 +442,7 @@ pub fn enter(
         apply_environment(&set, &remove);
         let require = mode == Mode::Require;
         let step = move || -> Result<(), SandboxError> {
-            if plan.needs_mounts() && level.mount_ns {
+            if level.mount_ns {
                 mounts::apply(&plan, &empty_dir(&plan))?;
             }
             landlock::drop_capabilities()?;

@@ -33,6 +33,69 @@ pub fn namespaces_possible() -> bool {
     max.is_some_and(|m| m > 0) && unpriv.as_deref() != Some("0")
 }
 
+/// The writable places that need a writable mount: the outermost ones (a place inside another
+/// is writable with it), not device files (a read-only mount does not stop writes to a device).
+fn writable_mounts(plan: &Plan) -> Vec<&Path> {
+    let mut out: Vec<&Path> = Vec::new();
+    let mut all: Vec<&Path> = plan
+        .write
+        .iter()
+        .map(|p| p.as_path())
+        .filter(|p| !p.starts_with("/dev") || p.starts_with("/dev/shm"))
+        .collect();
+    all.sort_by_key(|p| p.components().count());
+    for p in all {
+        if !out.iter().any(|o| p.starts_with(o)) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `mount_setattr(2)`: sets or clears read-only on the mount at `path` (and, with `recursive`,
+/// every mount below), keeping its other flags (nosuid, nodev, noexec).
+fn set_read_only(path: &Path, read_only: bool, recursive: bool) -> Result<(), SandboxError> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    let attr = MountAttr {
+        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let c = cstr(path);
+    // SAFETY: a NUL-terminated path and a mount_attr of the size passed, both alive across the
+    // call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            if recursive { AT_RECURSIVE } else { 0 },
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r != 0 {
+        return Err(SandboxError::Setup {
+            step: format!(
+                "make {} {}",
+                path.display(),
+                if read_only { "read-only" } else { "writable" }
+            ),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
 fn cstr(p: &Path) -> CString {
     CString::new(p.as_os_str().as_bytes()).unwrap_or_default()
 }
@@ -86,6 +149,13 @@ pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     }
     // Nothing done here may reach the caller's mount table.
     mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)?;
+    // The whole machine read-only, then the writable places bound writable again: Landlock does
+    // not cover a file's metadata (chmod, utimes, extended attributes), a read-only mount does.
+    set_read_only(Path::new("/"), true, true)?;
+    for w in writable_mounts(plan) {
+        mount(Some(w), w, libc::MS_BIND | libc::MS_REC)?;
+        set_read_only(w, false, false)?;
+    }
     let ro = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
     for p in &plan.pin {
         mount(Some(p), p, libc::MS_BIND)?;

@@ -314,7 +314,9 @@ impl Plan {
         }
     }
 
-    /// Whether enforcing the plan needs a private mount namespace.
+    /// Whether enforcing the plan as written needs a private mount namespace (control files or
+    /// secrets inside writable folders). Where one can be made it is always used: it also makes
+    /// the rest of the machine read-only for metadata changes Landlock does not cover.
     pub fn needs_mounts(&self) -> bool {
         !(self.read_only.is_empty() && self.pin.is_empty() && self.hide.is_empty())
     }
