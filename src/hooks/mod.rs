@@ -476,14 +476,17 @@ enum Sandboxing {
     Refuse(String),
 }
 
-/// The session sandbox for a Bash call. Only Claude Code rewrites a tool's input
-/// (`updatedInput`); Codex CLI and Gemini CLI keep the guard's allow/deny (docs/sandbox.md).
+/// The session sandbox for a Bash call. Claude Code and Codex CLI take a rewritten tool input
+/// (`permissionDecision: "allow"` with `updatedInput`); Gemini CLI cannot, and keeps the guard's
+/// allow/deny (docs/sandbox.md).
 ///
-/// The project and its `sandbox.mode` come from `CLAUDE_PROJECT_DIR` (where the client was
-/// started), not from the call's `cwd`: a sandboxed command can `cd` into a folder it wrote,
-/// and a `.forge/config.yaml` planted there must not switch the sandbox off.
+/// The project and its `sandbox.mode` come from `CLAUDE_PROJECT_DIR` (where Claude Code was
+/// started) when set, not from the call's `cwd`: a sandboxed command can `cd` into a folder it
+/// wrote, and a `.forge/config.yaml` planted there must not switch the sandbox off. (Codex's
+/// `cwd` is its session folder, which a command cannot move.) While a `forge run` phase is
+/// active, the run wraps each agent in its phase's profile instead.
 fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
-    if agent != Agent::Claude || p.tool_name.as_deref() != Some("Bash") {
+    if agent == Agent::Gemini || p.tool_name.as_deref() != Some("Bash") {
         return Sandboxing::No;
     }
     let Some(command) = p
@@ -504,6 +507,9 @@ fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
     let Ok(project) = Project::discover(&start) else {
         return Sandboxing::No;
     };
+    if let Ok(Some(_)) = crate::guard::load_phase(&project.root) {
+        return Sandboxing::No;
+    }
     let Ok(config) = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))
     else {
         return Sandboxing::No; // the guard denies a broken config
@@ -550,11 +556,16 @@ fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
     ))
 }
 
-/// Claude Code's answer that runs the Bash call inside the sandbox: `allow` with the tool's
-/// input, its `command` replaced (every other field — `description`, `timeout`,
-/// `run_in_background` — kept).
+/// The answer that runs the Bash call inside the sandbox: `allow` with the tool's input, its
+/// `command` replaced (every other field — Claude's `description`, `timeout`,
+/// `run_in_background` — kept). Claude Code and Codex CLI read the same shape. The explicit
+/// `allow` waives the client's own Bash prompt, as Claude Code does itself for commands its own
+/// sandbox runs: the kernel is the wall for what the command can touch.
 fn sandboxed_answer(p: &Payload, command: &str) -> HookOutput {
     let mut input = p.tool_input.clone().unwrap_or_else(|| json!({}));
+    if !input.is_object() {
+        input = json!({});
+    }
     input["command"] = Value::String(command.to_string());
     HookOutput {
         stdout: json!({"hookSpecificOutput": {
@@ -837,6 +848,80 @@ mod tests {
             .unwrap(),
             b"{}"
         );
+    }
+
+    /// A Forge project in a temp folder, and a Bash payload for it.
+    fn project_with(sandbox_yaml: &str) -> (tempfile::TempDir, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".forge")).unwrap();
+        std::fs::write(
+            dir.path().join(".forge/config.yaml"),
+            format!("verify:\n  commands:\n    - {{name: t, run: 'true'}}\n{sandbox_yaml}"),
+        )
+        .unwrap();
+        let payload = json!({"session_id": "s", "cwd": dir.path(), "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "echo \"it's\" > out.txt", "description": "d", "timeout": 5000}});
+        (dir, payload.to_string().into_bytes())
+    }
+
+    #[test]
+    fn bash_calls_are_rewritten_into_the_session_sandbox() {
+        if crate::sandbox::level().landlock_abi == 0 {
+            eprintln!("SKIPPED: no Landlock here, so the hook does not rewrite");
+            return;
+        }
+        let (dir, payload) = project_with("");
+        for agent in [Agent::Claude, Agent::Codex] {
+            let o = handle(agent, Event::PreToolUse, Ok(payload.clone()), dir.path());
+            let v: Value = serde_json::from_str(&o.stdout).unwrap();
+            let h = &v["hookSpecificOutput"];
+            assert_eq!(h["permissionDecision"], "allow", "{agent:?}: {}", o.stdout);
+            let cmd = h["updatedInput"]["command"].as_str().unwrap();
+            assert!(
+                cmd.contains(" sandbox --profile session --project "),
+                "{cmd}"
+            );
+            assert!(cmd.contains(r#"echo "it'\''s" > out.txt"#), "{cmd}");
+            // The client's other fields are kept.
+            assert_eq!(h["updatedInput"]["description"], "d");
+            assert_eq!(h["updatedInput"]["timeout"], 5000);
+        }
+        // Gemini cannot rewrite: allow stays silent.
+        let o = handle(
+            Agent::Gemini,
+            Event::PreToolUse,
+            Ok(payload.clone()),
+            dir.path(),
+        );
+        assert_eq!(o.stdout, "");
+        // Other tools are not rewritten.
+        let write = json!({"cwd": dir.path(), "tool_name": "Write",
+            "tool_input": {"file_path": dir.path().join("a.txt"), "content": "x"}});
+        let o = handle(
+            Agent::Claude,
+            Event::PreToolUse,
+            Ok(write.to_string().into_bytes()),
+            dir.path(),
+        );
+        assert_eq!(o.stdout, "");
+        // A guard deny stays a deny.
+        let deny = json!({"cwd": dir.path(), "tool_name": "Bash",
+            "tool_input": {"command": "rm -rf ~/"}});
+        let o = handle(
+            Agent::Claude,
+            Event::PreToolUse,
+            Ok(deny.to_string().into_bytes()),
+            dir.path(),
+        );
+        assert!(o.stdout.contains("\"deny\""), "{}", o.stdout);
+        assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
+    }
+
+    #[test]
+    fn mode_off_leaves_bash_calls_as_they_are() {
+        let (dir, payload) = project_with("sandbox:\n  mode: off\n");
+        let o = handle(Agent::Claude, Event::PreToolUse, Ok(payload), dir.path());
+        assert_eq!(o.stdout, "");
     }
 
     #[test]
