@@ -547,12 +547,14 @@ fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let cwd_file = tmpdir.join(format!(".cwd-{}-{nonce}", std::process::id()));
+    // Claude Code keeps the folder a command `cd`s to; Codex starts each command afresh.
+    let keep_cwd = (agent == Agent::Claude).then_some(cwd_file.as_path());
     Sandboxing::Rewrite(crate::sandbox::launch::session_command(
         &forge,
         &root,
         &crate::sandbox::find_shell(),
         command,
-        &cwd_file,
+        keep_cwd,
     ))
 }
 

@@ -94,8 +94,19 @@ pub fn session_command(
     project: &Path,
     shell: &Path,
     command: &str,
-    cwd_file: &Path,
+    cwd_file: Option<&Path>,
 ) -> String {
+    let Some(cwd_file) = cwd_file else {
+        // A client that starts every command in its session folder (Codex CLI) needs no `cd`
+        // carried out; its own command check also refuses the `rm -f` that cleans up after one.
+        return format!(
+            "{} sandbox --profile session --project {} -- {} -c {}",
+            shell_quote(&forge.to_string_lossy()),
+            shell_quote(&project.to_string_lossy()),
+            shell_quote(&shell.to_string_lossy()),
+            shell_quote(command),
+        );
+    };
     let cwd_file = shell_quote(&cwd_file.to_string_lossy());
     let inner = format!(
         "trap {} EXIT\n{command}",
@@ -160,6 +171,8 @@ mod tests {
         assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
     }
 
+    const CODEX_LINE: &str = r"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'echo '\''hi'\'''";
+
     #[test]
     fn session_line_is_exact() {
         let line = session_command(
@@ -167,8 +180,16 @@ mod tests {
             Path::new("/repo"),
             Path::new("/bin/bash"),
             "echo 'hi'",
-            Path::new("/tmp/s/cwd-1"),
+            Some(Path::new("/tmp/s/cwd-1")),
         );
+        let codex = session_command(
+            Path::new("/usr/bin/forge"),
+            Path::new("/repo"),
+            Path::new("/bin/bash"),
+            "echo 'hi'",
+            None,
+        );
+        assert_eq!(codex, CODEX_LINE);
         assert_eq!(
             line,
             r#"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'trap '\''pwd -P >| /tmp/s/cwd-1'\'' EXIT
