@@ -598,3 +598,144 @@ fn the_world_is_hurt_without_the_sandbox() {
     assert_ne!(results[2][3], "-", "{stdout}");
     assert_ne!(results[3][3], "-", "{stdout}");
 }
+
+fn forge(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(forge_bin())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn usage_errors_exit_codes_and_mode_off() {
+    let r = common::Repo::with_command("true", "none");
+    let o = forge(r.path(), &["sandbox", "--profile", "blue", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown profile `blue`"));
+    let o = forge(r.path(), &["sandbox", "--profile", "red"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    // Off: CMD runs as it is, with its exit code.
+    let o = forge(
+        r.path(),
+        &[
+            "sandbox",
+            "--mode",
+            "off",
+            "--",
+            "sh",
+            "-c",
+            "echo hi > x; exit 7",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(7), "{o:?}");
+    assert!(r.exists("x"));
+    let o = forge(
+        r.path(),
+        &["sandbox", "--mode", "off", "--", "/no/such/program"],
+    );
+    assert_eq!(o.status.code(), Some(127), "{o:?}");
+}
+
+#[test]
+fn status_shows_the_sandbox_in_force() {
+    let r = common::Repo::with_command("true", "none");
+    let o = forge(r.path(), &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["sandbox"]["mode"], "auto", "{v}");
+    assert!(v["sandbox"]["in_force"].as_str().is_some(), "{v}");
+    r.config("verify:\n  commands:\n    - {name: t, run: 'true'}\nsandbox:\n  mode: off\n");
+    let o = forge(r.path(), &["status"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("Sandbox:       off (`sandbox.mode: off`)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn explain_lists_what_the_session_may_write() {
+    let r = common::Repo::with_command("true", "none");
+    let o = forge(r.path(), &["sandbox", "--explain", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let root = r.path().canonicalize().unwrap();
+    let ro: Vec<&str> = v["plan"]["read_only"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x.as_str())
+        .collect();
+    assert!(ro.contains(&root.join(".forge").to_str().unwrap()), "{v}");
+    assert!(
+        ro.contains(&root.join(".git/config").to_str().unwrap()),
+        "{v}"
+    );
+    let write: Vec<&str> = v["plan"]["write"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x.as_str())
+        .collect();
+    assert!(write.contains(&root.to_str().unwrap()), "{v}");
+}
+
+#[test]
+fn containment_ends_what_cmd_left_and_relays_exit_and_signals() {
+    if skip_or_fail("containment_ends_what_cmd_left_and_relays_exit_and_signals") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let marker = format!("77{}", std::process::id() % 100);
+    // Left running three ways; all gone when CMD exits; CMD's exit code comes back.
+    let o = forge(
+        r.path(),
+        &[
+            "sandbox",
+            "--contain",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "setsid sleep 3{marker} & (sleep 4{marker} &); nohup sleep 5{marker} >/dev/null 2>&1 & exit 9"
+            ),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(9), "{o:?}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("sleep [345]{marker}")])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+    // SIGTERM to `forge sandbox` reaches a shell that is not PID 1, which handles it.
+    let mut child = Command::new(forge_bin())
+        .args([
+            "sandbox",
+            "--contain",
+            "--",
+            "sh",
+            "-c",
+            "trap 'exit 5' TERM; sleep 30 & wait",
+        ])
+        .current_dir(r.path())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(5));
+    // A CMD killed by a signal: `forge sandbox` dies of the same signal.
+    let o = forge(
+        r.path(),
+        &["sandbox", "--contain", "--", "sh", "-c", "kill -KILL $$"],
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(o.status.signal(), Some(9), "{o:?}");
+}

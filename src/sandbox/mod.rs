@@ -236,6 +236,31 @@ impl Level {
     }
 }
 
+/// What is in force for `mode` on a kernel at `level`, in one line (`forge status`).
+pub fn in_force(mode: Mode, level: &Level) -> String {
+    match mode {
+        Mode::Off => "off (`sandbox.mode: off`): commands run unsandboxed; the guard's parse is the only wall".into(),
+        _ if level.landlock_abi == 0 && mode == Mode::Require => format!(
+            "REQUIRED BUT UNAVAILABLE — {}: sandboxed calls are refused",
+            level.missing().join("; ")
+        ),
+        _ if level.landlock_abi == 0 => format!(
+            "none — {}; the guard's parse is the only wall",
+            level.missing().join("; ")
+        ),
+        _ if level.full() => format!("full ({}; mode {})", level.describe(), mode.as_str()),
+        _ if mode == Mode::Require => format!(
+            "REQUIRED BUT PARTIAL — {}: sandboxed calls are refused",
+            level.missing().join("; ")
+        ),
+        _ => format!(
+            "partial ({}; mode auto) — {}",
+            level.describe(),
+            level.missing().join("; ")
+        ),
+    }
+}
+
 /// What the kernel offers, without starting a process: the Landlock ABI from the kernel, and
 /// whether namespaces can be made (root, or unprivileged user namespaces switched on).
 pub fn level() -> Level {
