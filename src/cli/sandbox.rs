@@ -48,6 +48,10 @@ pub struct Args {
     /// Run CMD in a new PID namespace: everything it starts ends with it.
     #[arg(long)]
     contain: bool,
+    /// Carve control files out of writable folders with Landlock rules alone, without a mount
+    /// namespace (slower to set up, and no new file can be made at the repository root).
+    #[arg(long, hide = true)]
+    carve_by_rules: bool,
     /// Print what the profile allows here and exit.
     #[arg(long)]
     explain: bool,
@@ -140,6 +144,7 @@ pub fn run(args: Args) -> Result<i32> {
         caches: (!args.cache.is_empty()).then_some(args.cache),
         mode,
         contain: args.contain,
+        carve_by_rules: args.carve_by_rules,
     };
     if args.explain {
         return explain(&req, &config, args.json);

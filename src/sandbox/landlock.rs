@@ -147,7 +147,7 @@ fn open_path(path: &Path, nofollow: bool) -> Option<(OwnedFd, bool)> {
 }
 
 /// A folder's entries as `(path, is_symlink)`, from `readdir` (no `stat` per entry).
-fn list(dir: &Path) -> Vec<(PathBuf, bool)> {
+pub fn list(dir: &Path) -> Vec<(PathBuf, bool)> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

@@ -235,7 +235,7 @@ echo '\''hi'\'''; __forge_rc=$?; { __forge_cwd=$(cat /tmp/s/cwd-1) && cd -- "$__
                     Path::new("/repo"),
                     Path::new("/bin/bash"),
                     cmd,
-                    &cwd_file,
+                    Some(&cwd_file),
                 );
                 let o = std::process::Command::new(shell)
                     .arg("-c")

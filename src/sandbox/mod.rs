@@ -133,6 +133,9 @@ pub struct Request {
     /// Run CMD in a new PID namespace: whatever it starts (double-forked, `setsid`) ends when
     /// it ends.
     pub contain: bool,
+    /// Carve control files out of writable folders with Landlock rules alone even where a mount
+    /// namespace could be made (for measurement and comparison; see docs/sandbox.md).
+    pub carve_by_rules: bool,
 }
 
 impl Request {
@@ -147,6 +150,7 @@ impl Request {
             caches: None,
             mode: None,
             contain: false,
+            carve_by_rules: false,
         }
     }
 }
@@ -447,10 +451,13 @@ pub fn enter(
             return run_plain(req, program, warn, None);
         }
         let (_layout, mut plan) = resolve(req, config)?;
-        if level.mount_ns {
+        let mounts = level.mount_ns && !req.carve_by_rules;
+        if mounts {
             // One bind per secret is cheaper than leaving it out of the read grants, which
             // splits its folder (`/etc` for `/etc/shadow`) into a rule per entry.
             plan.hide_secrets_by_mount();
+        } else {
+            plan.carve_by_rules(&mut landlock::list);
         }
         if !plan.problems.is_empty() {
             let p = plan.problems.join("; ");
@@ -467,7 +474,7 @@ pub fn enter(
         apply_environment(&set, &remove);
         let require = mode == Mode::Require;
         let step = move || -> Result<(), SandboxError> {
-            if level.mount_ns {
+            if mounts {
                 mounts::apply(&plan, &empty_dir(&plan))?;
             }
             landlock::drop_capabilities()?;

@@ -314,6 +314,52 @@ impl Plan {
         }
     }
 
+    /// Without a mount namespace: control files and secrets inside a writable folder are carved
+    /// out with Landlock alone, by granting the folder's entries one by one (recursively around
+    /// what must stay read-only) instead of the folder. What that cannot express is lost: new
+    /// entries in a carved folder (a new file at the repository root, git's `index.lock` next to
+    /// `.git/config`) cannot be created. docs/sandbox.md compares both ways.
+    pub fn carve_by_rules(&mut self, list: &mut dyn FnMut(&Path) -> Vec<(PathBuf, bool)>) {
+        let keep_out: Vec<PathBuf> = self
+            .read_only
+            .iter()
+            .chain(self.hide.iter())
+            .cloned()
+            .collect();
+        let mut write = Vec::new();
+        // A writable folder inside another is granted with it (and must not undo a carve-out
+        // of the outer one: `.git` inside the repository holds `.git/config`).
+        let outer: Vec<PathBuf> = self
+            .write
+            .iter()
+            .filter(|w| !self.write.iter().any(|o| w.starts_with(o) && *w != o))
+            .cloned()
+            .collect();
+        for w in &outer {
+            let inside: Vec<PathBuf> = keep_out
+                .iter()
+                .filter(|k| k.starts_with(w) && *k != w)
+                .cloned()
+                .collect();
+            if inside.is_empty() {
+                write.push(w.clone());
+            } else {
+                write.extend(cover(w, &inside, list));
+            }
+        }
+        write.sort();
+        write.dedup();
+        self.write = write;
+        let hidden = std::mem::take(&mut self.hide);
+        for h in hidden {
+            push_unique(&mut self.holes, h);
+        }
+        self.read_only.clear();
+        self.pin.clear();
+        self.placeholders.clear();
+        self.rebind_writable.clear();
+    }
+
     /// Whether enforcing the plan as written needs a private mount namespace (control files or
     /// secrets inside writable folders). Where one can be made it is always used: it also makes
     /// the rest of the machine read-only for metadata changes Landlock does not cover.
@@ -833,6 +879,48 @@ mod tests {
                 .contains(&PathBuf::from("/h/.claude/.credentials.json"))
         );
         assert!(p.needs_mounts());
+    }
+
+    #[test]
+    fn without_mounts_the_project_is_carved_entry_by_entry() {
+        let mut p = run(&wants(Profile::Session));
+        let tree: Vec<(&str, Vec<&str>)> = vec![
+            (
+                "/w/repo",
+                vec![".git", ".forge", ".tmp", ".claude", ".env", "src", "tests"],
+            ),
+            (
+                "/w/repo/.git",
+                vec!["config", "hooks", "objects", "refs", "HEAD"],
+            ),
+            ("/w/repo/.tmp", vec![".forge", "other"]),
+        ];
+        let mut list = |d: &Path| {
+            tree.iter()
+                .find(|(p, _)| Path::new(p) == d)
+                .map(|(p, c)| c.iter().map(|n| (Path::new(p).join(n), false)).collect())
+                .unwrap_or_default()
+        };
+        p.carve_by_rules(&mut list);
+        let w: Vec<&str> = p
+            .write
+            .iter()
+            .filter_map(|x| x.to_str())
+            .filter(|x| x.starts_with("/w/"))
+            .collect();
+        assert_eq!(
+            w,
+            [
+                "/w/repo/.git/HEAD",
+                "/w/repo/.git/objects",
+                "/w/repo/.git/refs",
+                "/w/repo/.tmp/other",
+                "/w/repo/src",
+                "/w/repo/tests"
+            ]
+        );
+        assert!(p.holes.contains(&PathBuf::from("/w/repo/.env")));
+        assert!(!p.needs_mounts());
     }
 
     #[test]
