@@ -116,7 +116,7 @@ impl Place {
             }
             Place::OwnCredential => "the credential file of the client the sandbox runs",
             Place::Control => {
-                "control files: `.forge/`, `.tmp/.forge/`, `.git/config`, `.git/hooks/`, `.git/info/`, `.git/modules/`, `.claude/`, `.codex/`, `.gemini/`"
+                "control files: `.forge/`, `.tmp/.forge/`, `.git/config`, `.git/hooks/`, `.git/info/`, `.git/modules/`, `.claude/`, `.codex/`, `.gemini/`; the clients' settings, instructions and hooks under home (`~/.claude/settings.json`, `~/.codex/config.toml`, `~/.gemini/settings.json`, …)"
             }
             Place::Answer => "the answer file (`--answer`)",
             Place::Areas => "the writable areas (`--write`)",

@@ -69,6 +69,31 @@ pub const DEVICES: &[&str] = &[
 pub const PROJECT_CONTROL: &[&str] = &[".forge", ".tmp/.forge", ".claude", ".codex", ".gemini"];
 /// Control files in git's common folder (shared by worktrees).
 pub const GIT_CONTROL: &[&str] = &["config", "hooks", "info", "modules"];
+/// The clients' own settings, instructions and hooks under home: a red, green or review agent
+/// may write its client's state folder, but what the *next* session of that client would run
+/// outside any sandbox (hooks, MCP servers, commands) stays read-only where it exists.
+pub const CLIENT_CONTROL: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/CLAUDE.md",
+    ".claude/agents",
+    ".claude/commands",
+    ".claude/skills",
+    ".claude/plugins",
+    ".claude/hooks",
+    ".codex/config.toml",
+    ".codex/hooks.json",
+    ".codex/AGENTS.md",
+    ".codex/rules",
+    ".gemini/settings.json",
+    ".gemini/GEMINI.md",
+    ".gemini/extensions",
+];
+/// Control folders Forge creates, empty, where they are missing inside a writable folder (a
+/// missing file cannot be bound, and an empty one may not be valid for its reader).
+const PLACEHOLDER_NAMES: &[&str] = &[
+    ".forge", ".claude", ".codex", ".gemini", "hooks", "info", "modules",
+];
 
 /// An agent client, whose state folders and one credential file a red, green or review sandbox
 /// lets it use.
@@ -457,6 +482,7 @@ pub fn plan(
     if layout.git_file {
         control.push(project.join(".git"));
     }
+    control.extend(CLIENT_CONTROL.iter().map(|c| home.join(c)));
     for c in &control {
         places.push((Place::Control, c.clone()));
     }
@@ -574,7 +600,7 @@ pub fn plan(
                     ));
                 } else if exists(p) {
                     read_only.push(p.clone());
-                } else if !is_file_name(p) {
+                } else if is_placeholder(p, project, layout.git_common.as_deref()) {
                     placeholders.push(p.clone());
                     read_only.push(p.clone());
                 }
@@ -632,13 +658,17 @@ pub fn plan(
     Ok(plan)
 }
 
-/// A control path named like a file (`config`, `config.worktree`, `.git`): never created as a
-/// placeholder folder.
-fn is_file_name(p: &Path) -> bool {
-    matches!(
-        p.file_name().and_then(|n| n.to_str()),
-        Some("config" | "config.worktree" | ".git")
-    )
+/// Whether a missing control path is one of the folders Forge creates empty: the project's
+/// control folders and git's `hooks/`, `info/`, `modules/` — never a file, nothing under home.
+fn is_placeholder(p: &Path, project: &Path, git_common: Option<&Path>) -> bool {
+    let named = p
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| PLACEHOLDER_NAMES.contains(&n));
+    named
+        && (p.parent() == Some(project)
+            || p == project.join(".tmp/.forge")
+            || p.parent() == git_common)
 }
 
 fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
@@ -864,6 +894,27 @@ mod tests {
         );
         assert_eq!(p.hide, vec![PathBuf::from("/w/repo/.env")]);
         assert!(p.needs_mounts());
+    }
+
+    #[test]
+    fn a_client_may_write_its_state_but_not_its_settings() {
+        let mut fsx = fs();
+        fsx.insert("/h/.claude/settings.json".into());
+        let mut w = wants(Profile::Red);
+        w.write = vec!["tests/**".into()];
+        let p = plan(&w, &layout(), &|p| fsx.contains(p), &|_| true, &|_| false).unwrap();
+        assert!(p.can_write(Profile::Red, Path::new("/h/.claude/projects/x.jsonl")));
+        assert!(!p.can_write(Profile::Red, Path::new("/h/.claude/settings.json")));
+        assert!(
+            p.read_only
+                .contains(&PathBuf::from("/h/.claude/settings.json"))
+        );
+        // Missing client files are not invented.
+        assert!(
+            !p.placeholders.iter().any(|x| x.starts_with("/h")),
+            "{:?}",
+            p.placeholders
+        );
     }
 
     #[test]
