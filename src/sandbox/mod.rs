@@ -521,6 +521,12 @@ fn prepare(plan: &Plan) -> Result<(), SandboxError> {
             step: format!("create the empty folder {}", empty.display()),
             source: e,
         })?;
+    for p in &plan.create_areas {
+        std::fs::create_dir_all(p).map_err(|e| SandboxError::Setup {
+            step: format!("create the writable area {}", p.display()),
+            source: e,
+        })?;
+    }
     for p in &plan.placeholders {
         match std::fs::create_dir_all(p) {
             Ok(()) => {}

@@ -281,6 +281,8 @@ pub struct Plan {
     pub hide: Vec<PathBuf>,
     /// Control folders to create, empty, before binding (so an agent cannot create them).
     pub placeholders: Vec<PathBuf>,
+    /// Writable area folders that do not exist yet, created before the sandbox starts.
+    pub create_areas: Vec<PathBuf>,
     /// Writable paths that lie inside a read-only bind and are bound writable again after it.
     pub rebind_writable: Vec<PathBuf>,
     /// The private TMPDIR (created by the launcher, mode 0700).
@@ -500,6 +502,7 @@ pub fn plan(
     }
 
     // Writable areas.
+    let mut create: Vec<PathBuf> = Vec::new();
     for area in &wants.write {
         let literal = literal_prefix(area);
         let abs = if Path::new(&literal).is_absolute() {
@@ -513,14 +516,17 @@ pub fn plan(
         if !Path::new(&literal).is_absolute() && !abs.starts_with(project) {
             return Err(format!("the writable area `{area}` leaves the project"));
         }
-        // A literal file: its folder (editors replace files by rename).
-        if exists(&abs) && !is_dir(&abs) {
+        // A literal file: its folder (editors replace files by rename). A literal path that
+        // does not exist yet is a file when its name has an extension.
+        let literal_file =
+            literal == *area && !area.ends_with('/') && Path::new(area).extension().is_some();
+        if (exists(&abs) && !is_dir(&abs)) || (!exists(&abs) && literal_file) {
             abs.pop();
         }
-        while !exists(&abs) {
-            if !abs.pop() {
-                break;
-            }
+        // A folder that does not exist yet is created (empty) before the sandbox starts, so the
+        // grant is that folder and not an ancestor of it.
+        if !exists(&abs) {
+            create.push(abs.clone());
         }
         places.push((Place::Areas, abs));
     }
@@ -557,12 +563,15 @@ pub fn plan(
     let mut plan = Plan {
         places,
         tmpdir,
+        create_areas: create.clone(),
         ..Plan::default()
     };
 
     // Landlock write grants: every existing path of a writable place (the TMPDIR is created).
     for (place, p) in &plan.places {
-        if profile::can_write(profile, *place) && (exists(p) || *place == Place::Tmpdir) {
+        if profile::can_write(profile, *place)
+            && (exists(p) || *place == Place::Tmpdir || create.contains(p))
+        {
             push_unique(&mut plan.write, p.clone());
         }
     }
@@ -797,14 +806,21 @@ mod tests {
         let mut w = wants(Profile::Red);
         w.write = vec!["tests/**".into(), "tests/unit/new/*.rs".into()];
         let p = run(&w);
-        // A folder that does not exist yet: its nearest existing ancestor.
+        // A folder that does not exist yet is created, and granted alone.
+        assert_eq!(
+            p.create_areas,
+            vec![PathBuf::from("/w/repo/tests/unit/new")]
+        );
+        assert!(p.write.contains(&PathBuf::from("/w/repo/tests/unit/new")));
+        assert!(!p.write.contains(&PathBuf::from("/w/repo")));
         assert_eq!(
             p.write,
             vec![
                 PathBuf::from("/dev/null"),
                 "/h/.claude".into(),
                 "/t/private".into(),
-                "/w/repo/tests".into()
+                "/w/repo/tests".into(),
+                "/w/repo/tests/unit/new".into()
             ]
         );
         // A literal file: its folder.
