@@ -265,6 +265,18 @@ mod tests {
         assert!(!can_read(Profile::Session, Place::OwnCredential));
     }
 
+    /// docs/sandbox.md shows the table exactly as the kernel enforces it.
+    #[test]
+    fn the_docs_show_this_table() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/sandbox.md"))
+            .unwrap_or_default();
+        let table = table_markdown();
+        assert!(
+            doc.contains(&table),
+            "docs/sandbox.md must hold the profile table as the code has it:\n{table}"
+        );
+    }
+
     #[test]
     fn table_has_a_row_per_place_and_a_column_per_profile() {
         let t = table_markdown();
