@@ -739,3 +739,42 @@ fn containment_ends_what_cmd_left_and_relays_exit_and_signals() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(o.status.signal(), Some(9), "{o:?}");
 }
+
+/// A sandboxed command cannot push keystrokes into the terminal of whoever started it (`TIOCSTI`,
+/// allowed where `dev.tty.legacy_tiocsti=1`): it gives up its controlling terminal first.
+#[test]
+fn no_keystrokes_into_the_callers_terminal() {
+    if skip_or_fail("no_keystrokes_into_the_callers_terminal") {
+        return;
+    }
+    let have = |c: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {c}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("script") || !have("python3") {
+        eprintln!(
+            "SKIPPED: sandbox::no_keystrokes_into_the_callers_terminal: needs `script` and `python3`"
+        );
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let inject = "import fcntl,termios; fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('INJECTED')";
+    let inner = format!(
+        "{} sandbox -- python3 -c \"{inject}\"; true",
+        forge_bin().display()
+    );
+    let o = Command::new("script")
+        .args([
+            "-qc",
+            &format!("bash -c '{}'", inner.replace('\'', "'\\''")),
+            "/dev/null",
+        ])
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("INJECTED"), "{out}");
+    assert!(out.contains("Operation not permitted"), "{out}");
+}

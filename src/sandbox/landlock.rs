@@ -124,6 +124,33 @@ pub fn drop_capabilities() -> Result<(), SandboxError> {
     Ok(())
 }
 
+/// Gives up the controlling terminal, so that a sandboxed process cannot push keystrokes into
+/// the terminal of the shell or client that started it (`TIOCSTI`, still allowed where
+/// `dev.tty.legacy_tiocsti=1`): without a controlling terminal, `/dev/tty` cannot be opened and
+/// `TIOCSTI` on the terminal's own device is refused. Reading and writing inherited terminal
+/// descriptors, and the terminal's signals to the process group, still work. A session leader
+/// that gives its terminal up sends its foreground group `SIGHUP`: it ignores that one while it
+/// does.
+pub fn detach_terminal() {
+    // SAFETY: getsid/getpid/signal/open/ioctl/close on values this process owns.
+    unsafe {
+        let leader = libc::getsid(0) == libc::getpid();
+        let fd = libc::open(
+            c"/dev/tty".as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return;
+        }
+        let old = leader.then(|| libc::signal(libc::SIGHUP, libc::SIG_IGN));
+        libc::ioctl(fd, libc::TIOCNOTTY);
+        libc::close(fd);
+        if let Some(old) = old {
+            libc::signal(libc::SIGHUP, old);
+        }
+    }
+}
+
 /// Opens `path` for a rule without following a final symbolic link when `nofollow`.
 fn open_path(path: &Path, nofollow: bool) -> Option<(OwnedFd, bool)> {
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;

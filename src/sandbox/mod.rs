@@ -477,6 +477,7 @@ pub fn enter(
             if mounts {
                 mounts::apply(&plan, &empty_dir(&plan))?;
             }
+            landlock::detach_terminal();
             landlock::drop_capabilities()?;
             landlock::restrict(&plan, level.landlock_abi, require)?;
             Ok(())
