@@ -113,7 +113,7 @@ pub fn session_command(
         shell_quote(&format!("pwd -P >| {cwd_file}"))
     );
     format!(
-        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ __forge_cwd=$(cat {cwd_file}) && cd -- \"$__forge_cwd\"; }} 2>/dev/null; rm -f {cwd_file}; (exit $__forge_rc)",
+        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ [ -f {cwd_file} ] && [ ! -L {cwd_file} ] && __forge_cwd=$(cat {cwd_file}) && cd -- \"$__forge_cwd\"; }} 2>/dev/null; rm -f {cwd_file}; (exit $__forge_rc)",
         shell_quote(&forge.to_string_lossy()),
         shell_quote(&project.to_string_lossy()),
         shell_quote(&shell.to_string_lossy()),
@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(
             line,
             r#"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'trap '\''pwd -P >| /tmp/s/cwd-1'\'' EXIT
-echo '\''hi'\'''; __forge_rc=$?; { __forge_cwd=$(cat /tmp/s/cwd-1) && cd -- "$__forge_cwd"; } 2>/dev/null; rm -f /tmp/s/cwd-1; (exit $__forge_rc)"#
+echo '\''hi'\'''; __forge_rc=$?; { [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] && __forge_cwd=$(cat /tmp/s/cwd-1) && cd -- "$__forge_cwd"; } 2>/dev/null; rm -f /tmp/s/cwd-1; (exit $__forge_rc)"#
         );
     }
 

@@ -479,7 +479,11 @@ pub fn plan(
     if let Some(gd) = &layout.git_dir
         && Some(gd) != layout.git_common.as_ref()
     {
-        control.push(gd.join("config.worktree"));
+        // A linked worktree's own folder: its config, and the two files that say where the
+        // common folder (config, hooks) and the worktree are.
+        for f in ["config.worktree", "commondir", "gitdir"] {
+            control.push(gd.join(f));
+        }
     }
     if layout.git_file {
         control.push(project.join(".git"));
