@@ -514,14 +514,16 @@ fn prepare(plan: &Plan) -> Result<(), SandboxError> {
             source: e,
         })?;
     let empty = empty_dir(plan);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o555)
-        .create(&empty)
-        .map_err(|e| SandboxError::Setup {
-            step: format!("create the empty folder {}", empty.display()),
-            source: e,
-        })?;
+    for (dir, mode) in [(empty.clone(), 0o555), (empty.with_file_name("dev"), 0o755)] {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(mode)
+            .create(&dir)
+            .map_err(|e| SandboxError::Setup {
+                step: format!("create the folder {}", dir.display()),
+                source: e,
+            })?;
+    }
     for p in &plan.create_areas {
         std::fs::create_dir_all(p).map_err(|e| SandboxError::Setup {
             step: format!("create the writable area {}", p.display()),

@@ -33,6 +33,87 @@ pub fn namespaces_possible() -> bool {
     max.is_some_and(|m| m > 0) && unpriv.as_deref() != Some("0")
 }
 
+/// Replaces `/dev` with a small tmpfs holding only the usable devices (bound from the real
+/// `/dev`) and the `fd`/`stdin`/`stdout`/`stderr` links: disks and memory devices do not exist
+/// in the sandbox. Built in a staging folder next to `empty`, then moved onto `/dev`, and made
+/// read-only (writing to a device node is not a write to the mount).
+fn private_dev(empty: &Path) -> Result<(), SandboxError> {
+    let staging = empty.with_file_name("dev");
+    let io = |step: String, e: std::io::Error| SandboxError::Setup { step, source: e };
+    let t = cstr(&staging);
+    // SAFETY: NUL-terminated strings alive across the call.
+    let r = unsafe {
+        libc::mount(
+            c"forge-dev".as_ptr(),
+            t.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"mode=755,size=64k".as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(io(
+            format!("mount a private /dev on {}", staging.display()),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    for d in super::resolve::DEVICES {
+        let src = Path::new(d);
+        let name = src.file_name().unwrap_or_default();
+        // Pseudo-terminals come from a devpts of the sandbox's own (below): the host's
+        // `/dev/ptmx` finds its `pts` through the host's `/dev`, which is gone here.
+        if name == "pts" || name == "ptmx" {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(src) else {
+            continue;
+        };
+        let dst = staging.join(name);
+        let made = if meta.is_dir() {
+            std::fs::create_dir(&dst)
+        } else {
+            std::fs::File::create(&dst).map(drop)
+        };
+        made.map_err(|e| io(format!("create {}", dst.display()), e))?;
+        mount(Some(src), &dst, libc::MS_BIND | libc::MS_REC)?;
+        if meta.is_dir() {
+            // `/dev/shm` stays writable (the machine was made read-only above).
+            set_read_only(&dst, false, false)?;
+        }
+    }
+    let pts = staging.join("pts");
+    std::fs::create_dir(&pts).map_err(|e| io(format!("create {}", pts.display()), e))?;
+    let p = cstr(&pts);
+    // SAFETY: NUL-terminated strings alive across the call.
+    let r = unsafe {
+        libc::mount(
+            c"devpts".as_ptr(),
+            p.as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(io(
+            "mount a devpts of the sandbox's own".into(),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    for (name, target) in [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(target, staging.join(name))
+            .map_err(|e| io(format!("link /dev/{name}"), e))?;
+    }
+    set_read_only(&staging, true, false)?;
+    mount(Some(&staging), Path::new("/dev"), libc::MS_MOVE)
+}
+
 /// The writable places that need a writable mount: the outermost ones (a place inside another
 /// is writable with it), not device files (a read-only mount does not stop writes to a device).
 fn writable_mounts(plan: &Plan) -> Vec<&Path> {
@@ -177,6 +258,9 @@ pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     }
     for p in &plan.rebind_writable {
         mount(Some(p), p, libc::MS_BIND)?;
+    }
+    if plan.private_dev {
+        private_dev(empty)?;
     }
     // The working folder may lie under a new mount: enter it again through the new table.
     if let Ok(cwd) = std::env::current_dir() {

@@ -290,6 +290,8 @@ pub struct Plan {
     /// Problems that make the plan impossible to enforce as written (a control file that is a
     /// symbolic link inside a writable folder).
     pub problems: Vec<String>,
+    /// `/dev` is replaced by a private one holding only [`DEVICES`] (mount namespace).
+    pub private_dev: bool,
 }
 
 impl Plan {
@@ -298,8 +300,8 @@ impl Plan {
     pub fn place_of(&self, path: &Path) -> Place {
         let mut best: Option<(usize, Place)> = None;
         for (place, p) in &self.places {
-            if path.starts_with(p) {
-                let len = p.components().count();
+            if within(path, p) {
+                let len = p.as_os_str().len();
                 let better = match best {
                     None => true,
                     Some((l, bp)) => len > l || (len == l && *place < bp),
@@ -339,6 +341,13 @@ impl Plan {
         for s in secrets {
             push_unique(&mut self.hide, s);
         }
+        // A private /dev holding only the usable devices replaces the raw-devices hole, so the
+        // whole machine is one read rule and /dev one write rule.
+        self.holes.retain(|h| h != Path::new("/dev"));
+        self.read_inside_holes.retain(|p| !p.starts_with("/dev"));
+        self.write.retain(|p| !p.starts_with("/dev"));
+        self.write.insert(0, PathBuf::from("/dev"));
+        self.private_dev = true;
     }
 
     /// Without a mount namespace: control files and secrets inside a writable folder are carved
@@ -393,6 +402,19 @@ impl Plan {
     pub fn needs_mounts(&self) -> bool {
         !(self.read_only.is_empty() && self.pin.is_empty() && self.hide.is_empty())
     }
+}
+
+/// `path` is `dir` or inside it — `Path::starts_with` on the bytes of two normalized absolute
+/// paths, without splitting them into components (the plan asks this thousands of times).
+pub fn within(path: &Path, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, d) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    let d = if d.len() > 1 && d.ends_with(b"/") {
+        &d[..d.len() - 1]
+    } else {
+        d
+    };
+    p.starts_with(d) && (p.len() == d.len() || p[d.len()] == b'/' || d == b"/")
 }
 
 /// `~/x` against `home`; absolute paths as they are.
@@ -583,7 +605,7 @@ pub fn plan(
     plan.write.dedup();
 
     // A path is "inside a writable folder" when a write grant contains it.
-    let under_write = |p: &Path| plan.write.iter().any(|w| p.starts_with(w) && p != w);
+    let under_write = |p: &Path| plan.write.iter().any(|w| within(p, w) && p != w);
 
     let mut holes = Vec::new();
     let mut hide = Vec::new();
@@ -942,7 +964,9 @@ mod tests {
         let mut p = run(&wants(Profile::Red));
         assert!(!p.needs_mounts());
         p.hide_secrets_by_mount();
-        assert_eq!(p.holes, vec![PathBuf::from("/dev")]);
+        assert!(p.holes.is_empty(), "{:?}", p.holes);
+        assert!(p.private_dev);
+        assert_eq!(p.write[0], PathBuf::from("/dev"));
         assert!(p.hide.contains(&PathBuf::from("/h/.ssh")));
         assert!(p.hide.contains(&PathBuf::from("/etc/shadow")));
         assert!(
@@ -1055,6 +1079,24 @@ mod tests {
             cover(Path::new("/"), &[], &mut list),
             vec![PathBuf::from("/")]
         );
+    }
+
+    #[test]
+    fn within_is_starts_with_on_components() {
+        for (p, d) in [
+            ("/a/b", "/a"),
+            ("/a", "/a"),
+            ("/a/b", "/"),
+            ("/ab", "/a"),
+            ("/a", "/a/b"),
+            ("/a/b/", "/a/"),
+        ] {
+            assert_eq!(
+                within(Path::new(p), Path::new(d)),
+                Path::new(p).starts_with(d),
+                "{p} {d}"
+            );
+        }
     }
 
     #[test]
