@@ -451,7 +451,16 @@ pub fn enter(
             return run_plain(req, program, warn, None);
         }
         let (_layout, mut plan) = resolve(req, config)?;
-        let mounts = level.mount_ns && !req.carve_by_rules;
+        let mut mounts = level.mount_ns && !req.carve_by_rules;
+        if mounts && let Err(e) = mounts::enter_namespace() {
+            if mode == Mode::Require {
+                return Err(e);
+            }
+            warn(&format!(
+                "forge sandbox: {e}; control files are carved out with Landlock rules instead (no new file at the repository root, no `git commit` in a session)"
+            ));
+            mounts = false;
+        }
         if mounts {
             // One bind per secret is cheaper than leaving it out of the read grants, which
             // splits its folder (`/etc` for `/etc/shadow`) into a rule per entry.

@@ -204,7 +204,10 @@ fn mount(src: Option<&Path>, dst: &Path, flags: libc::c_ulong) -> Result<(), San
 }
 
 /// Enters a private mount namespace and applies the plan's binds.
-pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
+/// Enters a private mount namespace (with a user namespace of its own when not root). Called
+/// before anything is decided on it, so a kernel or container that refuses one is found out while
+/// `auto` can still fall back to carving with Landlock rules.
+pub fn enter_namespace() -> Result<(), SandboxError> {
     let setup = |step: &str| {
         let e = std::io::Error::last_os_error();
         SandboxError::Setup {
@@ -228,8 +231,12 @@ pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
             return Err(setup("map the user namespace"));
         }
     }
-    // Nothing done here may reach the caller's mount table.
-    mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)?;
+    // Nothing done from here on may reach the caller's mount table.
+    mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)
+}
+
+/// Applies the plan's binds in the namespace [`enter_namespace`] made.
+pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     // The whole machine read-only, then the writable places bound writable again: Landlock does
     // not cover a file's metadata (chmod, utimes, extended attributes), a read-only mount does.
     set_read_only(Path::new("/"), true, true)?;
