@@ -142,7 +142,10 @@ fn hooks_record_guard_decisions_and_spend_and_enforce_the_budget() {
     // Under budget: allowed (where the kernel sandbox runs, with the command rewritten into it),
     // and the decision is on the timeline.
     let o = hook(&r, "pre-tool-use", &base).stdout;
-    assert!(o.is_empty() || o.contains("\"permissionDecision\":\"allow\""), "{o}");
+    assert!(
+        o.is_empty() || o.contains("\"permissionDecision\":\"allow\""),
+        "{o}"
+    );
     // The tool ran; PostToolUse books the transcript's spend ($0.03972 of claude-opus-4-8).
     let mut post = base.clone();
     post["hook_event_name"] = json!("PostToolUse");

@@ -20,6 +20,7 @@ or keeps a capability. --contain runs CMD in a new PID namespace: whatever it st
 Exit code: CMD's; 125 when the sandbox cannot be set up, 126/127 when CMD cannot run. See docs/sandbox.md.",
     after_help = "Examples:\n  forge sandbox -- cargo test                               session profile, this project\n  forge sandbox --profile red --write 'tests/**' --answer /r/out/red-1/answer.json -- claude -p \"$(cat prompt)\"\n  forge sandbox --profile check --write /tmp/checkout --contain -- sh -c 'cargo test'\n  forge sandbox --explain --json                             what the session profile allows here\n  forge sandbox --level                                      what the kernel offers"
 )]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Args {
     /// red, green, review, check or session.
     #[arg(long, default_value = "session")]
@@ -64,6 +65,86 @@ pub struct Args {
     /// The command and its arguments.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
+}
+
+impl Args {
+    /// Reads the argument lists the PreToolUse hook and `forge run` produce
+    /// (`--profile P --project DIR … -- CMD…`) without building clap's command tree, which costs
+    /// ~0.2 ms of a call that runs before every sandboxed Bash command. `None` for anything else —
+    /// `--help`, `--explain`, `--level`, `--opt=value`, a repeated option, a value that looks
+    /// like a flag, no `--` — which clap then reads (a test checks both agree).
+    pub fn parse_simple(mut argv: impl Iterator<Item = OsString>) -> Option<Args> {
+        let mut a = Args {
+            profile: "session".into(),
+            project: None,
+            write: Vec::new(),
+            answer: None,
+            tmpdir: None,
+            client: None,
+            cache: Vec::new(),
+            mode: None,
+            contain: false,
+            carve_by_rules: false,
+            explain: false,
+            level: false,
+            json: false,
+            command: Vec::new(),
+        };
+        let mut seen: Vec<&str> = Vec::new();
+        loop {
+            let arg = argv.next()?;
+            let flag = arg.to_str()?;
+            let key = match flag {
+                "--" => {
+                    a.command = argv.collect();
+                    return (!a.command.is_empty()).then_some(a);
+                }
+                "--profile" | "--project" | "--answer" | "--tmpdir" | "--client" | "--mode"
+                | "--contain" | "--carve-by-rules" => {
+                    let k = [
+                        "--profile",
+                        "--project",
+                        "--answer",
+                        "--tmpdir",
+                        "--client",
+                        "--mode",
+                        "--contain",
+                        "--carve-by-rules",
+                    ]
+                    .into_iter()
+                    .find(|k| *k == flag)?;
+                    if seen.contains(&k) {
+                        return None;
+                    }
+                    seen.push(k);
+                    k
+                }
+                "--write" | "--cache" => flag,
+                _ => return None,
+            };
+            match key {
+                "--contain" => a.contain = true,
+                "--carve-by-rules" => a.carve_by_rules = true,
+                _ => {
+                    let value = argv.next()?;
+                    let text = value.to_str();
+                    if value.is_empty() || text.is_some_and(|t| t.starts_with('-')) {
+                        return None;
+                    }
+                    match key {
+                        "--profile" => a.profile = text?.to_string(),
+                        "--client" => a.client = Some(text?.to_string()),
+                        "--mode" => a.mode = Some(text?.to_string()),
+                        "--write" => a.write.push(text?.to_string()),
+                        "--cache" => a.cache.push(text?.to_string()),
+                        "--project" => a.project = Some(PathBuf::from(value)),
+                        "--answer" => a.answer = Some(PathBuf::from(value)),
+                        _ => a.tmpdir = Some(PathBuf::from(value)),
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The project a sandbox is for: the Forge project, else the git repository, else the folder.
