@@ -1170,3 +1170,125 @@ fn codex_runs_bash_inside_the_kernel_sandbox() {
     assert_eq!(outputs[2], "alive\n", "{dump}");
     assert!(r.exists("alive.txt"));
 }
+
+/// The real Claude Code client as a `forge run` red agent inside `forge sandbox --profile red`
+/// (offline, against the rig's fake API): it starts and answers (its state folder is made for it
+/// and writable), its Bash writes the slice's test area, and production code is refused.
+#[test]
+fn claude_runs_inside_the_red_profile() {
+    let test = "claude_runs_inside_the_red_profile";
+    if !sandbox_available(test) {
+        return;
+    }
+    let Ok(rig) = find_rig() else {
+        unavailable(test, "agent rig not found");
+        return;
+    };
+    let claude = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"))
+        .join(".cache/forge-agent-rig/claude-2.1.197/node_modules/.bin/claude");
+    if !claude.is_file() {
+        // What the rig does on its first run (claude-offline.sh), when no other test has yet.
+        let _guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let cache = claude.ancestors().nth(3).unwrap().to_path_buf();
+        std::fs::create_dir_all(&cache).unwrap();
+        let _ = Command::new("npm")
+            .args(["init", "-y"])
+            .current_dir(&cache)
+            .output();
+        let _ = Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "@anthropic-ai/claude-code@2.1.197",
+            ])
+            .current_dir(&cache)
+            .output();
+        if !claude.is_file() {
+            unavailable(
+                test,
+                "could not install @anthropic-ai/claude-code@2.1.197 from npm",
+            );
+            return;
+        }
+    }
+    let r = Repo::with_command("true", "none");
+    r.write("app.txt", "v1\n");
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"turns": [bash("mkdir -p tests && echo 'ok 1' > tests/t.sh; echo hacked > app.txt"), text("done")]})
+            .to_string(),
+    )
+    .unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let answer = r
+        .path()
+        .join(".tmp/.forge/runs/r/outputs/red-1/answer.json");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sh = format!(
+        "ip link set lo up 2>/dev/null; python3 '{}' --port {port} --script '{}' --log '{}' 2>/dev/null & srv=$!; \
+         for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; sleep 0.1; done; \
+         timeout 120 '{}' sandbox --profile red --client claude --write 'tests/**' --answer '{}' -- \
+           '{}' -p 'do the task' --output-format json --dangerously-skip-permissions </dev/null; rc=$?; kill $srv; exit $rc",
+        rig.with_file_name("fake_anthropic.py").display(),
+        script.display(),
+        log.display(),
+        forge_bin().display(),
+        answer.display(),
+        claude.display()
+    );
+    let netns = Command::new("unshare")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut cmd = if netns {
+        let mut c = Command::new("unshare");
+        c.args(["-n", "bash", "-c", &sh]);
+        c
+    } else {
+        let mut c = Command::new("bash");
+        c.args(["-c", &sh]);
+        c
+    };
+    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let o = cmd
+        .current_dir(r.path())
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("ANTHROPIC_API_KEY", "sk-ant-offline")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("IS_SANDBOX", "1")
+        .output()
+        .unwrap();
+    drop(guard);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let dump = format!(
+        "\n--- exit {:?}\n--- stdout:\n{stdout}\n--- stderr:\n{}\n--- requests:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr),
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert!(o.status.success(), "{dump}");
+    let result: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}{dump}"));
+    assert_eq!(result["is_error"], json!(false), "{dump}");
+    assert_eq!(r.read("tests/t.sh"), "ok 1\n", "{dump}");
+    assert_eq!(r.read("app.txt"), "v1\n", "production code changed{dump}");
+    assert!(home.join(".claude").is_dir(), "{dump}");
+    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        requests.contains("app.txt: Read-only file system"),
+        "{dump}"
+    );
+}

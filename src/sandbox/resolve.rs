@@ -281,7 +281,8 @@ pub struct Plan {
     pub hide: Vec<PathBuf>,
     /// Control folders to create, empty, before binding (so an agent cannot create them).
     pub placeholders: Vec<PathBuf>,
-    /// Writable area folders that do not exist yet, created before the sandbox starts.
+    /// Folders that do not exist yet — writable areas, a client's state folders — created
+    /// before the sandbox starts.
     pub create_areas: Vec<PathBuf>,
     /// Writable paths that lie inside a read-only bind and are bound writable again after it.
     pub rebind_writable: Vec<PathBuf>,
@@ -567,7 +568,13 @@ pub fn plan(
         && let Some(_c) = wants.client
     {
         for s in &wants.client_state {
-            places.push((Place::ClientState, expand_home(s, home)));
+            let p = expand_home(s, home);
+            // A state folder the client has not made yet (a first run) is made for it: the
+            // client could not, with home read-only. A missing state *file* is left to the client.
+            if !exists(&p) && p.extension().is_none() {
+                create.push(p.clone());
+            }
+            places.push((Place::ClientState, p));
         }
     }
     for c in &wants.caches {
