@@ -473,6 +473,17 @@ pub fn plan(
     let home = &layout.home;
     let project = &layout.project;
     let profile = wants.profile;
+    if project == Path::new("/") || project == home {
+        return Err(format!(
+            "the project folder is {}: a sandbox scoped to it would grant the whole {}; run it in a repository, or pass --project",
+            project.display(),
+            if project == home {
+                "home folder"
+            } else {
+                "machine"
+            }
+        ));
+    }
     let mut places: Vec<(Place, PathBuf)> = Vec::new();
 
     // Secrets.
@@ -1103,6 +1114,19 @@ mod tests {
                 Path::new(p).starts_with(d),
                 "{p} {d}"
             );
+        }
+    }
+
+    #[test]
+    fn home_or_root_is_no_project() {
+        for root in ["/", "/h"] {
+            let mut l = layout();
+            l.project = root.into();
+            let e = plan(&wants(Profile::Session), &l, &|_| true, &|_| true, &|_| {
+                false
+            })
+            .unwrap_err();
+            assert!(e.contains("run it in a repository"), "{e}");
         }
     }
 
