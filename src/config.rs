@@ -27,6 +27,8 @@ pub struct Config {
     pub agents: crate::run::agent::AgentsConfig,
     #[serde(default)]
     pub run: crate::run::RunConfig,
+    #[serde(default)]
+    pub sandbox: crate::sandbox::SandboxConfig,
 }
 
 impl Config {
@@ -118,6 +120,7 @@ impl Config {
         if self.run.check_timeout == 0 {
             return Err("`run.check_timeout` must be at least 1 (seconds)".into());
         }
+        self.sandbox.validate()?;
         self.guard.validate()
     }
 }

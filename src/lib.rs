@@ -21,6 +21,7 @@ pub mod init;
 pub mod repo;
 pub mod report;
 pub mod run;
+pub mod sandbox;
 pub mod spec;
 pub mod state;
 pub mod text;

@@ -10,6 +10,7 @@ mod hooks;
 mod init;
 mod report;
 mod run;
+mod sandbox;
 mod status;
 mod timeline;
 mod verify;
@@ -55,6 +56,7 @@ enum Command {
     Doctor(doctor::Args),
     Completions(completions::CompletionsArgs),
     Man(completions::ManArgs),
+    Sandbox(sandbox::Args),
 }
 
 pub fn main() -> i32 {
@@ -76,6 +78,9 @@ pub fn main() -> i32 {
     }
     if let Some(args) = simple_verify() {
         return finish(verify::run(args));
+    }
+    if let Some(args) = simple_sandbox() {
+        return finish(sandbox::run(args));
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -100,6 +105,7 @@ pub fn main() -> i32 {
         Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),
+        Command::Sandbox(a) => sandbox::run(a),
     };
     finish(result)
 }
@@ -114,6 +120,16 @@ fn simple_verify() -> Option<verify::Args> {
     let rest: Vec<std::ffi::OsString> = argv.collect();
     let rest: Vec<&str> = rest.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
     verify::Args::parse_simple(rest.into_iter())
+}
+
+/// `forge sandbox` with the arguments its callers produce, read without clap (see
+/// [`sandbox::Args::parse_simple`]).
+fn simple_sandbox() -> Option<sandbox::Args> {
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next()? != "sandbox" {
+        return None;
+    }
+    sandbox::Args::parse_simple(argv)
 }
 
 fn finish(result: forge::error::Result<i32>) -> i32 {
@@ -143,7 +159,85 @@ fn print_json<T: serde::Serialize>(value: &T) {
 mod tests {
     use clap::Parser;
 
-    use super::{Cli, Command, verify};
+    use super::{Cli, Command, sandbox, verify};
+
+    /// Every argument list the clap-free `forge sandbox` reader accepts means exactly what clap
+    /// makes of it; everything else is left to clap.
+    #[test]
+    fn simple_sandbox_args_agree_with_clap() {
+        let accepted: &[&[&str]] = &[
+            &["--", "true"],
+            &[
+                "--profile",
+                "session",
+                "--project",
+                "/r",
+                "--",
+                "/bin/bash",
+                "-c",
+                "echo '--x' $1",
+            ],
+            &[
+                "--profile",
+                "red",
+                "--project",
+                "/r",
+                "--write",
+                "tests/**",
+                "--write",
+                "a/b",
+                "--answer",
+                "/r/o/a.json",
+                "--tmpdir",
+                "/t",
+                "--client",
+                "claude",
+                "--cache",
+                "~/.npm",
+                "--mode",
+                "require",
+                "--contain",
+                "--",
+                "sh",
+                "-c",
+                "x",
+            ],
+            &["--contain", "--carve-by-rules", "--", "sh", "--", "x"],
+            &["--profile", "blue", "--", "true"],
+        ];
+        let left_to_clap: &[&[&str]] = &[
+            &[],
+            &["--"],
+            &["--help"],
+            &["--explain"],
+            &["--level", "--json"],
+            &["--profile=red", "--", "true"],
+            &["--profile", "red", "--profile", "green", "--", "true"],
+            &["--contain", "--contain", "--", "true"],
+            &["--profile", "--contain", "--", "true"],
+            &["--profile", "", "--", "true"],
+            &["--write"],
+            &["--unknown", "--", "true"],
+            &["true"],
+            &["-p", "red", "--", "true"],
+        ];
+        for rest in accepted.iter().chain(left_to_clap) {
+            let simple = sandbox::Args::parse_simple(rest.iter().map(std::ffi::OsString::from));
+            if left_to_clap.contains(rest) {
+                assert!(simple.is_none(), "{rest:?} should go to clap");
+                continue;
+            }
+            let simple = simple.unwrap_or_else(|| panic!("{rest:?} should be read without clap"));
+            let argv = ["forge", "sandbox"].iter().chain(rest.iter());
+            match Cli::try_parse_from(argv) {
+                Ok(Cli {
+                    command: Command::Sandbox(a),
+                }) => assert_eq!(a, simple, "{rest:?}"),
+                Ok(_) => panic!("{rest:?}: clap chose another command"),
+                Err(e) => panic!("{rest:?}: clap rejects it: {e}"),
+            }
+        }
+    }
 
     /// Every argument list the clap-free reader accepts must mean exactly what clap makes of
     /// it; everything else must be left to clap.

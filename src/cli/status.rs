@@ -49,6 +49,8 @@ pub fn run(args: Args) -> Result<i32> {
         None => None,
     };
     let runs = forge::run::state::list(&project).map_err(|e| e.to_string());
+    let level = forge::sandbox::level();
+    let sandbox = forge::sandbox::in_force(config.sandbox.mode, &level);
     if args.json {
         super::print_json(&serde_json::json!({
             "change": change,
@@ -60,6 +62,7 @@ pub fn run(args: Args) -> Result<i32> {
             "recent_denials": denials,
             "runs": runs.as_ref().ok(),
             "runs_error": runs.as_ref().err(),
+            "sandbox": {"mode": config.sandbox.mode, "level": level, "full": level.full(), "in_force": sandbox},
         }));
         return Ok(EXIT_OK);
     }
@@ -135,5 +138,6 @@ pub fn run(args: Args) -> Result<i32> {
         }
         Err(e) => println!("Runs:          UNREADABLE — {e}"),
     }
+    println!("Sandbox:       {sandbox}");
     Ok(EXIT_OK)
 }

@@ -210,13 +210,25 @@ pub fn handle(
     let session = payload.and_then(|p| p.session_id.clone());
     match event {
         Event::PreToolUse => {
-            let result = match &parsed {
+            // The kernel sandbox's part: whether this call's command will run inside
+            // `forge sandbox --profile session` (decided before the guard, which may judge a
+            // sandboxed command differently).
+            let sandboxing = match &parsed {
+                Ok((p, _)) => session_sandbox(agent, p, &cwd),
+                Err(_) => Sandboxing::No,
+            };
+            // SANDBOX-GUARD: the guard's evaluation context gets `sandboxed: bool` (guard rework,
+            // /work/wt/guard); set it here from `matches!(sandboxing, Sandboxing::Rewrite(_))`.
+            let mut result = match &parsed {
                 Err(e) => GuardResult::deny(
                     "malformed-input",
                     format!("{e}; Forge denies what it cannot read"),
                 ),
                 Ok((p, _)) => pre_tool_use(p, fallback_cwd, session.as_deref()),
             };
+            if let (Sandboxing::Refuse(why), Decision::Allow) = (&sandboxing, result.decision) {
+                result = GuardResult::deny("sandbox-unavailable", why.clone());
+            }
             if let Some(rec) = recorder(agent, session.as_deref(), &cwd) {
                 let (tool, target) = match payload {
                     Some(p) => (
@@ -225,13 +237,20 @@ pub fn handle(
                     ),
                     None => (String::new(), String::new()),
                 };
+                let sandboxed = result.decision == Decision::Allow
+                    && matches!(sandboxing, Sandboxing::Rewrite(_));
                 rec.1.record_or_warn(
                     rec.0.as_deref(),
                     "guard",
-                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip_words(&result.reason, 300)}),
+                    json!({"decision": result.decision, "rule": result.rule, "tool": tool, "target": target, "reason": crate::text::clip_words(&result.reason, 300), "sandbox": sandboxed.then_some("session")}),
                 );
             }
-            pre_tool_answer(agent, &result)
+            match (&sandboxing, result.decision, &parsed) {
+                (Sandboxing::Rewrite(command), Decision::Allow, Ok((p, _))) => {
+                    sandboxed_answer(p, command)
+                }
+                _ => pre_tool_answer(agent, &result),
+            }
         }
         Event::PostToolUse => {
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &cwd) {
@@ -452,6 +471,124 @@ fn pre_tool_use(p: &Payload, fallback_cwd: &Path, session: Option<&str>) -> Guar
                 "Forge cannot load its configuration ({e}); a person must fix it before tools run"
             ),
         ),
+    }
+}
+
+/// Whether a PreToolUse call's command runs inside the session sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Sandboxing {
+    /// Not sandboxed: not a Bash call of a client that can rewrite it, the project's
+    /// `sandbox.mode` is off, the call is already inside a sandbox, or the kernel has no
+    /// Landlock and the mode is `auto`.
+    No,
+    /// Run this command line instead (it runs the original inside `forge sandbox`).
+    Rewrite(String),
+    /// `sandbox.mode: require` and the kernel cannot enforce it: deny with this reason.
+    Refuse(String),
+}
+
+/// The session sandbox for a Bash call. Claude Code and Codex CLI take a rewritten tool input
+/// (`permissionDecision: "allow"` with `updatedInput`); Gemini CLI cannot, and keeps the guard's
+/// allow/deny (docs/sandbox.md).
+///
+/// The project and its `sandbox.mode` come from `CLAUDE_PROJECT_DIR` (where Claude Code was
+/// started) when set, not from the call's `cwd`: a sandboxed command can `cd` into a folder it
+/// wrote, and a `.forge/config.yaml` planted there must not switch the sandbox off. (Codex's
+/// `cwd` is its session folder, which a command cannot move.) While a `forge run` phase is
+/// active, the run wraps each agent in its phase's profile instead.
+fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
+    if agent == Agent::Gemini || p.tool_name.as_deref() != Some("Bash") {
+        return Sandboxing::No;
+    }
+    let Some(command) = p
+        .tool_input
+        .as_ref()
+        .and_then(|i| i.get("command"))
+        .and_then(Value::as_str)
+    else {
+        return Sandboxing::No;
+    };
+    if std::env::var_os(crate::sandbox::ENV_MARKER).is_some() {
+        return Sandboxing::No; // the client itself runs inside a sandbox (forge run)
+    }
+    let start = std::env::var_os("CLAUDE_PROJECT_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .unwrap_or_else(|| cwd.to_path_buf());
+    let Ok(project) = Project::discover(&start) else {
+        return Sandboxing::No;
+    };
+    if let Ok(Some(_)) = crate::guard::load_phase(&project.root) {
+        return Sandboxing::No;
+    }
+    let Ok(config) = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))
+    else {
+        return Sandboxing::No; // the guard denies a broken config
+    };
+    let mode = config.sandbox.mode;
+    if mode == crate::sandbox::Mode::Off {
+        return Sandboxing::No;
+    }
+    let level = crate::sandbox::level();
+    if let Err(e) = level.check(mode) {
+        return Sandboxing::Refuse(format!(
+            "{e} (`sandbox.mode: require` in {})",
+            project.config_path().display()
+        ));
+    }
+    if level.landlock_abi == 0 {
+        return Sandboxing::No;
+    }
+    if command.contains('\0') {
+        return Sandboxing::Refuse(
+            "the command contains a NUL byte, which no shell can run as written".into(),
+        );
+    }
+    let Ok(forge) = std::env::current_exe() else {
+        return Sandboxing::No;
+    };
+    let root = project.root.canonicalize().unwrap_or(project.root);
+    let tmpdir = crate::sandbox::resolve::default_tmpdir(
+        &root,
+        &crate::sandbox::resolve::system_tmp(),
+        crate::sandbox::Profile::Session,
+    );
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let cwd_file = tmpdir.join(format!(".cwd-{}-{nonce}", std::process::id()));
+    // Claude Code keeps the folder a command `cd`s to; Codex starts each command afresh.
+    let keep_cwd = (agent == Agent::Claude).then_some(cwd_file.as_path());
+    Sandboxing::Rewrite(crate::sandbox::launch::session_command(
+        &forge,
+        &root,
+        &crate::sandbox::find_shell(),
+        command,
+        keep_cwd,
+    ))
+}
+
+/// The answer that runs the Bash call inside the sandbox: `allow` with the tool's input, its
+/// `command` replaced (every other field — Claude's `description`, `timeout`,
+/// `run_in_background` — kept). Claude Code and Codex CLI read the same shape. The explicit
+/// `allow` waives the client's own Bash prompt, as Claude Code does itself for commands its own
+/// sandbox runs: the kernel is the wall for what the command can touch.
+fn sandboxed_answer(p: &Payload, command: &str) -> HookOutput {
+    let mut input = p.tool_input.clone().unwrap_or_else(|| json!({}));
+    if !input.is_object() {
+        input = json!({});
+    }
+    input["command"] = Value::String(command.to_string());
+    HookOutput {
+        stdout: json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "Forge runs this command inside its kernel sandbox (forge sandbox --profile session)",
+            "updatedInput": input,
+        }})
+        .to_string(),
+        ..HookOutput::default()
     }
 }
 
@@ -728,6 +865,80 @@ mod tests {
             .unwrap(),
             b"{}"
         );
+    }
+
+    /// A Forge project in a temp folder, and a Bash payload for it.
+    fn project_with(sandbox_yaml: &str) -> (tempfile::TempDir, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".forge")).unwrap();
+        std::fs::write(
+            dir.path().join(".forge/config.yaml"),
+            format!("verify:\n  commands:\n    - {{name: t, run: 'true'}}\n{sandbox_yaml}"),
+        )
+        .unwrap();
+        let payload = json!({"session_id": "s", "cwd": dir.path(), "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "echo \"it's\" > out.txt", "description": "d", "timeout": 5000}});
+        (dir, payload.to_string().into_bytes())
+    }
+
+    #[test]
+    fn bash_calls_are_rewritten_into_the_session_sandbox() {
+        if crate::sandbox::level().landlock_abi == 0 {
+            eprintln!("SKIPPED: no Landlock here, so the hook does not rewrite");
+            return;
+        }
+        let (dir, payload) = project_with("");
+        for agent in [Agent::Claude, Agent::Codex] {
+            let o = handle(agent, Event::PreToolUse, Ok(payload.clone()), dir.path());
+            let v: Value = serde_json::from_str(&o.stdout).unwrap();
+            let h = &v["hookSpecificOutput"];
+            assert_eq!(h["permissionDecision"], "allow", "{agent:?}: {}", o.stdout);
+            let cmd = h["updatedInput"]["command"].as_str().unwrap();
+            assert!(
+                cmd.contains(" sandbox --profile session --project "),
+                "{cmd}"
+            );
+            assert!(cmd.contains(r#"echo "it'\''s" > out.txt"#), "{cmd}");
+            // The client's other fields are kept.
+            assert_eq!(h["updatedInput"]["description"], "d");
+            assert_eq!(h["updatedInput"]["timeout"], 5000);
+        }
+        // Gemini cannot rewrite: allow stays silent.
+        let o = handle(
+            Agent::Gemini,
+            Event::PreToolUse,
+            Ok(payload.clone()),
+            dir.path(),
+        );
+        assert_eq!(o.stdout, "");
+        // Other tools are not rewritten.
+        let write = json!({"cwd": dir.path(), "tool_name": "Write",
+            "tool_input": {"file_path": dir.path().join("a.txt"), "content": "x"}});
+        let o = handle(
+            Agent::Claude,
+            Event::PreToolUse,
+            Ok(write.to_string().into_bytes()),
+            dir.path(),
+        );
+        assert_eq!(o.stdout, "");
+        // A guard deny stays a deny.
+        let deny = json!({"cwd": dir.path(), "tool_name": "Bash",
+            "tool_input": {"command": "rm -rf ~/"}});
+        let o = handle(
+            Agent::Claude,
+            Event::PreToolUse,
+            Ok(deny.to_string().into_bytes()),
+            dir.path(),
+        );
+        assert!(o.stdout.contains("\"deny\""), "{}", o.stdout);
+        assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
+    }
+
+    #[test]
+    fn mode_off_leaves_bash_calls_as_they_are() {
+        let (dir, payload) = project_with("sandbox:\n  mode: off\n");
+        let o = handle(Agent::Claude, Event::PreToolUse, Ok(payload), dir.path());
+        assert_eq!(o.stdout, "");
     }
 
     #[test]

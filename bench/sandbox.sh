@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Cost of `forge sandbox` (issue #10): what the launcher adds to `true`, per profile, with the
+# two ways of keeping control files read-only inside a writable repository (a private mount
+# namespace with read-only binds, the default; or one Landlock rule per entry,
+# `--carve-by-rules`), and containment (`--contain`, a PID namespace).
+#
+#   bash bench/sandbox.sh              # builds forge --release unless FORGE=path is given
+#   RUNS=1000 BENCH_DIR=/tmp/x bash bench/sandbox.sh
+#
+# Needs: hyperfine, python3, git; Linux with Landlock and namespaces (root, or unprivileged user
+# namespaces). Prints a Markdown table; the target is "session adds at most 1 ms median over true".
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+BENCH_DIR=${BENCH_DIR:-/tmp/forge-bench-sandbox}
+RUNS=${RUNS:-500}
+command -v hyperfine >/dev/null || { echo "bench: hyperfine not found (apt-get install -y hyperfine)" >&2; exit 1; }
+if [ -z "${FORGE:-}" ]; then
+  (cd "$repo" && cargo build --release --quiet)
+  FORGE="${CARGO_TARGET_DIR:-$repo/target}/x86_64-unknown-linux-gnu/release/forge"
+fi
+"$FORGE" sandbox --level
+
+# A project like the ones agents work in: a git repository with Forge's config and hooks wired.
+p="$BENCH_DIR/project"
+rm -rf "$p" && mkdir -p "$p/src" "$p/tests"
+(cd "$p" && git init -q && "$FORGE" init >/dev/null && "$FORGE" hooks install claude --bin "$FORGE" >/dev/null \
+  && echo 'fn main() {}' > src/main.rs && git add -A && git -c user.name=b -c user.email=b@b commit -qm init)
+cd "$p"
+"$FORGE" sandbox -- true # creates the TMPDIR and the placeholder folders once, as the first call does
+
+hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$BENCH_DIR/sandbox.json" \
+  -n 'true' 'true' \
+  -n 'launcher only (--mode off)' "$FORGE sandbox --mode off -- true" \
+  -n 'session (mount namespace)' "$FORGE sandbox --profile session -- true" \
+  -n 'session (--carve-by-rules)' "$FORGE sandbox --profile session --carve-by-rules -- true" \
+  -n 'red (--write tests/**)' "$FORGE sandbox --profile red --write tests/** -- true" \
+  -n 'session --contain' "$FORGE sandbox --profile session --contain -- true" >/dev/null
+
+python3 - "$BENCH_DIR/sandbox.json" "$RUNS" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+rows = [(r["command"], statistics.median(r["times"]) * 1e3, min(r["times"]) * 1e3,
+         sorted(r["times"])[int(len(r["times"]) * 0.9)] * 1e3) for r in d["results"]]
+base = rows[0][1]
+print(f"## forge sandbox cost ({sys.argv[2]} runs each, `hyperfine -N`)\n")
+print("| command | median | min | p90 | added to `true` (median) |")
+print("|---|---:|---:|---:|---:|")
+for name, med, mn, p90 in rows:
+    print(f"| {name} | {med:.2f} ms | {mn:.2f} ms | {p90:.2f} ms | {med - base:+.2f} ms |")
+session = next(m for n, m, _, _ in rows if n.startswith("session (mount"))
+print(f"\n- session adds {session - base:.2f} ms median over `true` (target ≤ 1 ms): "
+      f"{'PASS' if session - base <= 1.0 else 'FAIL'}")
+PY

@@ -1,0 +1,159 @@
+//! The `sandbox:` section of `.forge/config.yaml`. A leaf: it imports only serde and std, so
+//! `src/config.rs` composes it and nothing here reaches back.
+
+use serde::{Deserialize, Serialize};
+
+/// Whether Forge wraps commands in the kernel sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Every profile must be fully enforced; a kernel that cannot is a setup error.
+    Require,
+    /// Use what the kernel offers and say once what is missing.
+    #[default]
+    Auto,
+    /// Never sandbox (containment of process lifetimes still applies where asked).
+    Off,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Require => "require",
+            Mode::Auto => "auto",
+            Mode::Off => "off",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "require" => Some(Mode::Require),
+            "auto" => Some(Mode::Auto),
+            "off" => Some(Mode::Off),
+            _ => None,
+        }
+    }
+}
+
+/// Folders each agent client writes its own state to (sessions, transcripts, settings caches).
+/// `~` is the user's home. A red, green or review sandbox running that client may write them.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientsConfig {
+    #[serde(default = "default_claude")]
+    pub claude: Vec<String>,
+    #[serde(default = "default_codex")]
+    pub codex: Vec<String>,
+    #[serde(default = "default_gemini")]
+    pub gemini: Vec<String>,
+}
+
+impl Default for ClientsConfig {
+    fn default() -> Self {
+        ClientsConfig {
+            claude: default_claude(),
+            codex: default_codex(),
+            gemini: default_gemini(),
+        }
+    }
+}
+
+fn default_claude() -> Vec<String> {
+    ["~/.claude", "~/.claude.json", "~/.claude.json.backup"]
+        .map(String::from)
+        .to_vec()
+}
+
+fn default_codex() -> Vec<String> {
+    vec!["~/.codex".into()]
+}
+
+fn default_gemini() -> Vec<String> {
+    vec!["~/.gemini".into()]
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    #[serde(default)]
+    pub mode: Mode,
+    /// Build and package caches the `check` and `session` profiles may write (`~` is home).
+    /// A writable cache can be poisoned by the code that writes it: list only what builds need.
+    #[serde(default = "default_caches")]
+    pub caches: Vec<String>,
+    #[serde(default)]
+    pub clients: ClientsConfig,
+    /// More files or folders no profile may read, added to the built-in list of secrets.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            mode: Mode::default(),
+            caches: default_caches(),
+            clients: ClientsConfig::default(),
+            secrets: Vec::new(),
+        }
+    }
+}
+
+/// The package caches of the toolchains `forge init` detects. Cargo takes its package lock in
+/// `~/.cargo` even for an offline build, so those two files are here too.
+fn default_caches() -> Vec<String> {
+    [
+        "~/.cargo/registry",
+        "~/.cargo/git",
+        "~/.cargo/.package-cache",
+        "~/.cargo/.package-cache-mutate",
+        "~/.cargo/.global-cache",
+        "~/.npm",
+        "~/.cache/pip",
+        "~/.cache/go-build",
+        "~/go/pkg/mod",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+impl SandboxConfig {
+    /// Checks what serde cannot: paths are absolute or start with `~/`.
+    pub fn validate(&self) -> Result<(), String> {
+        let lists = [
+            ("sandbox.caches", &self.caches),
+            ("sandbox.clients.claude", &self.clients.claude),
+            ("sandbox.clients.codex", &self.clients.codex),
+            ("sandbox.clients.gemini", &self.clients.gemini),
+            ("sandbox.secrets", &self.secrets),
+        ];
+        for (key, list) in lists {
+            for (i, p) in list.iter().enumerate() {
+                if !(p.starts_with('/') || p.starts_with("~/")) {
+                    return Err(format!(
+                        "`{key}[{i}]` ({p}) must be an absolute path or start with `~/`"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_strict_keys() {
+        let c: SandboxConfig = serde_saphyr::from_str("mode: require\n").unwrap();
+        assert_eq!(c.mode, Mode::Require);
+        assert!(c.caches.contains(&"~/.cargo/registry".to_string()));
+        assert_eq!(c.clients.codex, vec!["~/.codex".to_string()]);
+        assert!(serde_saphyr::from_str::<SandboxConfig>("mdoe: off\n").is_err());
+        assert!(serde_saphyr::from_str::<SandboxConfig>("mode: sometimes\n").is_err());
+        let c: SandboxConfig = serde_saphyr::from_str("caches: [relative/x]\n").unwrap();
+        let e = c.validate().unwrap_err();
+        assert!(e.contains("sandbox.caches[0]"), "{e}");
+    }
+}

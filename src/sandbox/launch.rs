@@ -1,0 +1,273 @@
+//! How callers start a sandboxed command: the exact argv of `forge sandbox …` for a
+//! [`Request`](super::Request) (what `forge run` and `src/exec.rs` spawn), and the shell line the
+//! PreToolUse hook gives Claude Code in place of an agent's Bash command. Pure string building,
+//! tested by exact vectors.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::Request;
+
+/// The argv that runs `program` inside the sandbox `req` describes, by re-executing `forge`
+/// (`forge` is the binary to run: `std::env::current_exe()` for Forge itself).
+///
+/// ```
+/// use std::ffi::OsString;
+/// use std::path::Path;
+/// use forge::sandbox::{launch, Profile, Request};
+///
+/// let mut req = Request::new(Profile::Red, "/repo");
+/// req.write = vec!["tests/**".into()];
+/// req.answer = Some("/repo/.tmp/.forge/runs/r/outputs/red-1/answer.json".into());
+/// req.tmpdir = Some("/tmp/forge-run-r/red-1".into());
+/// req.contain = true;
+/// let argv = launch::argv(Path::new("/usr/bin/forge"), &req, &["claude".into(), "-p".into(), "go".into()]);
+/// let words: Vec<&str> = argv.iter().map(|a| a.to_str().unwrap()).collect();
+/// assert_eq!(words, [
+///     "/usr/bin/forge", "sandbox", "--profile", "red", "--project", "/repo",
+///     "--write", "tests/**", "--answer", "/repo/.tmp/.forge/runs/r/outputs/red-1/answer.json",
+///     "--tmpdir", "/tmp/forge-run-r/red-1", "--contain", "--", "claude", "-p", "go",
+/// ]);
+/// ```
+pub fn argv(forge: &Path, req: &Request, program: &[OsString]) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec![
+        forge.into(),
+        "sandbox".into(),
+        "--profile".into(),
+        req.profile.as_str().into(),
+        "--project".into(),
+        req.project.clone().into(),
+    ];
+    for w in &req.write {
+        v.push("--write".into());
+        v.push(w.into());
+    }
+    if let Some(a) = &req.answer {
+        v.push("--answer".into());
+        v.push(a.into());
+    }
+    if let Some(t) = &req.tmpdir {
+        v.push("--tmpdir".into());
+        v.push(t.into());
+    }
+    if let Some(c) = req.client {
+        v.push("--client".into());
+        v.push(c.as_str().into());
+    }
+    for c in req.caches.iter().flatten() {
+        v.push("--cache".into());
+        v.push(c.into());
+    }
+    if let Some(m) = req.mode {
+        v.push("--mode".into());
+        v.push(m.as_str().into());
+    }
+    if req.contain {
+        v.push("--contain".into());
+    }
+    v.push("--".into());
+    v.extend(program.iter().cloned());
+    v
+}
+
+/// `s` as one word for bash, zsh and POSIX sh: single quotes, with each `'` written `'\''`.
+/// Every byte but NUL survives (newlines, `$`, backslashes, here-documents).
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The shell line that runs an agent's Bash `command` inside `forge sandbox --profile session`,
+/// for the client's shell to run in place of the command (Claude Code's `updatedInput`).
+///
+/// The command runs in `shell -c` inside the sandbox exactly as written. The client keeps the
+/// folder a command `cd`s to between calls; a sandboxed shell's `cd` would be lost with it, so
+/// the inner shell writes its last folder to `cwd_file` (in the sandbox's TMPDIR) on exit and the
+/// outer line `cd`s there, then returns the command's exit status.
+pub fn session_command(
+    forge: &Path,
+    project: &Path,
+    shell: &Path,
+    command: &str,
+    cwd_file: Option<&Path>,
+) -> String {
+    let Some(cwd_file) = cwd_file else {
+        // A client that starts every command in its session folder (Codex CLI) needs no `cd`
+        // carried out; its own command check also refuses the `rm -f` that cleans up after one.
+        return format!(
+            "{} sandbox --profile session --project {} -- {} -c {}",
+            shell_quote(&forge.to_string_lossy()),
+            shell_quote(&project.to_string_lossy()),
+            shell_quote(&shell.to_string_lossy()),
+            shell_quote(command),
+        );
+    };
+    let cwd_file = shell_quote(&cwd_file.to_string_lossy());
+    let inner = format!(
+        "trap {} EXIT\n{command}",
+        shell_quote(&format!("pwd -P >| {cwd_file}"))
+    );
+    format!(
+        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ [ -f {cwd_file} ] && [ ! -L {cwd_file} ] && __forge_cwd=$(cat {cwd_file}) && cd -- \"$__forge_cwd\"; }} 2>/dev/null; rm -f {cwd_file}; (exit $__forge_rc)",
+        shell_quote(&forge.to_string_lossy()),
+        shell_quote(&project.to_string_lossy()),
+        shell_quote(&shell.to_string_lossy()),
+        shell_quote(&inner),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::{Mode, Profile};
+
+    #[test]
+    fn argv_of_a_check_and_a_session() {
+        let mut req = Request::new(Profile::Check, "/repo");
+        req.write = vec!["/tmp/checkout".into()];
+        req.caches = Some(vec!["~/.cargo/registry".into()]);
+        req.mode = Some(Mode::Require);
+        let v = argv(
+            Path::new("forge"),
+            &req,
+            &["sh".into(), "-c".into(), "cargo test".into()],
+        );
+        let words: Vec<&str> = v.iter().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(
+            words,
+            [
+                "forge",
+                "sandbox",
+                "--profile",
+                "check",
+                "--project",
+                "/repo",
+                "--write",
+                "/tmp/checkout",
+                "--cache",
+                "~/.cargo/registry",
+                "--mode",
+                "require",
+                "--",
+                "sh",
+                "-c",
+                "cargo test"
+            ]
+        );
+        let req = Request::new(Profile::Session, "/repo");
+        let v = argv(Path::new("forge"), &req, &["true".into()]);
+        assert_eq!(v.len(), 8);
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("plain-word_1.rs"), "plain-word_1.rs");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
+    }
+
+    const CODEX_LINE: &str = r"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'echo '\''hi'\'''";
+
+    #[test]
+    fn session_line_is_exact() {
+        let line = session_command(
+            Path::new("/usr/bin/forge"),
+            Path::new("/repo"),
+            Path::new("/bin/bash"),
+            "echo 'hi'",
+            Some(Path::new("/tmp/s/cwd-1")),
+        );
+        let codex = session_command(
+            Path::new("/usr/bin/forge"),
+            Path::new("/repo"),
+            Path::new("/bin/bash"),
+            "echo 'hi'",
+            None,
+        );
+        assert_eq!(codex, CODEX_LINE);
+        assert_eq!(
+            line,
+            r#"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'trap '\''pwd -P >| /tmp/s/cwd-1'\'' EXIT
+echo '\''hi'\'''; __forge_rc=$?; { [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] && __forge_cwd=$(cat /tmp/s/cwd-1) && cd -- "$__forge_cwd"; } 2>/dev/null; rm -f /tmp/s/cwd-1; (exit $__forge_rc)"#
+        );
+    }
+
+    /// The line runs the command exactly as written, in bash and zsh, keeps its exit status and
+    /// carries its `cd` out. `forge` is stood in for by `env` with the sandbox's arguments
+    /// dropped (the sandbox itself is proven in tests/sandbox.rs).
+    #[test]
+    fn session_line_runs_commands_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("fake-forge");
+        std::fs::write(
+            &fake,
+            "#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let sub = dir.path().join("sub dir");
+        std::fs::create_dir(&sub).unwrap();
+        let cases: &[(&str, &str, i32)] = &[
+            ("echo \"a  b\" '$HOME' \\$x", "a  b $HOME $x\n", 0),
+            (
+                "cat <<'EOF'\nline $1 'q' \"d\"\nEOF",
+                "line $1 'q' \"d\"\n",
+                0,
+            ),
+            ("x=1\nif [ $x = 1 ]; then echo yes; fi\nexit 3", "yes\n", 3),
+            ("printf '%s\\n' \"it's\"", "it's\n", 0),
+            ("cd 'sub dir' && pwd -P", "", 0),
+        ];
+        for shell in ["/bin/bash", "/usr/bin/zsh", "/bin/sh"] {
+            if !Path::new(shell).exists() {
+                continue;
+            }
+            for (cmd, out, code) in cases {
+                let cwd_file = dir.path().join("cwd");
+                let line = session_command(
+                    &fake,
+                    Path::new("/repo"),
+                    Path::new("/bin/bash"),
+                    cmd,
+                    Some(&cwd_file),
+                );
+                let o = std::process::Command::new(shell)
+                    .arg("-c")
+                    .arg(format!(
+                        "eval {}\necho \"rc=$? pwd=$(pwd -P)\"",
+                        shell_quote(&line)
+                    ))
+                    .current_dir(dir.path())
+                    .output()
+                    .unwrap();
+                let stdout = String::from_utf8_lossy(&o.stdout);
+                let here = dir.path().canonicalize().unwrap();
+                let want_pwd = if cmd.starts_with("cd") {
+                    sub.canonicalize().unwrap()
+                } else {
+                    here.clone()
+                };
+                let tail = format!("rc={code} pwd={}\n", want_pwd.display());
+                assert!(
+                    stdout.ends_with(&tail),
+                    "{shell} {cmd:?}: {stdout:?} {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                if !cmd.starts_with("cd") {
+                    assert_eq!(
+                        &stdout[..stdout.len() - tail.len()],
+                        *out,
+                        "{shell} {cmd:?}"
+                    );
+                }
+                assert!(!cwd_file.exists());
+            }
+        }
+    }
+}

@@ -1,0 +1,650 @@
+//! The kernel sandbox: the parse-based guard explains, the kernel enforces.
+//!
+//! `forge sandbox --profile P -- CMD` runs CMD under a Landlock ruleset scoped to a profile of
+//! `forge run` (red, green, review, check) or a live session, with signal and abstract-socket
+//! scoping (a sandboxed process cannot signal Forge), `no_new_privs`, no capabilities, secrets
+//! unreadable, and — where a writable folder holds control files (`.forge/`, `.git/config`,
+//! `.git/hooks/`, `.claude/`, …) — a private mount namespace in which those are bound read-only.
+//! `--contain` runs CMD in a new PID namespace, so everything it starts ends with it.
+//!
+//! - [`profile`]: the profile table as data, and pure `can_read`/`can_write`.
+//! - [`config`]: the `sandbox:` section of `.forge/config.yaml`.
+//! - [`resolve`]: from a request and the machine's facts to absolute paths and how each is
+//!   enforced (pure).
+//! - [`launch`]: the re-exec argv callers spawn and the hook's session command line (pure).
+//! - `landlock.rs`, `mounts.rs`, `contain.rs`: the Linux-only enforcement; everything else
+//!   compiles everywhere, and [`enter`] says what is missing where the kernel has none of it.
+//!
+//! # The API `forge run` and `src/exec.rs` call
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use forge::sandbox::{self, launch, Profile, Request, Client};
+//!
+//! // Once per run: what the kernel offers, for the run's first line and `sandbox.mode`.
+//! let level = sandbox::level();
+//! if let Err(e) = level.check(sandbox::Mode::Require) { eprintln!("{e}"); }
+//!
+//! // Per agent call: a red agent may write only the slice's test areas and its answer.
+//! let mut req = Request::new(Profile::Red, "/repo");
+//! req.write = vec!["tests/**".into()];
+//! req.answer = Some("/repo/.tmp/.forge/runs/r/outputs/red-1/answer.json".into());
+//! req.tmpdir = Some("/repo/.tmp/.forge/runs/r/tmp/red-1".into());
+//! req.client = Client::from_command("claude -p …");
+//! req.contain = true;
+//! let forge = std::env::current_exe().unwrap();
+//! let argv = launch::argv(&forge, &req, &["/bin/sh".into(), "-c".into(), "claude -p …".into()]);
+//! // spawn argv[0] with argv[1..] (exec.rs: the wrapper prefix); its exit code is the agent's.
+//! ```
+
+pub mod config;
+pub mod launch;
+pub mod profile;
+pub mod resolve;
+
+#[cfg(target_os = "linux")]
+mod contain;
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(target_os = "linux")]
+mod mounts;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+pub use config::{Mode, SandboxConfig};
+pub use profile::{Access, Place, Profile};
+pub use resolve::{Client, Layout, Plan};
+
+/// The environment variable a sandboxed process sees (`FORGE_SANDBOX=<profile>`): the hook uses
+/// it to leave a command already inside a sandbox as it is (Landlock domains only narrow, and a
+/// nested mount namespace is refused inside one).
+pub const ENV_MARKER: &str = "FORGE_SANDBOX";
+
+/// Exit code of `forge sandbox` when the sandbox cannot be set up (like `env`'s 125).
+pub const EXIT_SETUP: i32 = 125;
+/// CMD was found but could not be executed.
+pub const EXIT_CANNOT_EXEC: i32 = 126;
+/// CMD was not found.
+pub const EXIT_NOT_FOUND: i32 = 127;
+
+/// Credentials passed in the environment. A session or check command never sees them; an agent
+/// client keeps only its own.
+pub const SECRET_ENV: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_CLIENT_SECRET",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITLAB_TOKEN",
+    "NPM_TOKEN",
+    "NODE_AUTH_TOKEN",
+    "CARGO_REGISTRY_TOKEN",
+    "TWINE_PASSWORD",
+    "PYPI_TOKEN",
+    "DOCKER_AUTH_CONFIG",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+];
+
+/// The environment variables a client reads its own credential from.
+fn own_env(client: Client) -> &'static [&'static str] {
+    match client {
+        Client::Claude => &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ],
+        Client::Codex => &["OPENAI_API_KEY", "CODEX_API_KEY"],
+        Client::Gemini => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    }
+}
+
+/// One sandboxed call, in the caller's words. `caches` and `mode` default to the project's
+/// `sandbox:` config when `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub profile: Profile,
+    /// The repository root (for `check`, the project whose config applies).
+    pub project: PathBuf,
+    /// Writable areas: globs relative to the project (`tests/**`: its longest literal folder is
+    /// granted — an over-approximation the run's scope gates narrow) or absolute folders (a
+    /// check's checkout).
+    pub write: Vec<String>,
+    /// The answer file; its folder becomes writable, so give each call a folder of its own.
+    pub answer: Option<PathBuf>,
+    /// The private TMPDIR (created, mode 0700); default
+    /// `<tmp>/forge-sandbox-<uid>/<project>-<hash>/<profile>`.
+    pub tmpdir: Option<PathBuf>,
+    /// The agent client a red, green or review call runs: its state folders become writable
+    /// and its one credential file readable.
+    pub client: Option<Client>,
+    pub caches: Option<Vec<String>>,
+    pub mode: Option<Mode>,
+    /// Run CMD in a new PID namespace: whatever it starts (double-forked, `setsid`) ends when
+    /// it ends.
+    pub contain: bool,
+    /// Carve control files out of writable folders with Landlock rules alone even where a mount
+    /// namespace could be made (for measurement and comparison; see docs/sandbox.md).
+    pub carve_by_rules: bool,
+}
+
+impl Request {
+    pub fn new(profile: Profile, project: impl Into<PathBuf>) -> Request {
+        Request {
+            profile,
+            project: project.into(),
+            write: Vec::new(),
+            answer: None,
+            tmpdir: None,
+            client: None,
+            caches: None,
+            mode: None,
+            contain: false,
+            carve_by_rules: false,
+        }
+    }
+}
+
+/// What the kernel offers here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Level {
+    /// The Landlock ABI version (0: none).
+    pub landlock_abi: i32,
+    /// Signal and abstract-socket scoping (ABI ≥ 6).
+    pub scopes: bool,
+    /// A private mount namespace can be made (root, or unprivileged user namespaces).
+    pub mount_ns: bool,
+    /// A PID namespace can be made (for `--contain`).
+    pub pid_ns: bool,
+    /// Already inside a Forge sandbox (`FORGE_SANDBOX` set): rules can only narrow.
+    pub nested: bool,
+}
+
+/// The Landlock ABI a fully enforced profile needs: truncation (3), device ioctls (5), and
+/// signal and abstract-socket scopes (6).
+pub const REQUIRED_ABI: i32 = 6;
+
+impl Level {
+    /// Whether every profile can be fully enforced.
+    pub fn full(&self) -> bool {
+        self.landlock_abi >= REQUIRED_ABI && (self.mount_ns || self.nested)
+    }
+
+    /// What a profile loses here, in words; empty when nothing.
+    pub fn missing(&self) -> Vec<String> {
+        let mut m = Vec::new();
+        match self.landlock_abi {
+            0 => m.push(
+                "no Landlock (Linux ≥ 5.13 with `lsm=landlock`): commands can write and read anywhere the user can".to_string(),
+            ),
+            1 | 2 => m.push(format!(
+                "Landlock ABI {} cannot stop truncation of read-only files (needs ABI 3, Linux 6.2)",
+                self.landlock_abi
+            )),
+            _ => {}
+        }
+        if self.landlock_abi > 0 && self.landlock_abi < REQUIRED_ABI {
+            m.push(format!(
+                "Landlock ABI {} has no signal scoping (needs ABI 6, Linux 6.12): a sandboxed process could signal Forge",
+                self.landlock_abi
+            ));
+        }
+        if !self.mount_ns && !self.nested {
+            m.push("no mount namespace (not root, and unprivileged user namespaces are off): control files inside writable folders (.forge/, .git/config, .git/hooks/) stay writable".into());
+        }
+        m
+    }
+
+    /// One line for `forge status` and the run's first line.
+    pub fn describe(&self) -> String {
+        let mut s = if self.landlock_abi == 0 {
+            "none (no Landlock)".to_string()
+        } else {
+            format!("Landlock ABI {}", self.landlock_abi)
+        };
+        if self.scopes {
+            s.push_str(", signal + socket scopes");
+        }
+        s.push_str(if self.mount_ns {
+            ", mount namespace"
+        } else {
+            ", no mount namespace"
+        });
+        s.push_str(if self.pid_ns {
+            ", PID namespace (containment)"
+        } else {
+            ", no PID namespace (no containment)"
+        });
+        if self.nested {
+            s.push_str(", nested in a Forge sandbox");
+        }
+        s
+    }
+
+    /// `Ok` when `mode` can be honoured here; the error says what is missing.
+    pub fn check(&self, mode: Mode) -> Result<(), SandboxError> {
+        if mode == Mode::Require && !self.full() {
+            return Err(SandboxError::Unavailable(self.missing().join("; ")));
+        }
+        Ok(())
+    }
+}
+
+/// What is in force for `mode` on a kernel at `level`, in one line (`forge status`).
+pub fn in_force(mode: Mode, level: &Level) -> String {
+    match mode {
+        Mode::Off => "off (`sandbox.mode: off`): commands run unsandboxed; the guard's parse is the only wall".into(),
+        _ if level.landlock_abi == 0 && mode == Mode::Require => format!(
+            "REQUIRED BUT UNAVAILABLE — {}: sandboxed calls are refused",
+            level.missing().join("; ")
+        ),
+        _ if level.landlock_abi == 0 => format!(
+            "none — {}; the guard's parse is the only wall",
+            level.missing().join("; ")
+        ),
+        _ if level.full() => format!("full ({}; mode {})", level.describe(), mode.as_str()),
+        _ if mode == Mode::Require => format!(
+            "REQUIRED BUT PARTIAL — {}: sandboxed calls are refused",
+            level.missing().join("; ")
+        ),
+        _ => format!(
+            "partial ({}; mode auto) — {}",
+            level.describe(),
+            level.missing().join("; ")
+        ),
+    }
+}
+
+/// What the kernel offers, without starting a process: the Landlock ABI from the kernel, and
+/// whether namespaces can be made (root, or unprivileged user namespaces switched on).
+pub fn level() -> Level {
+    #[cfg(target_os = "linux")]
+    {
+        let abi = landlock::kernel_abi();
+        let nested = std::env::var_os(ENV_MARKER).is_some();
+        let ns = mounts::namespaces_possible();
+        Level {
+            landlock_abi: abi,
+            scopes: abi >= 6,
+            mount_ns: ns && !nested,
+            pid_ns: ns,
+            nested,
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Level {
+            landlock_abi: 0,
+            scopes: false,
+            mount_ns: false,
+            pid_ns: false,
+            nested: false,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// `sandbox.mode: require` on a kernel that cannot enforce the profile.
+    #[error(
+        "the sandbox cannot be fully enforced here: {0}. Use `sandbox.mode: auto` to run with what the kernel offers, or run on Linux ≥ 6.12 with Landlock"
+    )]
+    Unavailable(String),
+    /// The request cannot be resolved (an area outside the project, a protected symlink).
+    #[error("{0}")]
+    Plan(String),
+    /// A step of setting it up failed.
+    #[error("cannot set up the sandbox ({step}): {source}")]
+    Setup {
+        step: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// CMD could not be started.
+    #[error("cannot run `{program}`: {source}")]
+    Exec {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SandboxError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SandboxError::Exec { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                EXIT_NOT_FOUND
+            }
+            SandboxError::Exec { .. } => EXIT_CANNOT_EXEC,
+            _ => EXIT_SETUP,
+        }
+    }
+}
+
+/// How a contained command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Exited(i32),
+    Signaled(i32),
+}
+
+/// Resolves `req` against the machine: the plan [`enter`] enforces (for `--explain` and the
+/// guard's explanations).
+pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), SandboxError> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"));
+    let layout = Layout::probe(&req.project, &home).map_err(|e| SandboxError::Setup {
+        step: format!("read the project folder {}", req.project.display()),
+        source: e,
+    })?;
+    let client_state = match req.client {
+        Some(Client::Claude) => config.clients.claude.clone(),
+        Some(Client::Codex) => config.clients.codex.clone(),
+        Some(Client::Gemini) => config.clients.gemini.clone(),
+        None => Vec::new(),
+    };
+    let wants = resolve::Wants {
+        profile: req.profile,
+        write: req.write.clone(),
+        answer: req.answer.clone(),
+        tmpdir: req.tmpdir.clone(),
+        caches: req.caches.clone().unwrap_or_else(|| config.caches.clone()),
+        client: req.client,
+        client_state,
+        secrets: config.secrets.clone(),
+    };
+    // One lstat per path, however many places ask (a stat costs ~1.5 µs here, and the plan asks
+    // about a hundred paths).
+    let seen: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<std::fs::FileType>>> =
+        Default::default();
+    let kind = |p: &Path| -> Option<std::fs::FileType> {
+        if let Some(k) = seen.borrow().get(p) {
+            return *k;
+        }
+        let k = std::fs::symlink_metadata(p).ok().map(|m| m.file_type());
+        seen.borrow_mut().insert(p.to_path_buf(), k);
+        k
+    };
+    let plan = resolve::plan(
+        &wants,
+        &layout,
+        &|p| kind(p).is_some(),
+        &|p| match kind(p) {
+            Some(k) if k.is_symlink() => p.is_dir(),
+            Some(k) => k.is_dir(),
+            None => false,
+        },
+        &|p| kind(p).is_some_and(|k| k.is_symlink()),
+    )
+    .map_err(SandboxError::Plan)?;
+    Ok((layout, plan))
+}
+
+/// The environment CMD gets: TMPDIR, the marker, and no credentials but its client's own.
+pub fn environment(req: &Request, plan: &Plan) -> (Vec<(OsString, OsString)>, Vec<&'static str>) {
+    let set = vec![
+        ("TMPDIR".into(), plan.tmpdir.clone().into_os_string()),
+        (ENV_MARKER.into(), req.profile.as_str().into()),
+    ];
+    let keep: &[&str] = match (req.profile.runs_client(), req.client) {
+        (true, Some(c)) => own_env(c),
+        _ => &[],
+    };
+    let remove = SECRET_ENV
+        .iter()
+        .copied()
+        .filter(|k| !keep.contains(k))
+        .collect();
+    (set, remove)
+}
+
+/// Runs `program` as `req` asks, replacing this process (or, with `contain`, waiting for it in a
+/// PID namespace): returns only on failure — or, contained, with how CMD ended. Warnings (what
+/// `auto` mode leaves out) go to `warn`.
+pub fn enter(
+    req: &Request,
+    config: &SandboxConfig,
+    program: &[OsString],
+    warn: &mut dyn FnMut(&str),
+) -> Result<Ended, SandboxError> {
+    let mode = req.mode.unwrap_or(config.mode);
+    let level = level();
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (req, program, warn);
+        level.check(mode)?;
+        return Err(SandboxError::Unavailable(
+            "this is not Linux: Forge's sandbox is built on Landlock".into(),
+        ));
+    }
+    #[cfg(target_os = "linux")]
+    {
+        if mode == Mode::Off {
+            return run_plain(req, program, warn, None);
+        }
+        level.check(mode)?;
+        if level.landlock_abi == 0 {
+            warn(&format!(
+                "forge sandbox: {} — running `{}` without a file-system sandbox. What remains: the guard's parse of each command{}.",
+                level.missing().join("; "),
+                program
+                    .first()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                if req.contain && level.pid_ns {
+                    ", and containment (everything it starts ends with it)"
+                } else {
+                    ""
+                }
+            ));
+            return run_plain(req, program, warn, None);
+        }
+        let (_layout, mut plan) = resolve(req, config)?;
+        let mut mounts = level.mount_ns && !req.carve_by_rules;
+        if mounts && let Err(e) = mounts::enter_namespace() {
+            if mode == Mode::Require {
+                return Err(e);
+            }
+            warn(&format!(
+                "forge sandbox: {e}; control files are carved out with Landlock rules instead (no new file at the repository root, no `git commit` in a session)"
+            ));
+            mounts = false;
+        }
+        if mounts {
+            // One bind per secret is cheaper than leaving it out of the read grants, which
+            // splits its folder (`/etc` for `/etc/shadow`) into a rule per entry.
+            plan.hide_secrets_by_mount();
+        } else {
+            plan.carve_by_rules(&mut landlock::list);
+        }
+        if !plan.problems.is_empty() {
+            let p = plan.problems.join("; ");
+            if mode == Mode::Require {
+                return Err(SandboxError::Plan(p));
+            }
+            warn(&format!("forge sandbox: {p}"));
+        }
+        for m in level.missing() {
+            warn(&format!("forge sandbox: {m}"));
+        }
+        prepare(&plan)?;
+        let (set, remove) = environment(req, &plan);
+        apply_environment(&set, &remove);
+        let require = mode == Mode::Require;
+        let step = move || -> Result<(), SandboxError> {
+            if mounts {
+                mounts::apply(&plan, &empty_dir(&plan))?;
+            }
+            landlock::detach_terminal();
+            landlock::drop_capabilities()?;
+            landlock::restrict(&plan, level.landlock_abi, require)?;
+            Ok(())
+        };
+        run_plain(req, program, warn, Some(Box::new(step)))
+    }
+}
+
+/// The empty read-only folder bound over a secret folder (`~/.ssh`): next to the TMPDIRs,
+/// `<tmp>/forge-sandbox-<uid>/empty`.
+fn empty_dir(plan: &Plan) -> PathBuf {
+    let base = plan
+        .tmpdir
+        .ancestors()
+        .find(|a| {
+            a.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("forge-sandbox-"))
+        })
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| resolve::system_tmp().join("forge-sandbox"));
+    base.join("empty")
+}
+
+/// Creates the TMPDIR, the empty folder and the placeholder control folders.
+#[cfg(target_os = "linux")]
+fn prepare(plan: &Plan) -> Result<(), SandboxError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&plan.tmpdir)
+        .map_err(|e| SandboxError::Setup {
+            step: format!("create the TMPDIR {}", plan.tmpdir.display()),
+            source: e,
+        })?;
+    let empty = empty_dir(plan);
+    for (dir, mode) in [(empty.clone(), 0o555), (empty.with_file_name("dev"), 0o755)] {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(mode)
+            .create(&dir)
+            .map_err(|e| SandboxError::Setup {
+                step: format!("create the folder {}", dir.display()),
+                source: e,
+            })?;
+    }
+    for p in &plan.create_areas {
+        std::fs::create_dir_all(p).map_err(|e| SandboxError::Setup {
+            step: format!("create the writable area {}", p.display()),
+            source: e,
+        })?;
+    }
+    for p in &plan.placeholders {
+        match std::fs::create_dir_all(p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(SandboxError::Setup {
+                    step: format!("create the empty control folder {}", p.display()),
+                    source: e,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+type Step = Box<dyn FnOnce() -> Result<(), SandboxError>>;
+
+/// Runs `program` after `step` (the sandbox), contained or not. Exec replaces this process, so
+/// only failures and a contained CMD's end come back.
+#[cfg(target_os = "linux")]
+fn run_plain(
+    req: &Request,
+    program: &[OsString],
+    warn: &mut dyn FnMut(&str),
+    step: Option<Step>,
+) -> Result<Ended, SandboxError> {
+    if req.contain {
+        match contain::enter() {
+            // This is `forge sandbox` itself: CMD ran in the namespace and ended.
+            Ok(Some(ended)) => return Ok(ended),
+            // This is the namespace's CMD process: sandbox it and exec.
+            Ok(None) => {}
+            Err(contain::Unavailable(why)) => warn(&format!(
+                "forge sandbox: cannot contain `{}` ({why}): running it without containment; what it leaves running outlives it",
+                program
+                    .first()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    if let Some(s) = step {
+        s()?;
+    }
+    Err(exec_program(program))
+}
+
+/// `execvp`s `program`; returns only the error.
+#[cfg(target_os = "linux")]
+fn exec_program(program: &[OsString]) -> SandboxError {
+    use std::os::unix::process::CommandExt;
+    let Some(first) = program.first() else {
+        return SandboxError::Plan("no command given after `--`".into());
+    };
+    // Found with stat(2), not by letting exec try each PATH entry: a failed execve per entry
+    // costs more than the sandbox itself.
+    let path = first
+        .to_str()
+        .and_then(crate::exec::which)
+        .map(OsString::from)
+        .unwrap_or_else(|| first.clone());
+    let e = std::process::Command::new(path)
+        .arg0(first)
+        .args(&program[1..])
+        .exec();
+    SandboxError::Exec {
+        program: first.to_string_lossy().into_owned(),
+        source: e,
+    }
+}
+
+/// Sets the sandbox's environment in this process before exec (single-threaded: `forge sandbox`
+/// starts no thread).
+pub fn apply_environment(set: &[(OsString, OsString)], remove: &[&str]) {
+    for k in remove {
+        // SAFETY: `forge sandbox` is single-threaded when it prepares the exec.
+        unsafe { std::env::remove_var(k) };
+    }
+    for (k, v) in set {
+        // SAFETY: as above.
+        unsafe { std::env::set_var(k, v) };
+    }
+}
+
+/// The absolute path of the first existing `name` on `PATH`-like candidates.
+pub fn find_shell() -> PathBuf {
+    for c in ["/bin/bash", "/usr/bin/bash", "/bin/sh"] {
+        if Path::new(c).exists() {
+            return PathBuf::from(c);
+        }
+    }
+    PathBuf::from("/bin/sh")
+}
+
+/// Exits this process the way a contained CMD ended: the same exit code, or killed by the same
+/// signal.
+pub fn exit_like(ended: Ended) -> ! {
+    #[cfg(target_os = "linux")]
+    {
+        contain::exit_like(ended)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        match ended {
+            Ended::Exited(c) => std::process::exit(c),
+            Ended::Signaled(s) => std::process::exit(128 + s),
+        }
+    }
+}

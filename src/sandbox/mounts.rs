@@ -1,0 +1,277 @@
+//! The private mount namespace that keeps control files read-only inside writable folders.
+//!
+//! Landlock grants a right on a whole subtree, so "the repository but not `.forge/`" cannot be
+//! said with Landlock alone (docs/sandbox.md has the measurement). Here the process gets its
+//! own mount table: control files are bound onto themselves read-only, the folders between
+//! them and the writable root are bound onto themselves (a mount point cannot be renamed or
+//! removed, so `mv .git x` cannot carry `.git/config` away), and secrets inside writable folders
+//! (and, where the namespace exists anyway, every secret) are covered: a file by `/dev/null` on a
+//! `nodev` mount (opening it fails), a folder by an empty read-only folder. Landlock then forbids any
+//! further mount, so the sandboxed process cannot undo this.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use nix::libc;
+
+use super::{Plan, SandboxError};
+
+/// Whether this process can make namespaces: root, or unprivileged user namespaces switched on.
+pub fn namespaces_possible() -> bool {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return Path::new("/proc/self/ns/mnt").exists();
+    }
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let max = read("/proc/sys/user/max_user_namespaces").and_then(|s| s.parse::<u64>().ok());
+    let unpriv = read("/proc/sys/kernel/unprivileged_userns_clone");
+    max.is_some_and(|m| m > 0) && unpriv.as_deref() != Some("0")
+}
+
+/// Replaces `/dev` with a small tmpfs holding only the usable devices (bound from the real
+/// `/dev`) and the `fd`/`stdin`/`stdout`/`stderr` links: disks and memory devices do not exist
+/// in the sandbox. Built in a staging folder next to `empty`, then moved onto `/dev`, and made
+/// read-only (writing to a device node is not a write to the mount).
+fn private_dev(empty: &Path) -> Result<(), SandboxError> {
+    let staging = empty.with_file_name("dev");
+    let io = |step: String, e: std::io::Error| SandboxError::Setup { step, source: e };
+    let t = cstr(&staging);
+    // SAFETY: NUL-terminated strings alive across the call.
+    let r = unsafe {
+        libc::mount(
+            c"forge-dev".as_ptr(),
+            t.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"mode=755,size=64k".as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(io(
+            format!("mount a private /dev on {}", staging.display()),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    for d in super::resolve::DEVICES {
+        let src = Path::new(d);
+        let name = src.file_name().unwrap_or_default();
+        // Pseudo-terminals come from a devpts of the sandbox's own (below): the host's
+        // `/dev/ptmx` finds its `pts` through the host's `/dev`, which is gone here.
+        if name == "pts" || name == "ptmx" {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(src) else {
+            continue;
+        };
+        let dst = staging.join(name);
+        let made = if meta.is_dir() {
+            std::fs::create_dir(&dst)
+        } else {
+            std::fs::File::create(&dst).map(drop)
+        };
+        made.map_err(|e| io(format!("create {}", dst.display()), e))?;
+        mount(Some(src), &dst, libc::MS_BIND | libc::MS_REC)?;
+        if meta.is_dir() {
+            // `/dev/shm` stays writable (the machine was made read-only above).
+            set_read_only(&dst, false, false)?;
+        }
+    }
+    let pts = staging.join("pts");
+    std::fs::create_dir(&pts).map_err(|e| io(format!("create {}", pts.display()), e))?;
+    let p = cstr(&pts);
+    // SAFETY: NUL-terminated strings alive across the call.
+    let r = unsafe {
+        libc::mount(
+            c"devpts".as_ptr(),
+            p.as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(io(
+            "mount a devpts of the sandbox's own".into(),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    for (name, target) in [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(target, staging.join(name))
+            .map_err(|e| io(format!("link /dev/{name}"), e))?;
+    }
+    set_read_only(&staging, true, false)?;
+    mount(Some(&staging), Path::new("/dev"), libc::MS_MOVE)
+}
+
+/// The writable places that need a writable mount: the outermost ones (a place inside another
+/// is writable with it), not device files (a read-only mount does not stop writes to a device).
+fn writable_mounts(plan: &Plan) -> Vec<&Path> {
+    let mut out: Vec<&Path> = Vec::new();
+    let mut all: Vec<&Path> = plan
+        .write
+        .iter()
+        .map(|p| p.as_path())
+        .filter(|p| !p.starts_with("/dev") || p.starts_with("/dev/shm"))
+        .collect();
+    all.sort_by_key(|p| p.components().count());
+    for p in all {
+        if !out.iter().any(|o| p.starts_with(o)) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `mount_setattr(2)`: sets or clears read-only on the mount at `path` (and, with `recursive`,
+/// every mount below), keeping its other flags (nosuid, nodev, noexec).
+fn set_read_only(path: &Path, read_only: bool, recursive: bool) -> Result<(), SandboxError> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    let attr = MountAttr {
+        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let c = cstr(path);
+    // SAFETY: a NUL-terminated path and a mount_attr of the size passed, both alive across the
+    // call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            if recursive { AT_RECURSIVE } else { 0 },
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r != 0 {
+        return Err(SandboxError::Setup {
+            step: format!(
+                "make {} {}",
+                path.display(),
+                if read_only { "read-only" } else { "writable" }
+            ),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+fn cstr(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).unwrap_or_default()
+}
+
+fn mount(src: Option<&Path>, dst: &Path, flags: libc::c_ulong) -> Result<(), SandboxError> {
+    let s = src.map(cstr);
+    let d = cstr(dst);
+    // SAFETY: NUL-terminated paths that live across the call; no filesystem type or data.
+    let r = unsafe {
+        libc::mount(
+            s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            d.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(SandboxError::Setup {
+            step: format!("bind {}", dst.display()),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+/// Enters a private mount namespace and applies the plan's binds.
+/// Enters a private mount namespace (with a user namespace of its own when not root). Called
+/// before anything is decided on it, so a kernel or container that refuses one is found out while
+/// `auto` can still fall back to carving with Landlock rules.
+pub fn enter_namespace() -> Result<(), SandboxError> {
+    let setup = |step: &str| {
+        let e = std::io::Error::last_os_error();
+        SandboxError::Setup {
+            step: step.to_string(),
+            source: e,
+        }
+    };
+    // SAFETY: unshare(2) of the mount namespace only affects this process.
+    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+        // Not root and not already in a user namespace of our own: make one.
+        let uid = unsafe { libc::getuid() };
+        let gid = unsafe { libc::getgid() };
+        if unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUSER) } != 0 {
+            return Err(setup("unshare the mount namespace"));
+        }
+        let w = |f: &str, s: String| std::fs::write(f, s);
+        if w("/proc/self/setgroups", "deny".into()).is_err()
+            || w("/proc/self/uid_map", format!("{uid} {uid} 1")).is_err()
+            || w("/proc/self/gid_map", format!("{gid} {gid} 1")).is_err()
+        {
+            return Err(setup("map the user namespace"));
+        }
+    }
+    // Nothing done from here on may reach the caller's mount table.
+    mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)
+}
+
+/// Applies the plan's binds in the namespace [`enter_namespace`] made.
+pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
+    // The whole machine read-only, then the writable places bound writable again: Landlock does
+    // not cover a file's metadata (chmod, utimes, extended attributes), a read-only mount does.
+    set_read_only(Path::new("/"), true, true)?;
+    for w in writable_mounts(plan) {
+        mount(Some(w), w, libc::MS_BIND | libc::MS_REC)?;
+        set_read_only(w, false, false)?;
+    }
+    let ro = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    for p in &plan.pin {
+        mount(Some(p), p, libc::MS_BIND)?;
+    }
+    for p in &plan.read_only {
+        mount(Some(p), p, libc::MS_BIND | libc::MS_REC)?;
+        mount(None, p, ro)?;
+    }
+    for p in &plan.hide {
+        // A folder is covered by an empty read-only folder, a file by /dev/null on a `nodev`
+        // mount (opening it fails).
+        let src = if p.is_dir() {
+            empty
+        } else {
+            Path::new("/dev/null")
+        };
+        mount(Some(src), p, libc::MS_BIND)?;
+        mount(None, p, ro)?;
+    }
+    for p in &plan.rebind_writable {
+        mount(Some(p), p, libc::MS_BIND)?;
+    }
+    if plan.private_dev {
+        private_dev(empty)?;
+    }
+    // The working folder may lie under a new mount: enter it again through the new table.
+    if let Ok(cwd) = std::env::current_dir() {
+        let _ = std::env::set_current_dir(cwd);
+    }
+    Ok(())
+}

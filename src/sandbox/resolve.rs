@@ -1,0 +1,770 @@
+//! From a [`Request`](super::Request) and the facts of the machine ([`Layout`]) to a [`Plan`]:
+//! absolute paths for every place of the profile table, and how each is enforced — a Landlock
+//! grant, a read-only bind (a control file inside a writable folder), a pinned folder (an
+//! ancestor of one, so it cannot be renamed away), a hidden secret (a secret inside a writable
+//! folder). Pure: the file system is only read through [`Layout`] and the `exists` oracle, so every
+//! rule is testable without a kernel.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::profile::{self, Access, Place, Profile};
+
+/// Secrets under the home folder (the list, plus agents' credentials and histories).
+pub const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".azure",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".gem/credentials",
+    ".password-store",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".local/share/keyrings",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+];
+
+/// Secrets of the system (root can read them through file permissions).
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key",
+];
+
+/// Device files every profile may use; all other devices are raw devices, never opened.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
+/// Forge's and the agents' control folders at the repository root.
+pub const PROJECT_CONTROL: &[&str] = &[".forge", ".tmp/.forge", ".claude", ".codex", ".gemini"];
+/// Control files in git's common folder (shared by worktrees).
+pub const GIT_CONTROL: &[&str] = &["config", "hooks", "info", "modules"];
+/// The clients' own settings, instructions and hooks under home: a red, green or review agent
+/// may write its client's state folder, but what the *next* session of that client would run
+/// outside any sandbox (hooks, MCP servers, commands) stays read-only where it exists.
+pub const CLIENT_CONTROL: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/CLAUDE.md",
+    ".claude/agents",
+    ".claude/commands",
+    ".claude/skills",
+    ".claude/plugins",
+    ".claude/hooks",
+    ".codex/config.toml",
+    ".codex/hooks.json",
+    ".codex/AGENTS.md",
+    ".codex/rules",
+    ".gemini/settings.json",
+    ".gemini/GEMINI.md",
+    ".gemini/extensions",
+];
+/// Control folders Forge creates, empty, where they are missing inside a writable folder (a
+/// missing file cannot be bound, and an empty one may not be valid for its reader).
+const PLACEHOLDER_NAMES: &[&str] = &[
+    ".forge", ".claude", ".codex", ".gemini", "hooks", "info", "modules",
+];
+
+/// An agent client, whose state folders and one credential file a red, green or review sandbox
+/// lets it use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Client {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Client {
+    pub const ALL: [Client; 3] = [Client::Claude, Client::Codex, Client::Gemini];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Client::Claude => "claude",
+            Client::Codex => "codex",
+            Client::Gemini => "gemini",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Client> {
+        Client::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// The client a shell command line starts, from its first word (`claude -p …`,
+    /// `/usr/local/bin/codex exec …`); `None` for anything else.
+    pub fn from_command(command: &str) -> Option<Client> {
+        let first = command.split_whitespace().next()?;
+        let name = first.rsplit('/').next()?;
+        Client::parse(name)
+    }
+
+    /// The credential file the client reads, relative to home. Every other client's is a
+    /// secret.
+    pub fn credential(self) -> &'static str {
+        match self {
+            Client::Claude => ".claude/.credentials.json",
+            Client::Codex => ".codex/auth.json",
+            Client::Gemini => ".gemini/oauth_creds.json",
+        }
+    }
+}
+
+/// Facts of the machine a plan needs, gathered once by [`Layout::probe`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// The repository root, canonical.
+    pub project: PathBuf,
+    pub home: PathBuf,
+    /// The repository's own git folder (`.git`, or a worktree's folder under the main one).
+    pub git_dir: Option<PathBuf>,
+    /// Git's common folder (objects, refs, config, hooks): the same as `git_dir` except in a
+    /// linked worktree.
+    pub git_common: Option<PathBuf>,
+    /// `.git` is a file (a linked worktree or a submodule): it is a control file itself.
+    pub git_file: bool,
+    /// Top-level `.env*` files of the project (not `.example`, `.sample`, `.template`).
+    pub env_files: Vec<PathBuf>,
+    /// The system's temporary folder (`$TMPDIR` or `/tmp`).
+    pub system_tmp: PathBuf,
+}
+
+impl Layout {
+    /// Reads the few facts a plan needs: where git keeps its files, the project's `.env` files.
+    /// No process is started (`git rev-parse` would cost more than the whole sandbox).
+    pub fn probe(project: &Path, home: &Path) -> std::io::Result<Layout> {
+        let project = project.canonicalize()?;
+        let dot_git = project.join(".git");
+        let (git_dir, git_file) = match std::fs::symlink_metadata(&dot_git) {
+            Ok(m) if m.is_dir() => (Some(dot_git), false),
+            Ok(m) if m.is_file() => {
+                let text = std::fs::read_to_string(&dot_git).unwrap_or_default();
+                let dir = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("gitdir:"))
+                    .map(|d| project.join(d.trim()));
+                (dir.and_then(|d| d.canonicalize().ok()), true)
+            }
+            _ => (None, false),
+        };
+        let git_common = git_dir.as_ref().map(|d| {
+            std::fs::read_to_string(d.join("commondir"))
+                .ok()
+                .and_then(|c| d.join(c.trim()).canonicalize().ok())
+                .unwrap_or_else(|| d.clone())
+        });
+        let mut env_files = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(&project) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if is_env_secret(&name) {
+                    env_files.push(e.path());
+                }
+            }
+        }
+        env_files.sort();
+        let system_tmp = system_tmp();
+        Ok(Layout {
+            project,
+            home: home.to_path_buf(),
+            git_dir,
+            git_common,
+            git_file,
+            env_files,
+            system_tmp,
+        })
+    }
+
+    /// The default private TMPDIR of a profile in this project:
+    /// `<system tmp>/forge-sandbox-<uid>/<project name>-<hash>/<profile>`.
+    pub fn default_tmpdir(&self, profile: Profile) -> PathBuf {
+        default_tmpdir(&self.project, &self.system_tmp, profile)
+    }
+}
+
+/// The system's temporary folder: `$TMPDIR` when absolute, else `/tmp`.
+pub fn system_tmp() -> PathBuf {
+    std::env::var_os("TMPDIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+}
+
+/// `<system tmp>/forge-sandbox-<uid>/<project name>-<hash>/<profile>`: private to the user, the
+/// project (canonical path) and the profile. The hook computes it too, to place its `cwd` file.
+pub fn default_tmpdir(project: &Path, system_tmp: &Path, profile: Profile) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    project.hash(&mut h);
+    let name = project
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into());
+    // SAFETY: getuid(2) cannot fail and touches no memory.
+    let uid = unsafe { nix::libc::getuid() };
+    system_tmp
+        .join(format!("forge-sandbox-{uid}"))
+        .join(format!("{name}-{:08x}", h.finish() as u32))
+        .join(profile.as_str())
+}
+
+/// `.env`, `.env.local`, `.env.production` are secrets; `.env.example` and friends are not.
+pub fn is_env_secret(name: &str) -> bool {
+    (name == ".env" || name.starts_with(".env."))
+        && ![".example", ".sample", ".template", ".dist", ".defaults"]
+            .iter()
+            .any(|s| name.ends_with(s))
+}
+
+/// What a sandbox is asked to allow, in the caller's words (globs, `~/…`), before resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wants {
+    pub profile: Profile,
+    /// Writable areas: globs relative to the project (`tests/**`) or absolute folders.
+    pub write: Vec<String>,
+    pub answer: Option<PathBuf>,
+    pub tmpdir: Option<PathBuf>,
+    pub caches: Vec<String>,
+    pub client: Option<Client>,
+    pub client_state: Vec<String>,
+    pub secrets: Vec<String>,
+}
+
+/// Everything the enforcement needs, as absolute paths.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Plan {
+    /// Each place's paths, for explanations and [`Plan::place_of`].
+    pub places: Vec<(Place, PathBuf)>,
+    /// Landlock: folders and files the profile may write (they exist).
+    pub write: Vec<PathBuf>,
+    /// Landlock: paths no rule may cover for reading (secrets, raw devices), unless under a
+    /// writable folder — those are in `hide`.
+    pub holes: Vec<PathBuf>,
+    /// Landlock: read grants inside holes (the own credential, the usable devices).
+    pub read_inside_holes: Vec<PathBuf>,
+    /// Mount namespace: control files inside writable folders, bound read-only onto themselves.
+    pub read_only: Vec<PathBuf>,
+    /// Mount namespace: folders between a writable folder and a control file, bound onto
+    /// themselves so they cannot be renamed away (a mount point cannot be moved or removed).
+    pub pin: Vec<PathBuf>,
+    /// Mount namespace: secrets inside writable folders, covered by an empty read-only file.
+    pub hide: Vec<PathBuf>,
+    /// Control folders to create, empty, before binding (so an agent cannot create them).
+    pub placeholders: Vec<PathBuf>,
+    /// Folders that do not exist yet — writable areas, a client's state folders — created
+    /// before the sandbox starts.
+    pub create_areas: Vec<PathBuf>,
+    /// Writable paths that lie inside a read-only bind and are bound writable again after it.
+    pub rebind_writable: Vec<PathBuf>,
+    /// The private TMPDIR (created by the launcher, mode 0700).
+    pub tmpdir: PathBuf,
+    /// Problems that make the plan impossible to enforce as written (a control file that is a
+    /// symbolic link inside a writable folder).
+    pub problems: Vec<String>,
+    /// `/dev` is replaced by a private one holding only [`DEVICES`] (mount namespace).
+    pub private_dev: bool,
+}
+
+impl Plan {
+    /// The place `path` belongs to: the place with the longest path that contains it (ties go
+    /// to the more specific place of [`Place::ALL`]). `System` when nothing else contains it.
+    pub fn place_of(&self, path: &Path) -> Place {
+        let mut best: Option<(usize, Place)> = None;
+        for (place, p) in &self.places {
+            if within(path, p) {
+                let len = p.as_os_str().len();
+                let better = match best {
+                    None => true,
+                    Some((l, bp)) => len > l || (len == l && *place < bp),
+                };
+                if better {
+                    best = Some((len, *place));
+                }
+            }
+        }
+        best.map(|(_, p)| p).unwrap_or(Place::System)
+    }
+
+    /// What `profile` may do with `path` — the same answer the kernel gives.
+    pub fn access(&self, profile: Profile, path: &Path) -> Access {
+        profile::access(profile, self.place_of(path))
+    }
+
+    pub fn can_write(&self, profile: Profile, path: &Path) -> bool {
+        self.access(profile, path) == Access::Write
+    }
+
+    pub fn can_read(&self, profile: Profile, path: &Path) -> bool {
+        self.access(profile, path) >= Access::Read
+    }
+
+    /// Moves every secret from the read holes to the mount binds (`/dev` stays a hole): with a
+    /// mount namespace, hiding a secret costs two mounts, while a hole splits its folder into a
+    /// read rule per entry.
+    pub fn hide_secrets_by_mount(&mut self) {
+        let secrets: Vec<PathBuf> = self
+            .holes
+            .iter()
+            .filter(|h| self.place_of(h) == Place::Secrets)
+            .cloned()
+            .collect();
+        self.holes.retain(|h| !secrets.contains(h));
+        for s in secrets {
+            push_unique(&mut self.hide, s);
+        }
+        // A private /dev holding only the usable devices replaces the raw-devices hole, so the
+        // whole machine is one read rule and /dev one write rule.
+        self.holes.retain(|h| h != Path::new("/dev"));
+        self.read_inside_holes.retain(|p| !p.starts_with("/dev"));
+        self.write.retain(|p| !p.starts_with("/dev"));
+        self.write.insert(0, PathBuf::from("/dev"));
+        self.private_dev = true;
+    }
+
+    /// Without a mount namespace: control files and secrets inside a writable folder are carved
+    /// out with Landlock alone, by granting the folder's entries one by one (recursively around
+    /// what must stay read-only) instead of the folder. What that cannot express is lost: new
+    /// entries in a carved folder (a new file at the repository root, git's `index.lock` next to
+    /// `.git/config`) cannot be created. docs/sandbox.md compares both ways.
+    pub fn carve_by_rules(&mut self, list: &mut dyn FnMut(&Path) -> Vec<(PathBuf, bool)>) {
+        let keep_out: Vec<PathBuf> = self
+            .read_only
+            .iter()
+            .chain(self.hide.iter())
+            .cloned()
+            .collect();
+        let mut write = Vec::new();
+        // A writable folder inside another is granted with it (and must not undo a carve-out
+        // of the outer one: `.git` inside the repository holds `.git/config`).
+        let outer: Vec<PathBuf> = self
+            .write
+            .iter()
+            .filter(|w| !self.write.iter().any(|o| w.starts_with(o) && *w != o))
+            .cloned()
+            .collect();
+        for w in &outer {
+            let inside: Vec<PathBuf> = keep_out
+                .iter()
+                .filter(|k| k.starts_with(w) && *k != w)
+                .cloned()
+                .collect();
+            if inside.is_empty() {
+                write.push(w.clone());
+            } else {
+                write.extend(cover(w, &inside, list));
+            }
+        }
+        write.sort();
+        write.dedup();
+        self.write = write;
+        let hidden = std::mem::take(&mut self.hide);
+        for h in hidden {
+            push_unique(&mut self.holes, h);
+        }
+        self.read_only.clear();
+        self.pin.clear();
+        self.placeholders.clear();
+        self.rebind_writable.clear();
+    }
+
+    /// Whether enforcing the plan as written needs a private mount namespace (control files or
+    /// secrets inside writable folders). Where one can be made it is always used: it also makes
+    /// the rest of the machine read-only for metadata changes Landlock does not cover.
+    pub fn needs_mounts(&self) -> bool {
+        !(self.read_only.is_empty() && self.pin.is_empty() && self.hide.is_empty())
+    }
+}
+
+/// `path` is `dir` or inside it — `Path::starts_with` on the bytes of two normalized absolute
+/// paths, without splitting them into components (the plan asks this thousands of times).
+pub fn within(path: &Path, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, d) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    let d = if d.len() > 1 && d.ends_with(b"/") {
+        &d[..d.len() - 1]
+    } else {
+        d
+    };
+    p.starts_with(d) && (p.len() == d.len() || p[d.len()] == b'/' || d == b"/")
+}
+
+/// `~/x` against `home`; absolute paths as they are.
+pub fn expand_home(p: &str, home: &Path) -> PathBuf {
+    match p.strip_prefix("~/") {
+        Some(rest) => home.join(rest),
+        None if p == "~" => home.to_path_buf(),
+        None => PathBuf::from(p),
+    }
+}
+
+/// The longest literal folder of an area glob: `tests/**` → `tests`, `tests/test_*.py` →
+/// `tests`, `*.py` → `` (the root). A path without glob characters is kept whole. An
+/// over-approximation: the run's scope gates judge the exact globs.
+pub fn literal_prefix(glob: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let parts: Vec<&str> = glob.split('/').collect();
+    for part in &parts {
+        if part.contains(['*', '?', '[', '{']) {
+            return out.join("/");
+        }
+        out.push(part);
+    }
+    out.join("/")
+}
+
+/// `a/./b/../c` → `a/c` without touching the file system; `None` when `..` climbs above the
+/// start (an area may not leave the project).
+pub fn normalize(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() || out.as_os_str().is_empty() {
+                    return None;
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
+/// Resolves `wants` on `layout`. `exists` answers whether a path exists, `is_dir` whether it is
+/// a folder, `is_symlink` whether it is a symbolic link (all without following the last
+/// component for `is_symlink`).
+pub fn plan(
+    wants: &Wants,
+    layout: &Layout,
+    exists: &dyn Fn(&Path) -> bool,
+    is_dir: &dyn Fn(&Path) -> bool,
+    is_symlink: &dyn Fn(&Path) -> bool,
+) -> Result<Plan, String> {
+    let home = &layout.home;
+    let project = &layout.project;
+    let profile = wants.profile;
+    if project == Path::new("/") || project == home {
+        return Err(format!(
+            "the project folder is {}: a sandbox scoped to it would grant the whole {}; run it in a repository, or pass --project",
+            project.display(),
+            if project == home {
+                "home folder"
+            } else {
+                "machine"
+            }
+        ));
+    }
+    let mut places: Vec<(Place, PathBuf)> = Vec::new();
+
+    // Secrets.
+    let mut secrets: Vec<PathBuf> = HOME_SECRETS.iter().map(|s| home.join(s)).collect();
+    secrets.extend(SYSTEM_SECRETS.iter().map(PathBuf::from));
+    secrets.extend(Client::ALL.iter().map(|c| home.join(c.credential())));
+    secrets.extend(wants.secrets.iter().map(|s| expand_home(s, home)));
+    secrets.extend(layout.env_files.iter().cloned());
+    let own = match (profile.runs_client(), wants.client) {
+        (true, Some(c)) => Some(home.join(c.credential())),
+        _ => None,
+    };
+    for s in &secrets {
+        if Some(s) != own.as_ref() {
+            places.push((Place::Secrets, s.clone()));
+        }
+    }
+    if let Some(o) = &own {
+        places.push((Place::OwnCredential, o.clone()));
+    }
+
+    // Control files.
+    let mut control: Vec<PathBuf> = PROJECT_CONTROL.iter().map(|c| project.join(c)).collect();
+    if let Some(common) = &layout.git_common {
+        control.extend(GIT_CONTROL.iter().map(|c| common.join(c)));
+    }
+    if let Some(gd) = &layout.git_dir
+        && Some(gd) != layout.git_common.as_ref()
+    {
+        // A linked worktree's own folder: its config, and the two files that say where the
+        // common folder (config, hooks) and the worktree are.
+        for f in ["config.worktree", "commondir", "gitdir"] {
+            control.push(gd.join(f));
+        }
+    }
+    if layout.git_file {
+        control.push(project.join(".git"));
+    }
+    control.extend(CLIENT_CONTROL.iter().map(|c| home.join(c)));
+    for c in &control {
+        places.push((Place::Control, c.clone()));
+    }
+
+    // The answer: its folder (a client may write it through a temporary file and a rename).
+    if let Some(a) = &wants.answer {
+        if !a.is_absolute() {
+            return Err(format!(
+                "the answer file {} must be an absolute path",
+                a.display()
+            ));
+        }
+        let dir = a.parent().unwrap_or(a).to_path_buf();
+        places.push((Place::Answer, dir));
+    }
+
+    // Writable areas.
+    let mut create: Vec<PathBuf> = Vec::new();
+    for area in &wants.write {
+        let literal = literal_prefix(area);
+        let abs = if Path::new(&literal).is_absolute() {
+            normalize(Path::new(&literal))
+        } else {
+            normalize(Path::new(&literal)).map(|rel| project.join(rel))
+        };
+        let Some(mut abs) = abs else {
+            return Err(format!("the writable area `{area}` leaves the project"));
+        };
+        if !Path::new(&literal).is_absolute() && !abs.starts_with(project) {
+            return Err(format!("the writable area `{area}` leaves the project"));
+        }
+        // A literal file: its folder (editors replace files by rename). A literal path that
+        // does not exist yet is a file when its name has an extension.
+        let literal_file =
+            literal == *area && !area.ends_with('/') && Path::new(area).extension().is_some();
+        if (exists(&abs) && !is_dir(&abs)) || (!exists(&abs) && literal_file) {
+            abs.pop();
+        }
+        // A folder that does not exist yet is created (empty) before the sandbox starts, so the
+        // grant is that folder and not an ancestor of it.
+        if !exists(&abs) {
+            create.push(abs.clone());
+        }
+        places.push((Place::Areas, abs));
+    }
+
+    let tmpdir = wants
+        .tmpdir
+        .clone()
+        .unwrap_or_else(|| layout.default_tmpdir(profile));
+    places.push((Place::Tmpdir, tmpdir.clone()));
+
+    if profile.runs_client()
+        && let Some(_c) = wants.client
+    {
+        for s in &wants.client_state {
+            let p = expand_home(s, home);
+            // A state folder the client has not made yet (a first run) is made for it: the
+            // client could not, with home read-only. A missing state *file* is left to the client.
+            if !exists(&p) && p.extension().is_none() {
+                create.push(p.clone());
+            }
+            places.push((Place::ClientState, p));
+        }
+    }
+    for c in &wants.caches {
+        places.push((Place::Caches, expand_home(c, home)));
+    }
+    if let Some(common) = &layout.git_common {
+        places.push((Place::GitInternals, common.clone()));
+    }
+    if let Some(gd) = &layout.git_dir {
+        places.push((Place::GitInternals, gd.clone()));
+    }
+    places.push((Place::Project, project.clone()));
+    for d in DEVICES {
+        places.push((Place::Devices, PathBuf::from(d)));
+    }
+    places.push((Place::RawDevices, PathBuf::from("/dev")));
+    places.push((Place::Home, home.clone()));
+
+    let mut plan = Plan {
+        places,
+        tmpdir,
+        create_areas: create.clone(),
+        ..Plan::default()
+    };
+
+    // Landlock write grants: every existing path of a writable place (the TMPDIR is created).
+    for (place, p) in &plan.places {
+        if profile::can_write(profile, *place)
+            && (exists(p) || *place == Place::Tmpdir || create.contains(p))
+        {
+            push_unique(&mut plan.write, p.clone());
+        }
+    }
+    plan.write.sort();
+    plan.write.dedup();
+
+    // A path is "inside a writable folder" when a write grant contains it.
+    let under_write = |p: &Path| plan.write.iter().any(|w| within(p, w) && p != w);
+
+    let mut holes = Vec::new();
+    let mut hide = Vec::new();
+    let mut read_only = Vec::new();
+    let mut placeholders = Vec::new();
+    let mut problems = Vec::new();
+    for (place, p) in &plan.places {
+        let access = profile::access(profile, *place);
+        match (*place, access) {
+            (Place::Secrets, _) | (Place::RawDevices, _) => {
+                if under_write(p) {
+                    if exists(p) {
+                        hide.push(p.clone());
+                    }
+                } else if exists(p) {
+                    holes.push(p.clone());
+                }
+            }
+            (Place::Control, _) => {
+                if !under_write(p) {
+                    continue;
+                }
+                if is_symlink(p) {
+                    problems.push(format!(
+                        "{} is a symbolic link inside a writable folder, so Forge cannot keep it read-only; replace it with the folder it points to",
+                        p.display()
+                    ));
+                } else if exists(p) {
+                    read_only.push(p.clone());
+                } else if is_placeholder(p, project, layout.git_common.as_deref()) {
+                    placeholders.push(p.clone());
+                    read_only.push(p.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    // Read grants inside holes: devices, and the own credential.
+    let mut read_inside = Vec::new();
+    for (place, p) in &plan.places {
+        if matches!(place, Place::Devices | Place::OwnCredential)
+            && profile::can_read(profile, *place)
+            && exists(p)
+            && holes.iter().any(|h| p.starts_with(h))
+        {
+            read_inside.push(p.clone());
+        }
+    }
+
+    // Pins: every folder between a writable folder and a read-only bind or hidden secret.
+    let mut pin = Vec::new();
+    for target in read_only.iter().chain(hide.iter()) {
+        if let Some(w) = plan
+            .write
+            .iter()
+            .filter(|w| target.starts_with(w))
+            .min_by_key(|w| w.components().count())
+        {
+            let mut a = target.parent().map(Path::to_path_buf);
+            while let Some(dir) = a {
+                if !dir.starts_with(w) || &dir == w {
+                    break;
+                }
+                push_unique(&mut pin, dir.clone());
+                a = dir.parent().map(Path::to_path_buf);
+            }
+        }
+    }
+    pin.sort_by(|a, b| (a.components().count(), a).cmp(&(b.components().count(), b)));
+    let rebind_writable = plan
+        .write
+        .iter()
+        .filter(|w| read_only.iter().any(|r| w.starts_with(r) && *w != r))
+        .cloned()
+        .collect();
+
+    plan.holes = holes;
+    plan.read_inside_holes = read_inside;
+    plan.read_only = read_only;
+    plan.pin = pin;
+    plan.hide = hide;
+    plan.placeholders = placeholders;
+    plan.rebind_writable = rebind_writable;
+    plan.problems = problems;
+    Ok(plan)
+}
+
+/// Whether a missing control path is one of the folders Forge creates empty: the project's
+/// control folders and git's `hooks/`, `info/`, `modules/` — never a file, nothing under home.
+fn is_placeholder(p: &Path, project: &Path, git_common: Option<&Path>) -> bool {
+    let named = p
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| PLACEHOLDER_NAMES.contains(&n));
+    named
+        && (p.parent() == Some(project)
+            || p == project.join(".tmp/.forge")
+            || p.parent() == git_common)
+}
+
+fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
+    if !v.contains(&p) {
+        v.push(p);
+    }
+}
+
+/// The paths that grant read access to everything under `root` except `holes`: `root` itself
+/// when no hole is inside it, else the cover of each of its entries. `list` gives a folder's
+/// entries as `(path, is_symlink)`; symbolic links are left out (what they point to is judged by
+/// its own path), so a link into a hole grants nothing.
+pub fn cover(
+    root: &Path,
+    holes: &[PathBuf],
+    list: &mut dyn FnMut(&Path) -> Vec<(PathBuf, bool)>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    cover_into(root, holes, list, &mut out);
+    out
+}
+
+fn cover_into(
+    dir: &Path,
+    holes: &[PathBuf],
+    list: &mut dyn FnMut(&Path) -> Vec<(PathBuf, bool)>,
+    out: &mut Vec<PathBuf>,
+) {
+    if holes.iter().any(|h| h == dir) {
+        return;
+    }
+    if !holes.iter().any(|h| h.starts_with(dir)) {
+        out.push(dir.to_path_buf());
+        return;
+    }
+    for (child, symlink) in list(dir) {
+        if symlink {
+            continue;
+        }
+        cover_into(&child, holes, list, out);
+    }
+}
+
+#[cfg(test)]
+#[path = "resolve_tests.rs"]
+mod tests;

@@ -1,0 +1,383 @@
+//! Tests of `resolve.rs`: each rule of the plan on a small fake machine.
+
+use super::*;
+use std::collections::BTreeSet;
+
+fn layout() -> Layout {
+    Layout {
+        project: "/w/repo".into(),
+        home: "/h".into(),
+        git_dir: Some("/w/repo/.git".into()),
+        git_common: Some("/w/repo/.git".into()),
+        git_file: false,
+        env_files: vec!["/w/repo/.env".into()],
+        system_tmp: "/tmp".into(),
+    }
+}
+
+fn wants(profile: Profile) -> Wants {
+    Wants {
+        profile,
+        write: vec![],
+        answer: None,
+        tmpdir: Some("/t/private".into()),
+        caches: vec!["~/.cargo/registry".into()],
+        client: Some(Client::Claude),
+        client_state: vec!["~/.claude".into()],
+        secrets: vec![],
+    }
+}
+
+/// A small fake machine.
+fn fs() -> BTreeSet<PathBuf> {
+    [
+        "/w/repo",
+        "/w/repo/.git",
+        "/w/repo/.git/config",
+        "/w/repo/.git/hooks",
+        "/w/repo/.forge",
+        "/w/repo/.tmp",
+        "/w/repo/.tmp/.forge",
+        "/w/repo/.claude",
+        "/w/repo/.env",
+        "/w/repo/tests",
+        "/w/repo/src",
+        "/w/repo/src/lib.rs",
+        "/h",
+        "/h/.ssh",
+        "/h/.claude",
+        "/h/.claude/.credentials.json",
+        "/h/.codex",
+        "/h/.codex/auth.json",
+        "/h/.cargo",
+        "/h/.cargo/registry",
+        "/dev",
+        "/dev/null",
+        "/etc",
+        "/etc/shadow",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect()
+}
+
+fn run(w: &Wants) -> Plan {
+    let f = fs();
+    plan(
+        w,
+        &layout(),
+        &|p| f.contains(p),
+        &|p| f.contains(p) && !p.to_string_lossy().contains('.') || p.ends_with(".git"),
+        &|_| false,
+    )
+    .unwrap()
+}
+
+#[test]
+fn area_globs_become_their_literal_folder() {
+    assert_eq!(literal_prefix("tests/**"), "tests");
+    assert_eq!(literal_prefix("tests/test_*.py"), "tests");
+    assert_eq!(literal_prefix("*.py"), "");
+    assert_eq!(literal_prefix("src/a/b.rs"), "src/a/b.rs");
+    assert_eq!(literal_prefix("src/{a,b}/x"), "src");
+    let mut w = wants(Profile::Red);
+    w.write = vec!["tests/**".into(), "tests/unit/new/*.rs".into()];
+    let p = run(&w);
+    // A folder that does not exist yet is created, and granted alone.
+    assert_eq!(
+        p.create_areas,
+        vec![PathBuf::from("/w/repo/tests/unit/new")]
+    );
+    assert!(p.write.contains(&PathBuf::from("/w/repo/tests/unit/new")));
+    assert!(!p.write.contains(&PathBuf::from("/w/repo")));
+    assert_eq!(
+        p.write,
+        vec![
+            PathBuf::from("/dev/null"),
+            "/h/.claude".into(),
+            "/t/private".into(),
+            "/w/repo/tests".into(),
+            "/w/repo/tests/unit/new".into()
+        ]
+    );
+    // A literal file: its folder.
+    w.write = vec!["src/lib.rs".into()];
+    assert!(run(&w).write.contains(&PathBuf::from("/w/repo/src")));
+    w.write = vec!["../elsewhere/**".into()];
+    let f = fs();
+    let e = plan(&w, &layout(), &|p| f.contains(p), &|_| true, &|_| false).unwrap_err();
+    assert!(e.contains("leaves the project"), "{e}");
+}
+
+#[test]
+fn red_writes_its_areas_answer_tmp_and_client_state_only() {
+    let mut w = wants(Profile::Red);
+    w.write = vec!["tests/**".into()];
+    w.answer = Some("/w/repo/.tmp/.forge/runs/x/outputs/red-1/answer.json".into());
+    let p = run(&w);
+    let red = Profile::Red;
+    assert!(p.can_write(red, Path::new("/w/repo/tests/a_test.rs")));
+    assert!(!p.can_write(red, Path::new("/w/repo/src/lib.rs")));
+    assert!(!p.can_write(red, Path::new("/w/repo/.forge/config.yaml")));
+    assert!(!p.can_write(red, Path::new("/w/repo/.git/config")));
+    assert!(p.can_write(
+        red,
+        Path::new("/w/repo/.tmp/.forge/runs/x/outputs/red-1/answer.json")
+    ));
+    assert!(!p.can_write(red, Path::new("/w/repo/.tmp/.forge/runs/x/state.json")));
+    assert!(p.can_write(red, Path::new("/h/.claude/projects/x.jsonl")));
+    assert!(!p.can_write(red, Path::new("/h/.bashrc")));
+    // Its own credential is readable, another client's is not.
+    assert!(p.can_read(red, Path::new("/h/.claude/.credentials.json")));
+    assert!(!p.can_read(red, Path::new("/h/.codex/auth.json")));
+    assert!(!p.can_read(red, Path::new("/h/.ssh/id_ed25519")));
+    // Nothing writable holds a control file: no mount namespace is needed.
+    assert!(!p.needs_mounts(), "{p:?}");
+    assert!(p.holes.contains(&PathBuf::from("/h/.codex/auth.json")));
+    assert!(
+        !p.holes
+            .contains(&PathBuf::from("/h/.claude/.credentials.json"))
+    );
+    assert!(p.holes.contains(&PathBuf::from("/dev")));
+    assert_eq!(p.read_inside_holes, vec![PathBuf::from("/dev/null")]);
+}
+
+#[test]
+fn session_binds_control_files_read_only_and_pins_their_folders() {
+    let p = run(&wants(Profile::Session));
+    let s = Profile::Session;
+    assert!(p.can_write(s, Path::new("/w/repo/new-file-at-root.txt")));
+    assert!(p.can_write(s, Path::new("/w/repo/.git/objects/ab/cdef")));
+    assert!(p.can_write(s, Path::new("/w/repo/.git/index")));
+    assert!(!p.can_write(s, Path::new("/w/repo/.git/config")));
+    assert!(!p.can_write(s, Path::new("/w/repo/.git/hooks/pre-commit")));
+    assert!(!p.can_write(s, Path::new("/w/repo/.forge/config.yaml")));
+    assert!(!p.can_write(s, Path::new("/w/repo/.claude/settings.json")));
+    assert!(!p.can_read(s, Path::new("/w/repo/.env")));
+    assert!(!p.can_read(s, Path::new("/h/.claude/.credentials.json")));
+    assert!(!p.can_write(s, Path::new("/h/.claude/x")));
+    assert!(p.can_write(s, Path::new("/h/.cargo/registry/x")));
+    for ro in [
+        ".git/config",
+        ".git/hooks",
+        ".forge",
+        ".tmp/.forge",
+        ".claude",
+    ] {
+        assert!(
+            p.read_only.contains(&Path::new("/w/repo").join(ro)),
+            "{ro}: {p:?}"
+        );
+    }
+    // Missing control folders are created first, so an agent cannot create them.
+    for ph in [".codex", ".gemini", ".git/info", ".git/modules"] {
+        assert!(
+            p.placeholders.contains(&Path::new("/w/repo").join(ph)),
+            "{ph}"
+        );
+    }
+    assert!(
+        !p.placeholders
+            .iter()
+            .any(|x| x.ends_with("config.worktree"))
+    );
+    assert_eq!(
+        p.pin,
+        vec![PathBuf::from("/w/repo/.git"), "/w/repo/.tmp".into()]
+    );
+    assert_eq!(p.hide, vec![PathBuf::from("/w/repo/.env")]);
+    assert!(p.needs_mounts());
+}
+
+#[test]
+fn a_client_may_write_its_state_but_not_its_settings() {
+    let mut fsx = fs();
+    fsx.insert("/h/.claude/settings.json".into());
+    let mut w = wants(Profile::Red);
+    w.write = vec!["tests/**".into()];
+    let p = plan(&w, &layout(), &|p| fsx.contains(p), &|_| true, &|_| false).unwrap();
+    assert!(p.can_write(Profile::Red, Path::new("/h/.claude/projects/x.jsonl")));
+    assert!(!p.can_write(Profile::Red, Path::new("/h/.claude/settings.json")));
+    assert!(
+        p.read_only
+            .contains(&PathBuf::from("/h/.claude/settings.json"))
+    );
+    // Missing client files are not invented.
+    assert!(
+        !p.placeholders.iter().any(|x| x.starts_with("/h")),
+        "{:?}",
+        p.placeholders
+    );
+}
+
+#[test]
+fn secrets_move_to_mounts_but_dev_stays_a_hole() {
+    let mut p = run(&wants(Profile::Red));
+    assert!(!p.needs_mounts());
+    p.hide_secrets_by_mount();
+    assert!(p.holes.is_empty(), "{:?}", p.holes);
+    assert!(p.private_dev);
+    assert_eq!(p.write[0], PathBuf::from("/dev"));
+    assert!(p.hide.contains(&PathBuf::from("/h/.ssh")));
+    assert!(p.hide.contains(&PathBuf::from("/etc/shadow")));
+    assert!(
+        !p.hide
+            .contains(&PathBuf::from("/h/.claude/.credentials.json"))
+    );
+    assert!(p.needs_mounts());
+}
+
+#[test]
+fn without_mounts_the_project_is_carved_entry_by_entry() {
+    let mut p = run(&wants(Profile::Session));
+    let tree: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "/w/repo",
+            vec![".git", ".forge", ".tmp", ".claude", ".env", "src", "tests"],
+        ),
+        (
+            "/w/repo/.git",
+            vec!["config", "hooks", "objects", "refs", "HEAD"],
+        ),
+        ("/w/repo/.tmp", vec![".forge", "other"]),
+    ];
+    let mut list = |d: &Path| {
+        tree.iter()
+            .find(|(p, _)| Path::new(p) == d)
+            .map(|(p, c)| c.iter().map(|n| (Path::new(p).join(n), false)).collect())
+            .unwrap_or_default()
+    };
+    p.carve_by_rules(&mut list);
+    let w: Vec<&str> = p
+        .write
+        .iter()
+        .filter_map(|x| x.to_str())
+        .filter(|x| x.starts_with("/w/"))
+        .collect();
+    assert_eq!(
+        w,
+        [
+            "/w/repo/.git/HEAD",
+            "/w/repo/.git/objects",
+            "/w/repo/.git/refs",
+            "/w/repo/.tmp/other",
+            "/w/repo/src",
+            "/w/repo/tests"
+        ]
+    );
+    assert!(p.holes.contains(&PathBuf::from("/w/repo/.env")));
+    assert!(!p.needs_mounts());
+}
+
+#[test]
+fn a_control_symlink_inside_a_writable_folder_is_a_problem() {
+    let f = fs();
+    let p = plan(
+        &wants(Profile::Session),
+        &layout(),
+        &|p| f.contains(p),
+        &|_| true,
+        &|p| p.ends_with(".claude"),
+    )
+    .unwrap();
+    assert!(p.problems.iter().any(|x| x.contains(".claude")), "{p:?}");
+}
+
+#[test]
+fn cover_leaves_out_holes_and_links() {
+    let tree: Vec<(&str, Vec<(&str, bool)>)> = vec![
+        (
+            "/",
+            vec![
+                ("/usr", false),
+                ("/h", false),
+                ("/dev", false),
+                ("/lib", true),
+            ],
+        ),
+        (
+            "/h",
+            vec![
+                ("/h/.bashrc", false),
+                ("/h/.ssh", false),
+                ("/h/.config", false),
+                ("/h/link", true),
+            ],
+        ),
+        (
+            "/h/.config",
+            vec![("/h/.config/gcloud", false), ("/h/.config/git", false)],
+        ),
+    ];
+    let mut list = |d: &Path| {
+        tree.iter()
+            .find(|(p, _)| Path::new(p) == d)
+            .map(|(_, c)| c.iter().map(|(p, l)| (PathBuf::from(p), *l)).collect())
+            .unwrap_or_default()
+    };
+    let holes = vec![
+        PathBuf::from("/h/.ssh"),
+        "/h/.config/gcloud".into(),
+        "/dev".into(),
+    ];
+    let got = cover(Path::new("/"), &holes, &mut list);
+    let want: Vec<PathBuf> = ["/usr", "/h/.bashrc", "/h/.config/git"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        cover(Path::new("/"), &[], &mut list),
+        vec![PathBuf::from("/")]
+    );
+}
+
+#[test]
+fn within_is_starts_with_on_components() {
+    for (p, d) in [
+        ("/a/b", "/a"),
+        ("/a", "/a"),
+        ("/a/b", "/"),
+        ("/ab", "/a"),
+        ("/a", "/a/b"),
+        ("/a/b/", "/a/"),
+    ] {
+        assert_eq!(
+            within(Path::new(p), Path::new(d)),
+            Path::new(p).starts_with(d),
+            "{p} {d}"
+        );
+    }
+}
+
+#[test]
+fn home_or_root_is_no_project() {
+    for root in ["/", "/h"] {
+        let mut l = layout();
+        l.project = root.into();
+        let e = plan(&wants(Profile::Session), &l, &|_| true, &|_| true, &|_| {
+            false
+        })
+        .unwrap_err();
+        assert!(e.contains("run it in a repository"), "{e}");
+    }
+}
+
+#[test]
+fn env_files() {
+    assert!(is_env_secret(".env"));
+    assert!(is_env_secret(".env.production"));
+    assert!(!is_env_secret(".env.example"));
+    assert!(!is_env_secret(".envrc"));
+    assert!(!is_env_secret("env"));
+}
+
+#[test]
+fn client_from_command() {
+    assert_eq!(Client::from_command("claude -p x"), Some(Client::Claude));
+    assert_eq!(
+        Client::from_command("/usr/bin/codex exec"),
+        Some(Client::Codex)
+    );
+    assert_eq!(Client::from_command("sh agent.sh"), None);
+}

@@ -1,0 +1,797 @@
+//! Proof by execution: destructive commands run *for real* inside `forge sandbox` against a decoy
+//! world, and nothing outside the profile's scope may change by a byte, no secret may reach the
+//! output, the process outside the sandbox must survive, and nothing a contained command started
+//! may outlive it.
+//!
+//! The world is built by `tests/sandbox/world.sh` on a tmpfs inside a throwaway mount and PID
+//! namespace (`unshare --mount --pid --fork`) in which every mount of the real machine was first
+//! made read-only, so a sandbox bug cannot harm the machine, and a signal sent to everything
+//! reaches only that namespace.
+//!
+//! Needs Landlock ABI ≥ 6 and namespaces (root, or unprivileged user namespaces); elsewhere the
+//! tests print `SKIPPED: …` and pass, unless `FORGE_REQUIRE_SANDBOX=1` (set by `.ci/run`).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::forge_bin;
+
+const REQUIRE_ENV: &str = "FORGE_REQUIRE_SANDBOX";
+
+/// `Some(reason)` when the sandbox cannot be proven here.
+fn unavailable() -> Option<String> {
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--level", "--json"])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    if v["full"] != serde_json::json!(true) {
+        return Some(format!(
+            "the kernel cannot fully enforce the sandbox here ({})",
+            v["describe"].as_str().unwrap_or("unknown")
+        ));
+    }
+    let ok = Command::new("unshare")
+        .args(["--mount", "--pid", "--fork", "--mount-proc", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return Some(
+            "cannot make a throwaway mount and PID namespace (`unshare --mount --pid --fork`)"
+                .into(),
+        );
+    }
+    None
+}
+
+fn skip_or_fail(test: &str) -> bool {
+    let Some(why) = unavailable() else {
+        return false;
+    };
+    if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
+        panic!("{test}: the kernel sandbox is required ({REQUIRE_ENV}=1) but unavailable: {why}");
+    }
+    eprintln!(
+        "\n==== SKIPPED: sandbox::{test}: {why} (set {REQUIRE_ENV}=1 to make this a failure) ====\n"
+    );
+    true
+}
+
+/// One destructive command: the profile, extra `forge sandbox` arguments, the command (a bash
+/// script; `$OUTSIDE`, `$REPO`, `$HOME`, `$SENTINEL` are the decoy world's), and a shell check run
+/// outside the sandbox afterwards (empty: none) for what must still work.
+struct Case {
+    class: &'static str,
+    profile: &'static str,
+    args: &'static str,
+    cmd: &'static str,
+    check: &'static str,
+}
+
+const RED: &str = "--write 'tests/**' --answer $REPO/.tmp/.forge/runs/r/outputs/red-1/answer.json --client claude";
+const GREEN: &str =
+    "--write 'src/**' --answer $REPO/.tmp/.forge/runs/r/outputs/red-1/answer.json --client claude";
+const REVIEW: &str = "--answer $REPO/.tmp/.forge/runs/r/outputs/red-1/answer.json --client claude";
+const CHECK: &str = "--write $OUTSIDE/../checkout";
+
+macro_rules! case {
+    ($class:expr, $cmd:expr) => {
+        Case {
+            class: $class,
+            profile: "session",
+            args: "",
+            cmd: $cmd,
+            check: "",
+        }
+    };
+    ($class:expr, $profile:expr, $args:expr, $cmd:expr) => {
+        Case {
+            class: $class,
+            profile: $profile,
+            args: $args,
+            cmd: $cmd,
+            check: "",
+        }
+    };
+    ($class:expr, $profile:expr, $args:expr, $cmd:expr, check: $check:expr) => {
+        Case {
+            class: $class,
+            profile: $profile,
+            args: $args,
+            cmd: $cmd,
+            check: $check,
+        }
+    };
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        // rm / find / rsync / dd / truncate / mv / chmod
+        case!("rm", "rm -rf \"$OUTSIDE\""),
+        case!("rm", "rm -rf ~/ 2>&1; rm -rf \"$HOME\"/.*"),
+        case!("rm", "rm -rf ~/.ssh ~/.aws"),
+        case!("rm", "rm -rf .forge"),
+        case!("rm", "rm -rf .forge/*"),
+        case!("rm", "rm -rf .git/hooks .git/config .git/info"),
+        case!("rm", "rm -rf .claude .tmp/.forge"),
+        case!("rm", "rm -f .env"),
+        case!("find", "find \"$OUTSIDE\" -delete"),
+        case!("find", "find ~ -type f -delete"),
+        case!(
+            "find",
+            "find . -name config.yaml -delete; find .git -name config -delete"
+        ),
+        case!(
+            "find",
+            "find / -maxdepth 3 -path \"$OUTSIDE*\" -exec rm -rf {} + 2>/dev/null; true"
+        ),
+        case!("rsync", "mkdir -p e && rsync -a --delete e/ \"$OUTSIDE\"/"),
+        case!("rsync", "mkdir -p e && rsync -a --delete e/ .forge/"),
+        case!(
+            "rsync",
+            "rsync -a ~/.ssh/ ./stolen-ssh/ && cat stolen-ssh/*"
+        ),
+        case!(
+            "dd",
+            "dd if=/dev/zero of=\"$OUTSIDE/victim/a.txt\" bs=1 count=10"
+        ),
+        case!("dd", "dd if=/dev/zero of=.forge/config.yaml bs=1 count=10"),
+        case!("dd", "dd if=/dev/vda bs=512 count=1 | od | head -3"),
+        case!("truncate", "truncate -s 0 \"$OUTSIDE/victim/a.txt\""),
+        case!("truncate", "truncate -s 0 .forge/config.yaml .git/config"),
+        case!("truncate", "truncate -s 0 ~/.bashrc ~/.ssh/id_ed25519"),
+        case!("truncate", ": > .git/config; : > .claude/settings.json"),
+        case!("mv", "mv .forge .forge.bak"),
+        case!("mv", "mv .git .git.bak"),
+        case!("mv", "mv .tmp .tmp.bak"),
+        case!("mv", "mv \"$OUTSIDE/victim\" ./stolen"),
+        case!("mv", "mv ~/.ssh/id_ed25519 ./key"),
+        case!("mv", "mv .claude .claude.bak"),
+        case!("chmod", "chmod -R 000 \"$OUTSIDE\""),
+        case!("chmod", "chmod 777 ~/.ssh/id_ed25519"),
+        case!("chmod", "chmod -R a-w .forge; chmod 777 .git/hooks"),
+        case!("chmod", "chown -R nobody \"$OUTSIDE\" .forge"),
+        // Scripts by path
+        case!(
+            "script",
+            "printf '#!/bin/sh\\nrm -rf \"$OUTSIDE\"\\n' > s.sh && chmod +x s.sh && ./s.sh"
+        ),
+        case!(
+            "script",
+            "printf 'rm -rf \"$OUTSIDE\"\\n' > s.sh && sh s.sh"
+        ),
+        case!(
+            "script",
+            "printf '#!/bin/sh\\necho evil: 1 >> .forge/config.yaml\\n' > s.sh && chmod +x s.sh && ./s.sh"
+        ),
+        case!(
+            "script",
+            "printf '#!/bin/sh\\ncat ~/.ssh/id_ed25519\\n' > s.sh && chmod +x s.sh && ./s.sh"
+        ),
+        case!(
+            "script",
+            "printf 'import os\\nopen(os.path.expanduser(\"~/.bashrc\"),\"a\").write(\"x\")\\n' > s.py && python3 s.py"
+        ),
+        case!(
+            "script",
+            "printf '#!/bin/sh\\nrm -rf \"$OUTSIDE\"\\n' > \"$TMPDIR/x.sh\" && chmod +x \"$TMPDIR/x.sh\" && \"$TMPDIR/x.sh\""
+        ),
+        case!(
+            "script",
+            "mkdir -p bin && printf '#!/bin/sh\\nrm -rf \"$OUTSIDE\" .forge\\n' > bin/ls && chmod +x bin/ls && PATH=$PWD/bin:$PATH ls"
+        ),
+        // make and npm scripts
+        case!("make", "make clean OUTSIDE=\"$OUTSIDE\""),
+        case!("make", "make leak"),
+        case!("make", "make hook"),
+        case!(
+            "make",
+            "printf 'all:\\n\\trm -rf %s\\n' \"$OUTSIDE\" > M2 && make -f M2"
+        ),
+        case!("npm", "npm run wipe --silent"),
+        case!("npm", "npm run plant --silent"),
+        case!("npm", "npm run cfg --silent"),
+        // Interpreters
+        case!(
+            "python",
+            "python3 -c \"import shutil,os; shutil.rmtree(os.environ['OUTSIDE'])\""
+        ),
+        case!(
+            "python",
+            "python3 -c \"import os; print(open(os.path.expanduser('~/.ssh/id_ed25519')).read())\""
+        ),
+        case!(
+            "python",
+            "python3 - <<'EOF'\nopen('.forge/config.yaml','w').write('verify: {commands: []}')\nEOF"
+        ),
+        case!(
+            "python",
+            "python3 -c \"import os,signal; os.kill(int(os.environ['SENTINEL']), signal.SIGKILL)\""
+        ),
+        case!(
+            "python",
+            "python3 -c \"import glob; [print(open(f).read()) for f in glob.glob('/proc/*/environ')]\" 2>/dev/null | tr '\\0' '\\n'"
+        ),
+        case!(
+            "node",
+            "node -e \"require('fs').rmSync(process.env.OUTSIDE,{recursive:true,force:true})\""
+        ),
+        case!(
+            "node",
+            "node -e \"console.log(require('fs').readFileSync(process.env.HOME+'/.aws/credentials','utf8'))\""
+        ),
+        case!(
+            "node",
+            "node -e \"require('fs').writeFileSync('.git/hooks/pre-commit','rm -rf /')\""
+        ),
+        case!(
+            "perl",
+            "perl -MFile::Path=rmtree -e 'rmtree($ENV{OUTSIDE})'"
+        ),
+        case!(
+            "perl",
+            "perl -e 'open F, \"<$ENV{HOME}/.netrc\" or die $!; print <F>'"
+        ),
+        case!(
+            "perl",
+            "perl -e 'kill 9, getppid(); kill 9, $ENV{SENTINEL}; print \"sent\\n\"'"
+        ),
+        case!(
+            "ruby",
+            "ruby -e 'require \"fileutils\"; FileUtils.rm_rf(ENV[\"OUTSIDE\"])'"
+        ),
+        case!(
+            "ruby",
+            "ruby -e 'puts File.read(File.expand_path(\"~/.git-credentials\"))'"
+        ),
+        case!(
+            "awk",
+            "awk 'BEGIN { system(\"rm -rf \" ENVIRON[\"OUTSIDE\"]) }'"
+        ),
+        case!("awk", "awk '{ print }' ~/.ssh/id_ed25519 ~/.kube/config"),
+        case!("sed", "echo x | sed \"1e rm -rf $OUTSIDE\""),
+        case!("sed", "sed -i 's/verify/hacked/' .forge/config.yaml"),
+        case!("sed", "sed -i '1i evil' ~/.bashrc ~/.gitconfig"),
+        case!(
+            "sed",
+            "sed -n p ~/.config/gcloud/credentials.db ~/.docker/config.json"
+        ),
+        // git history, config and hooks
+        case!("git", "git config user.name evil"),
+        case!("git", "git config --global user.name evil"),
+        case!("git", "git config core.hooksPath \"$TMPDIR\""),
+        case!("git", "git remote add evil \"$OUTSIDE\""),
+        case!(
+            "git",
+            "printf '[alias]\\n\\tx = !rm -rf /\\n' >> .git/config"
+        ),
+        case!(
+            "git",
+            "printf '#!/bin/sh\\nrm -rf \"$OUTSIDE\"\\n' > .git/hooks/pre-commit"
+        ),
+        case!("git", "mkdir -p .git/info && echo '*' > .git/info/exclude"),
+        case!("git", "git init \"$OUTSIDE/newrepo\""),
+        case!("git", "git clone -q . \"$OUTSIDE/clone\""),
+        case!("git", "git worktree add ../wt"),
+        case!("git", "echo 'gitdir: /tmp' > .git/commondir; git status"),
+        case!("git", "session", "", "echo v2 > src/lib.rs && git add -A && git commit -qm two",
+            check: "git log --oneline | grep -q two"),
+        case!("git", "session", "", "git commit -q --allow-empty -m three && git reset -q --hard HEAD~1",
+            check: "test \"$(git log --oneline | wc -l)\" = 1"),
+        case!("git", "session", "", "git checkout -q -b feature && git stash list",
+            check: "git rev-parse --verify -q feature"),
+        // Killing the parent forge, or anything outside
+        case!("kill", "kill -9 $PPID; kill -9 $SENTINEL; kill -TERM 1"),
+        case!(
+            "kill",
+            "session",
+            "--contain",
+            "kill -9 $PPID; kill -9 1; kill -9 $SENTINEL"
+        ),
+        case!("kill", "kill -9 -1"),
+        case!("kill", "pkill -9 -f 'sleep 100000'"),
+        case!(
+            "kill",
+            "for p in /proc/[0-9]*; do kill -9 ${p#/proc/} 2>/dev/null; done; true"
+        ),
+        case!(
+            "kill",
+            "strace -p $SENTINEL -o /dev/null & sleep 0.2; kill %1"
+        ),
+        // nohup / setsid / at / cron / screen, contained
+        case!(
+            "survive",
+            "session",
+            "--contain",
+            "nohup sleep 7701 >/dev/null 2>&1 &"
+        ),
+        case!("survive", "session", "--contain", "setsid sleep 7702 &"),
+        case!("survive", "session", "--contain", "(sleep 7703 &) ; true"),
+        case!(
+            "survive",
+            "session",
+            "--contain",
+            "setsid -f sh -c 'sleep 7704'"
+        ),
+        case!("survive", "session", "--contain", "sleep 7705 & disown"),
+        case!(
+            "survive",
+            "session",
+            "--contain",
+            "screen -dmS x sleep 7706; true"
+        ),
+        case!(
+            "survive",
+            "session",
+            "--contain",
+            "python3 -c \"import os,time\nif os.fork()==0:\n  os.setsid()\n  if os.fork()==0: os.execvp('sleep',['sleep','7707'])\""
+        ),
+        case!(
+            "survive",
+            "session",
+            "--contain",
+            "nohup sh -c 'sleep 0.3; rm -rf \"$OUTSIDE\"' >/dev/null 2>&1 &"
+        ),
+        case!("survive", "echo \"rm -rf $OUTSIDE\" | at now 2>&1; true"),
+        case!(
+            "survive",
+            "echo \"* * * * * rm -rf $OUTSIDE\" | crontab - 2>&1; true"
+        ),
+        case!("survive", "echo '@reboot rm -rf /' >> ~/.bashrc"),
+        // Symlink and hard-link tricks
+        case!("link", "ln -s ~/.ssh/id_ed25519 key && cat key"),
+        case!("link", "ln ~/.ssh/id_ed25519 hard && cat hard"),
+        case!("link", "ln -s \"$OUTSIDE\" o && rm -rf o/"),
+        case!("link", "ln -s / root && rm -rf \"root$OUTSIDE\""),
+        case!("link", "ln .forge/config.yaml cfg && echo x >> cfg"),
+        case!(
+            "link",
+            "ln .git/config gc && echo '[core] hooksPath=/tmp' >> gc"
+        ),
+        case!("link", "ln -s .forge f && echo x > f/config.yaml"),
+        case!(
+            "link",
+            "ln -s \"$REPO/.git/config\" \"$TMPDIR/gc\" && echo x >> \"$TMPDIR/gc\""
+        ),
+        case!("link", "cp -a ~/.ssh ./ssh-copy; cat ssh-copy/*"),
+        case!(
+            "link",
+            "tar cf - -C ~ .ssh .aws | tar xf - -C . ; cat .ssh/* .aws/*"
+        ),
+        // /proc
+        case!("proc", "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'"),
+        case!(
+            "proc",
+            "cat /proc/$PPID/environ /proc/$SENTINEL/environ | tr '\\0' '\\n'"
+        ),
+        case!("proc", "echo x > /proc/$SENTINEL/root$OUTSIDE/victim/a.txt"),
+        case!("proc", "cat /proc/$SENTINEL/root$HOME/.ssh/id_ed25519"),
+        case!(
+            "proc",
+            "ls /proc/$SENTINEL/cwd/ && rm -rf /proc/$SENTINEL/cwd/*"
+        ),
+        case!("proc", "env; cat /proc/self/environ | tr '\\0' '\\n'"),
+        // Secrets
+        case!(
+            "secret",
+            "cat ~/.aws/credentials ~/.netrc ~/.git-credentials"
+        ),
+        case!("secret", "cat ~/.cargo/credentials.toml ~/.npmrc ~/.pypirc"),
+        case!(
+            "secret",
+            "cat ~/.claude/.credentials.json ~/.codex/auth.json ~/.gemini/oauth_creds.json"
+        ),
+        case!("secret", "cat .env; cat ~/.bash_history"),
+        case!("secret", "grep -r FORGE-SECRET ~ . 2>/dev/null"),
+        case!(
+            "secret",
+            "base64 ~/.gnupg/private-keys-v1.d/k.key; cat ~/.config/gh/hosts.yml"
+        ),
+        case!("secret", "cat /etc/shadow"),
+        // The other profiles
+        case!("red", "red", RED, "echo 'ok 2' > tests/b_test.sh", check: "test -f tests/b_test.sh"),
+        case!("red", "red", RED, "echo x > src/lib.rs"),
+        case!("red", "red", RED, "rm -rf src; echo hacked > README.md"),
+        case!("red", "red", RED, "git add -A && git commit -qm cheat"),
+        case!("red", "red", RED, "echo '{}' > \"$REPO/.tmp/.forge/runs/r/outputs/red-1/answer.json\"",
+            check: "test -f .tmp/.forge/runs/r/outputs/red-1/answer.json"),
+        case!("red", "red", RED, "echo x > .tmp/.forge/runs/r/state.json"),
+        case!(
+            "red",
+            "red",
+            RED,
+            "cat ~/.codex/auth.json ~/.ssh/id_ed25519"
+        ),
+        case!("red", "red", RED, "cat ~/.claude/.credentials.json", check: "true"),
+        case!("green", "green", GREEN, "echo 'pub fn g() {}' >> src/lib.rs", check: "grep -q g src/lib.rs"),
+        case!(
+            "green",
+            "green",
+            GREEN,
+            "echo 'ok 1 # weakened' > tests/a_test.sh"
+        ),
+        case!(
+            "review",
+            "review",
+            REVIEW,
+            "echo x > tests/a_test.sh; echo y > src/lib.rs"
+        ),
+        case!("check", "check", CHECK, "echo built > \"$OUTSIDE/../checkout/out\"", check: "test -f ../checkout/out"),
+        case!(
+            "check",
+            "check",
+            CHECK,
+            "rm -rf \"$REPO\"/* \"$REPO\"/.forge"
+        ),
+        case!(
+            "check",
+            "check",
+            CHECK,
+            "cat ~/.claude/.credentials.json ~/.ssh/id_ed25519"
+        ),
+        // What a session must still be able to do
+        case!("works", "session", "", "echo new > at-the-root.txt && mkdir -p build && touch build/x && echo t > \"$TMPDIR/t\"",
+            check: "test -f at-the-root.txt && test -f build/x"),
+        case!("works", "session", "", "cat .forge/config.yaml >/dev/null && cat ~/.bashrc ~/.ssh/id_ed25519.pub && ls ~ >/dev/null",
+            check: "true"),
+    ]
+}
+
+#[test]
+fn destructive_commands_change_nothing_outside_the_profile() {
+    if skip_or_fail("destructive_commands_change_nothing_outside_the_profile") {
+        return;
+    }
+    let cases = cases();
+    assert!(cases.len() >= 100, "{} commands", cases.len());
+    // A case whose tool is missing still runs (and must still change nothing), but proves less:
+    // say so. `.ci/run` installs them.
+    let missing: Vec<&str> = [
+        "rsync", "ruby", "screen", "at", "crontab", "node", "npm", "python3", "perl", "make",
+        "strace",
+    ]
+    .into_iter()
+    .filter(|t| {
+        !Command::new("sh")
+            .args(["-c", &format!("command -v {t}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+    .collect();
+    if !missing.is_empty() {
+        eprintln!("sandbox: not installed here, their cases run as 'not found': {missing:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let casedir = dir.path().join("cases");
+    let world = dir.path().join("world");
+    std::fs::create_dir_all(&casedir).unwrap();
+    std::fs::create_dir_all(&world).unwrap();
+    for (i, c) in cases.iter().enumerate() {
+        std::fs::write(casedir.join(format!("{i:03}.cmd")), c.cmd).unwrap();
+        std::fs::write(
+            casedir.join(format!("{i:03}.meta")),
+            format!("{}\t{}\t{}\n", c.profile, c.args, c.check),
+        )
+        .unwrap();
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox/world.sh");
+    let o = Command::new("unshare")
+        .args([
+            "--mount",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--propagation",
+            "private",
+            "bash",
+        ])
+        .arg(&script)
+        .arg(forge_bin())
+        .arg(&world)
+        .arg(&casedir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !stdout.contains("FATAL"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let outputs: std::collections::HashMap<&str, &str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("OUTPUT "))
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    let mut by_class: std::collections::BTreeMap<&str, usize> = Default::default();
+    for line in stdout.lines().filter_map(|l| l.strip_prefix("RESULT ")) {
+        let f: Vec<&str> = line.split(' ').collect();
+        let (id, rc, changed, leaked, alive, leftovers, ok) =
+            (f[0], f[1], f[2], f[3], f[4], f[5], f[6]);
+        let i: usize = id.parse().unwrap();
+        let c = &cases[i];
+        ran += 1;
+        *by_class.entry(c.class).or_default() += 1;
+        let mut why = Vec::new();
+        if changed != "-" {
+            why.push(format!("changed outside its scope: {changed}"));
+        }
+        if leaked != "-" {
+            why.push(format!("secret bytes in the output: {leaked}"));
+        }
+        if alive != "yes" {
+            why.push("the process outside the sandbox was killed".to_string());
+        }
+        if leftovers != "-" {
+            why.push(format!("processes outlived containment: {leftovers}"));
+        }
+        if ok != "yes" {
+            why.push("what the profile allows did not work".to_string());
+        }
+        if rc == "125" {
+            why.push("the sandbox could not be set up (exit 125)".to_string());
+        }
+        if !why.is_empty() {
+            failures.push(format!(
+                "#{id} [{}] {} {}: {:?}\n    {}\n    output: {}",
+                c.class,
+                c.profile,
+                c.args,
+                c.cmd,
+                why.join("; "),
+                outputs.get(id).unwrap_or(&"")
+            ));
+        }
+    }
+    eprintln!("sandbox: {ran} destructive commands run for real, by class: {by_class:?}");
+    assert_eq!(
+        ran,
+        cases.len(),
+        "not every case ran:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Without the sandbox (`--mode off`) the same world does get hurt: the suite can fail.
+#[test]
+fn the_world_is_hurt_without_the_sandbox() {
+    if skip_or_fail("the_world_is_hurt_without_the_sandbox") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let casedir = dir.path().join("cases");
+    let world = dir.path().join("world");
+    std::fs::create_dir_all(&casedir).unwrap();
+    std::fs::create_dir_all(&world).unwrap();
+    let cmds = [
+        "rm -rf \"$OUTSIDE\"",
+        "echo evil >> .forge/config.yaml",
+        "cat ~/.ssh/id_ed25519",
+        "cat /proc/$SENTINEL/environ | tr '\\0' '\\n'",
+    ];
+    for (i, c) in cmds.iter().enumerate() {
+        std::fs::write(casedir.join(format!("{i:03}.cmd")), c).unwrap();
+        std::fs::write(
+            casedir.join(format!("{i:03}.meta")),
+            "session\t--mode off\t\n",
+        )
+        .unwrap();
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sandbox/world.sh");
+    let o = Command::new("unshare")
+        .args([
+            "--mount",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--propagation",
+            "private",
+            "bash",
+        ])
+        .arg(&script)
+        .arg(forge_bin())
+        .arg(&world)
+        .arg(&casedir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let results: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("RESULT "))
+        .map(|l| l.split(' ').collect())
+        .collect();
+    assert_eq!(results.len(), 4, "{stdout}");
+    assert!(results[0][2].contains("outside"), "{stdout}");
+    assert!(results[1][2].contains(".forge/config.yaml"), "{stdout}");
+    assert_ne!(results[2][3], "-", "{stdout}");
+    assert_ne!(results[3][3], "-", "{stdout}");
+}
+
+fn forge(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(forge_bin())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn usage_errors_exit_codes_and_mode_off() {
+    let r = common::Repo::with_command("true", "none");
+    let o = forge(r.path(), &["sandbox", "--profile", "blue", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown profile `blue`"));
+    let o = forge(r.path(), &["sandbox", "--profile", "red"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    // Off: CMD runs as it is, with its exit code.
+    let o = forge(
+        r.path(),
+        &[
+            "sandbox",
+            "--mode",
+            "off",
+            "--",
+            "sh",
+            "-c",
+            "echo hi > x; exit 7",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(7), "{o:?}");
+    assert!(r.exists("x"));
+    let o = forge(
+        r.path(),
+        &["sandbox", "--mode", "off", "--", "/no/such/program"],
+    );
+    assert_eq!(o.status.code(), Some(127), "{o:?}");
+}
+
+#[test]
+fn status_shows_the_sandbox_in_force() {
+    let r = common::Repo::with_command("true", "none");
+    let o = forge(r.path(), &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["sandbox"]["mode"], "auto", "{v}");
+    assert!(v["sandbox"]["in_force"].as_str().is_some(), "{v}");
+    r.config("verify:\n  commands:\n    - {name: t, run: 'true'}\nsandbox:\n  mode: off\n");
+    let o = forge(r.path(), &["status"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("Sandbox:       off (`sandbox.mode: off`)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn explain_lists_what_the_session_may_write() {
+    let r = common::Repo::with_command("true", "none");
+    let o = forge(r.path(), &["sandbox", "--explain", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let root = r.path().canonicalize().unwrap();
+    let ro: Vec<&str> = v["plan"]["read_only"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x.as_str())
+        .collect();
+    assert!(ro.contains(&root.join(".forge").to_str().unwrap()), "{v}");
+    assert!(
+        ro.contains(&root.join(".git/config").to_str().unwrap()),
+        "{v}"
+    );
+    let write: Vec<&str> = v["plan"]["write"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x.as_str())
+        .collect();
+    assert!(write.contains(&root.to_str().unwrap()), "{v}");
+}
+
+#[test]
+fn containment_ends_what_cmd_left_and_relays_exit_and_signals() {
+    if skip_or_fail("containment_ends_what_cmd_left_and_relays_exit_and_signals") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let marker = format!("77{}", std::process::id() % 100);
+    // Left running three ways; all gone when CMD exits; CMD's exit code comes back.
+    let o = forge(
+        r.path(),
+        &[
+            "sandbox",
+            "--contain",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "setsid sleep 3{marker} & (sleep 4{marker} &); nohup sleep 5{marker} >/dev/null 2>&1 & exit 9"
+            ),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(9), "{o:?}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("sleep [345]{marker}")])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+    // SIGTERM to `forge sandbox` reaches a shell that is not PID 1, which handles it.
+    let mut child = Command::new(forge_bin())
+        .args([
+            "sandbox",
+            "--contain",
+            "--",
+            "sh",
+            "-c",
+            "trap 'exit 5' TERM; sleep 30 & wait",
+        ])
+        .current_dir(r.path())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(5));
+    // A CMD killed by a signal: `forge sandbox` dies of the same signal.
+    let o = forge(
+        r.path(),
+        &["sandbox", "--contain", "--", "sh", "-c", "kill -KILL $$"],
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(o.status.signal(), Some(9), "{o:?}");
+}
+
+/// A sandboxed command cannot push keystrokes into the terminal of whoever started it (`TIOCSTI`,
+/// allowed where `dev.tty.legacy_tiocsti=1`): it gives up its controlling terminal first.
+#[test]
+fn no_keystrokes_into_the_callers_terminal() {
+    if skip_or_fail("no_keystrokes_into_the_callers_terminal") {
+        return;
+    }
+    let have = |c: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {c}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("script") || !have("python3") {
+        eprintln!(
+            "SKIPPED: sandbox::no_keystrokes_into_the_callers_terminal: needs `script` and `python3`"
+        );
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let inject = "import fcntl,termios; fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('INJECTED')";
+    let inner = format!(
+        "{} sandbox -- python3 -c \"{inject}\"; true",
+        forge_bin().display()
+    );
+    let o = Command::new("script")
+        .args([
+            "-qc",
+            &format!("bash -c '{}'", inner.replace('\'', "'\\''")),
+            "/dev/null",
+        ])
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("INJECTED"), "{out}");
+    assert!(out.contains("Operation not permitted"), "{out}");
+}
