@@ -44,6 +44,9 @@ pub struct ExecOptions {
     /// Where to write `<pid> <start time>` of the command once it started (its process group
     /// id), so a later process can end it if Forge is killed meanwhile.
     pub pid_file: Option<PathBuf>,
+    /// Runs `wrap… /bin/sh -c <command>` instead of the command alone: the kernel sandbox's
+    /// launcher (`forge sandbox --profile … --`), whose exit code is the command's.
+    pub wrap: Vec<std::ffi::OsString>,
 }
 
 impl ExecOptions {
@@ -59,6 +62,7 @@ impl ExecOptions {
             capture: 0,
             contain: false,
             pid_file: None,
+            wrap: Vec::new(),
         }
     }
 }
@@ -117,6 +121,14 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
                 c.args(&words[1..]);
                 c
             }
+            None if !opts.wrap.is_empty() => {
+                let mut c = Command::new(&opts.wrap[0]);
+                c.args(&opts.wrap[1..])
+                    .arg("/bin/sh")
+                    .arg("-c")
+                    .arg(command);
+                c
+            }
             None => {
                 let mut c = Command::new("/bin/sh");
                 c.arg("-c").arg(command);
@@ -147,7 +159,11 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
     if opts.contain && is_sole_spawner() {
         become_subreaper();
     }
-    let direct = direct_argv(command);
+    let direct = if opts.wrap.is_empty() {
+        direct_argv(command)
+    } else {
+        None
+    };
     let spawned = match direct.as_deref().map(|w| spawn(Some(w))) {
         Some(Ok(child)) => Ok(child),
         // Not found or not executable: let the shell say so, with its usual exit code.

@@ -361,6 +361,8 @@ pub struct Place {
     /// Output that did not fit in memory fails the report instead of being read back from the
     /// log.
     pub strict: bool,
+    /// The kernel sandbox's launcher the command runs in (empty: none).
+    pub wrap: Vec<std::ffi::OsString>,
 }
 
 /// Runs one command and parses its report: verify's unit of work, which `forge run` reuses for
@@ -419,6 +421,7 @@ pub fn run_command_at(
         CAPTURE_BYTES
     };
     opts.contain = true;
+    opts.wrap = place.wrap.clone();
     let out = exec::run_shell(&cmd.run, &opts)?;
     let parsed = match (&report_file, &out.captured) {
         (Some(f), _) => report::parse_file(f, cmd.report),

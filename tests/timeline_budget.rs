@@ -588,6 +588,7 @@ fn budget_left_seen_by_an_agent(limit: Option<f64>) -> String {
         resume: false,
         prompt: "do it",
         output: &out,
+        wrap: &[],
     };
     let run_dir = dir.path().join(".tmp/.forge/runs/r1");
     let fin = invoke(&project, &run_dir, "r1", &agent, &call, &budget).unwrap();

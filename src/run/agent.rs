@@ -164,6 +164,8 @@ pub struct Call<'a> {
     pub prompt: &'a str,
     /// Where the agent writes its structured answer.
     pub output: &'a Path,
+    /// The kernel sandbox launcher the command runs in (empty: none).
+    pub wrap: &'a [std::ffi::OsString],
 }
 
 pub struct Finished {
@@ -244,6 +246,7 @@ pub fn invoke(
     opts.capture = SPEND_CAP;
     opts.contain = true;
     opts.pid_file = Some(pid_file(run_dir));
+    opts.wrap = call.wrap.to_vec();
     if let Some(d) = call.output.parent() {
         std::fs::create_dir_all(d)
             .map_err(|e| Error::io(format!("cannot create {}", d.display()), e))?;
@@ -410,6 +413,7 @@ impl Run<'_> {
         // Red, green and the planner continue their session once an agent really started it (a
         // kill or a setup error can fall before); a verifier or a reviewer is new every time.
         let resume = self.meta.started_sessions.iter().any(|s| s == session);
+        let wrap = self.agent_wrap(role, slice, output, &agent_cfg.command);
         let call = Call {
             role,
             slice: &sid,
@@ -419,6 +423,7 @@ impl Run<'_> {
             resume,
             prompt,
             output,
+            wrap: &wrap,
         };
         let before = self.observe(base)?;
         // The tree as Forge saw it just before the call is on disk before the agent starts: a
@@ -510,7 +515,10 @@ impl Run<'_> {
         let not_found = o.exit_code == Some(127)
             && o.duration < std::time::Duration::from_secs(5)
             && (tail.contains("not found") || tail.contains("No such file"));
-        if not_found {
+        let no_sandbox = !wrap.is_empty()
+            && o.exit_code == Some(crate::sandbox::EXIT_SETUP)
+            && tail.contains("forge sandbox: error");
+        if not_found || no_sandbox {
             // The shell could not find the agent's program: a setup error, not an attempt. The
             // attempt is given back and nothing of it is kept.
             match slice {
@@ -530,17 +538,26 @@ impl Run<'_> {
             }
             self.save()?;
             let _ = std::fs::remove_file(self.dir.join("protected.json"));
+            let last = crate::text::inert(tail.lines().last().unwrap_or(""), 300);
             return Err(Error::Config {
                 path: self.project.config_path(),
-                message: format!(
-                    "the {} agent's command was not found (exit 127): `{}` — {} (log: {}); fix `agents.{}.command` (or `agents.default.command`), then `forge run --resume {}`",
-                    role.name(),
-                    agent_cfg.command,
-                    crate::text::inert(tail.lines().last().unwrap_or(""), 200),
-                    self.project.rel(&o.log_path),
-                    role.name(),
-                    self.meta.slug
-                ),
+                message: if no_sandbox {
+                    format!(
+                        "the kernel sandbox could not be set up for the {} agent — {last} (log: {}); fix what it names, or set `sandbox.mode: off` to run without it, then `forge run --resume {}`",
+                        role.name(),
+                        self.project.rel(&o.log_path),
+                        self.meta.slug
+                    )
+                } else {
+                    format!(
+                        "the {} agent's command was not found (exit 127): `{}` — {last} (log: {}); fix `agents.{}.command` (or `agents.default.command`), then `forge run --resume {}`",
+                        role.name(),
+                        agent_cfg.command,
+                        self.project.rel(&o.log_path),
+                        role.name(),
+                        self.meta.slug
+                    )
+                },
             });
         }
         if !self.meta.started_sessions.iter().any(|s| s == session) {
@@ -590,6 +607,40 @@ impl Run<'_> {
             commits,
             head_moved,
         })
+    }
+
+    /// The launcher of the kernel sandbox for an agent of `role` (empty without the sandbox):
+    /// red may write its test areas, green its code areas, the others only their answer; each
+    /// its client's own state folders, a private TMPDIR, and nothing of Forge's or git's.
+    fn agent_wrap(
+        &self,
+        role: Role,
+        slice: Option<usize>,
+        output: &Path,
+        command: &str,
+    ) -> Vec<std::ffi::OsString> {
+        use crate::sandbox::{Client, Profile, Request};
+        let super::Wall::Kernel { contain } = self.wall else {
+            return Vec::new();
+        };
+        let areas = |f: fn(&super::state::Slice) -> &Vec<String>| {
+            slice
+                .map(|i| f(&self.state.slices[i]).clone())
+                .unwrap_or_default()
+        };
+        let (profile, write) = match role {
+            Role::Red => (Profile::Red, areas(|s| &s.test_areas)),
+            Role::Green => (Profile::Green, areas(|s| &s.code_areas)),
+            _ => (Profile::Review, Vec::new()),
+        };
+        let mut req = Request::new(profile, &self.project.root);
+        req.write = write;
+        req.answer = Some(output.to_path_buf());
+        // TMPDIR: the launcher's private one for this project and profile, outside the
+        // project (whose `.tmp/.forge/` no agent may write).
+        req.client = Client::from_command(command);
+        req.contain = contain;
+        super::checks::launcher(&req)
     }
 
     /// The working tree now (see [`super::observe::Observer::snapshot`]); a planted object in

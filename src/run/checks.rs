@@ -25,6 +25,12 @@ use crate::evidence::refs::Refs;
 use crate::report::Format;
 use crate::verify::{self, CommandResult, Place, Verdict};
 
+/// `forge sandbox … --` for `req`: this very binary, re-executed.
+pub(super) fn launcher(req: &crate::sandbox::Request) -> Vec<std::ffi::OsString> {
+    let forge = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("forge"));
+    crate::sandbox::launch::argv(&forge, req, &[])
+}
+
 /// The cargo home a check uses (`CARGO_HOME`, else `~/.cargo`), whose config Forge protects.
 pub(super) fn cargo_home() -> Option<PathBuf> {
     std::env::var_os("CARGO_HOME")
@@ -165,11 +171,27 @@ impl Run<'_> {
             .filter_map(|(k, _)| k.into_string().ok())
             .filter(|k| k.starts_with("GIT_"))
             .collect();
+        // In the kernel sandbox, a check writes only its checkout, its TMPDIR and the
+        // configured caches.
+        let wrap = match self.wall {
+            super::Wall::Kernel { contain } => {
+                let mut req = crate::sandbox::Request::new(
+                    crate::sandbox::Profile::Check,
+                    &self.project.root,
+                );
+                req.write = vec![cwd.display().to_string()];
+                req.tmpdir = Some(tmp.clone());
+                req.contain = contain;
+                launcher(&req)
+            }
+            super::Wall::Off => Vec::new(),
+        };
         Ok(Place {
             cwd: Some(cwd),
             env,
             env_remove,
             strict: true,
+            wrap,
         })
     }
 

@@ -153,7 +153,18 @@ struct Run<'a> {
     checkout: Option<Checkout>,
     /// The person whose name Forge's commits carry.
     ident: Ident,
+    /// Whether agents and checks run inside the kernel sandbox (decided once per process).
+    wall: Wall,
     _lock: RunLocks,
+}
+
+/// The kernel sandbox as this run uses it: every agent call and every check inside its profile
+/// (`sandbox.mode` auto or require, on a kernel with Landlock), or not at all. The run's own
+/// gates are the other, independent wall either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wall {
+    Off,
+    Kernel { contain: bool },
 }
 
 /// Starts a new run.
@@ -405,6 +416,28 @@ struct RunLocks {
     _one: crate::state::DirLock,
 }
 
+/// The sandbox this run uses: `require` on a kernel that cannot enforce it is a setup error;
+/// `auto` uses Landlock where the kernel has it.
+fn wall(project: &Project, config: &Config) -> Result<Wall> {
+    use crate::sandbox::{self, Mode};
+    let mode = config.sandbox.mode;
+    if mode == Mode::Off {
+        return Ok(Wall::Off);
+    }
+    let level = sandbox::level();
+    level.check(mode).map_err(|e| Error::Config {
+        path: project.config_path(),
+        message: format!("`sandbox.mode: require`: {e}"),
+    })?;
+    Ok(if level.landlock_abi > 0 {
+        Wall::Kernel {
+            contain: level.pid_ns,
+        }
+    } else {
+        Wall::Off
+    })
+}
+
 fn git_dir(project: &Project) -> Result<PathBuf> {
     let out = git::git(&project.root, &["rev-parse", "--absolute-git-dir"])?;
     Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
@@ -427,9 +460,11 @@ impl<'a> Run<'a> {
         lock: RunLocks,
         ident: Ident,
     ) -> Result<Run<'a>> {
+        let wall = wall(project, config)?;
         Ok(Run {
             project,
             config,
+            wall,
             rec: Recorder::new(project, &format!("run-{}", meta.slug), "forge:run"),
             git_dir,
             active_written: false,
@@ -449,6 +484,14 @@ impl<'a> Run<'a> {
     }
 
     fn drive(&mut self) -> Result<Outcome> {
+        let level = crate::sandbox::level();
+        if self.config.sandbox.mode != crate::sandbox::Mode::Off && !level.full() {
+            // Said once per run: what the kernel cannot give here.
+            self.say(&format!(
+                "  ! sandbox: {}",
+                crate::sandbox::in_force(self.config.sandbox.mode, &level)
+            ));
+        }
         if let Some(reason) = self.breaker_open()? {
             return self.stop(reason);
         }

@@ -65,16 +65,17 @@ impl Run<'_> {
             .collect();
         let mut feedback: Option<String> = None;
         // A plan the planner finished before a kill is judged before planning again.
-        let existing =
-            crate::state::read_untrusted(&state::state_path(&self.dir), state::MAX_RUN_FILE)
-                .ok()
-                .flatten()
-                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                .filter(|v| {
-                    v.get("slices")
-                        .and_then(|s| s.as_array())
-                        .is_some_and(|a| !a.is_empty())
-                });
+        let last = self.output_path(Role::Planner, "", self.meta.planner_attempts);
+        let existing = (self.meta.planner_attempts > 0)
+            .then(|| crate::state::read_untrusted(&last, state::MAX_RUN_FILE))
+            .and_then(|r| r.ok())
+            .flatten()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .filter(|v| {
+                v.get("slices")
+                    .and_then(|s| s.as_array())
+                    .is_some_and(|a| !a.is_empty())
+            });
         if let Some(doc) = existing {
             let r = self.run_artifact(&[])?;
             if r.blocks {
@@ -91,7 +92,8 @@ impl Run<'_> {
             }
             self.meta.planner_attempts += 1;
             let attempt = self.meta.planner_attempts;
-            let state_file = state::state_path(&self.dir);
+            // The planner's answer goes to a file of its own; Forge writes state.json.
+            let state_file = self.output_path(Role::Planner, "", attempt);
             self.state = RunState::default();
             let session = self
                 .meta
@@ -109,7 +111,6 @@ impl Run<'_> {
                 &state_file,
                 &base,
             )?;
-            // Read the answer before anything rewrites state.json.
             let answer = agent::read_output(&state_file);
             // Planning is read-only: whatever it changed in the repository is put back.
             let (scope, now) = self.judge(&Phase::ReadOnly { role: "planner" }, &a, None)?;

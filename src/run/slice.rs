@@ -359,8 +359,15 @@ impl Run<'_> {
             .index_of(slice)
             .map(|i| self.state.slices[i].progress().wave)
             .unwrap_or(0);
+        // A folder per call: the kernel sandbox lets the agent write its answer's folder.
+        let name = if role == Role::Planner {
+            "state.json"
+        } else {
+            "answer.json"
+        };
         self.dir
             .join("outputs")
-            .join(format!("{}.json", agent::stem(role, slice, wave, attempt)))
+            .join(agent::stem(role, slice, wave, attempt))
+            .join(name)
     }
 }

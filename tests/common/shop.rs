@@ -10,7 +10,16 @@ pub const CLAUDE_RESULT: &str = concat!(
     "/tests/fixtures/spend/claude-p-result.json"
 );
 
+/// The shop's config: the sample's verify command and the scripted agent. Without the kernel
+/// sandbox unless `extra` configures it: each cheat must be caught by the run's own gates
+/// alone — the first wall holds on a machine with no sandbox. The sandbox tests
+/// (tests/run_sandboxed.rs) give the second wall its own proof.
 pub fn agents_yaml(cheat: &str, extra: &str) -> String {
+    let extra = if extra.contains("sandbox:") {
+        extra.to_string()
+    } else {
+        format!("{extra}sandbox:\n  mode: off\n")
+    };
     let cmd = format!(
         "CHEAT='{cheat}' FORGE_BIN='{}' CLAUDE_RESULT='{CLAUDE_RESULT}' sh {RUN_FIX}/agent.sh",
         forge_bin().display()

@@ -1,0 +1,106 @@
+//! `forge run` with the kernel sandbox (`sandbox.mode: require`): the second, independent wall.
+//! Every agent call and every check runs inside its profile, so a cheat the run's gates would
+//! catch afterwards (tests/run.rs, tests/hermetic.rs prove those with the sandbox off) is
+//! refused by the kernel before it lands anywhere — and an honest run lands as before.
+//!
+//! Skipped, saying why, where the kernel has no full sandbox, unless FORGE_REQUIRE_SANDBOX=1
+//! (CI sets it).
+
+mod common;
+
+use common::Repo;
+use common::shop::*;
+
+fn sandbox_available(test: &str) -> bool {
+    let o = std::process::Command::new(common::forge_bin())
+        .args(["sandbox", "--level", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    if v["full"] == serde_json::json!(true) {
+        return true;
+    }
+    let why = format!("no full kernel sandbox here ({})", v["describe"]);
+    if std::env::var("FORGE_REQUIRE_SANDBOX").is_ok_and(|v| v == "1") {
+        panic!("{test}: {why}, and FORGE_REQUIRE_SANDBOX=1");
+    }
+    eprintln!("\n==== SKIPPED: run_sandboxed::{test}: {why} ====\n");
+    false
+}
+
+fn shop_sandboxed(cheat: &str) -> Repo {
+    shop_with(cheat, "sandbox:\n  mode: require\n")
+}
+
+fn agent_log(r: &Repo, name: &str) -> String {
+    r.read(&format!(".tmp/.forge/runs/shop/agents/{name}.log"))
+}
+
+#[test]
+fn an_honest_run_lands_with_every_agent_and_check_in_its_profile() {
+    if !sandbox_available("an_honest_run_lands_with_every_agent_and_check_in_its_profile") {
+        return;
+    }
+    let r = shop_sandboxed("check-env");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(agent_log(&r, "run-planner-w1-a1").contains("sandbox=review"));
+    assert!(agent_log(&r, "member-discount-red-w1-a1").contains("sandbox=red"));
+    assert!(agent_log(&r, "member-discount-verifier-w1-a1").contains("sandbox=review"));
+    assert!(agent_log(&r, "member-discount-green-w1-a1").contains("sandbox=green"));
+    let logs = std::fs::read_dir(r.path().join(".tmp/.forge/runs/shop/logs")).unwrap();
+    let checked = logs
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("related1"))
+        .any(|e| {
+            std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("check-sandbox=check"))
+        });
+    assert!(checked, "the related check ran in the check profile");
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn the_kernel_refuses_red_a_write_outside_its_test_areas() {
+    if !sandbox_available("the_kernel_refuses_red_a_write_outside_its_test_areas") {
+        return;
+    }
+    let r = shop_sandboxed("edit-code");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let log = agent_log(&r, "member-discount-red-w1-a1");
+    assert!(
+        log.contains("src/cart.sh") && (log.contains("Read-only") || log.contains("denied")),
+        "{log}"
+    );
+    assert!(!git_out(&r, &["log", "-p"]).contains("# red was here"));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn the_kernel_refuses_green_forges_config_and_a_checks_git_hook() {
+    if !sandbox_available("the_kernel_refuses_green_forges_config_and_a_checks_git_hook") {
+        return;
+    }
+    let r = shop_sandboxed("touch-forge check-plants-hook");
+    let before = r.read(".forge/config.yaml");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let log = agent_log(&r, "member-discount-green-w1-a1");
+    assert!(log.contains(".forge/config.yaml"), "{log}");
+    assert_eq!(r.read(".forge/config.yaml"), before);
+    assert!(!r.exists(".git/hooks/pre-commit"));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn an_agent_cannot_kill_the_forge_that_drives_it() {
+    if !sandbox_available("an_agent_cannot_kill_the_forge_that_drives_it") {
+        return;
+    }
+    // The scripted green sends SIGKILL to its `forge run`: the signal scope refuses it, and the
+    // run goes on to land.
+    let r = shop_sandboxed("kill-in-green");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(o.stdout.contains("Run `shop` DONE"), "{}", o.stdout);
+}
