@@ -126,12 +126,14 @@ impl Tokens {
             .saturating_add(self.cache_read)
     }
 
+    /// Saturating: a forged report of 2^63 tokens twice must not wrap to nothing (the
+    /// record is refused as absurd instead: [`Spend::invalid`]).
     pub fn add(&mut self, o: &Tokens) {
-        self.input += o.input;
-        self.output += o.output;
-        self.cache_write += o.cache_write;
-        self.cache_write_1h += o.cache_write_1h;
-        self.cache_read += o.cache_read;
+        self.input = self.input.saturating_add(o.input);
+        self.output = self.output.saturating_add(o.output);
+        self.cache_write = self.cache_write.saturating_add(o.cache_write);
+        self.cache_write_1h = self.cache_write_1h.saturating_add(o.cache_write_1h);
+        self.cache_read = self.cache_read.saturating_add(o.cache_read);
     }
 }
 
@@ -264,10 +266,14 @@ pub fn from_codex_jsonl(text: &str, model: Option<&str>, config: &BudgetConfig) 
         let u = &v["usage"];
         let n = |k: &str| u.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
         let cached = n("cached_input_tokens");
-        t.input += n("input_tokens").saturating_sub(cached);
-        t.cache_read += cached;
-        t.cache_write += n("cache_write_input_tokens");
-        t.output += n("output_tokens") + n("reasoning_output_tokens");
+        t.input = t
+            .input
+            .saturating_add(n("input_tokens").saturating_sub(cached));
+        t.cache_read = t.cache_read.saturating_add(cached);
+        t.cache_write = t.cache_write.saturating_add(n("cache_write_input_tokens"));
+        t.output = t
+            .output
+            .saturating_add(n("output_tokens").saturating_add(n("reasoning_output_tokens")));
     }
     if t.total() == 0 {
         return vec![];

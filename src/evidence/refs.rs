@@ -18,10 +18,7 @@ impl Refs {
     /// and starting `git for-each-ref` for each would cost more than reading. A repository
     /// with the reftable format is asked through git.
     pub fn list(root: &Path, git_dir: &Path) -> Result<Refs> {
-        let common = match std::fs::read_to_string(git_dir.join("commondir")) {
-            Ok(c) => git_dir.join(c.trim()),
-            Err(_) => git_dir.to_path_buf(),
-        };
+        let common = common_dir(git_dir);
         if common.join("reftable").exists() {
             return Self::list_by_git(root);
         }
@@ -105,6 +102,14 @@ impl Refs {
             }
         }
         Ok(out)
+    }
+}
+
+/// The folder shared refs live in: a linked worktree's `commondir`, else the git folder itself.
+pub fn common_dir(git_dir: &Path) -> std::path::PathBuf {
+    match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(c) => git_dir.join(c.trim()),
+        Err(_) => git_dir.to_path_buf(),
     }
 }
 

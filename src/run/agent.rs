@@ -274,24 +274,34 @@ pub fn spend_from_text(text: &str, config: &BudgetConfig) -> Vec<Spend> {
         return budget::from_codex_jsonl(text, None, config);
     }
     // A whole-output JSON document (claude -p / gemini), or one line of it among lines of
-    // stderr, the last one first.
+    // stderr. Output holding several cost reports (a process the agent left could print one
+    // of its own after the client's) counts the largest: a report can add cost, never hide it.
     let trimmed = text.trim();
     let lines = trimmed
         .lines()
-        .rev()
         .map(str::trim)
         .filter(|l| l.starts_with('{') && l.ends_with('}'));
+    let mut best: Vec<Spend> = Vec::new();
+    let weight = |v: &[Spend]| {
+        (
+            v.iter().filter_map(|s| s.usd).sum::<f64>(),
+            v.iter()
+                .map(|s| s.tokens.total())
+                .fold(0u64, u64::saturating_add),
+        )
+    };
     for c in std::iter::once(trimmed).chain(lines) {
-        if let Ok(v) = serde_json::from_str::<Value>(c) {
-            if let Ok(s) = budget::from_claude_json(&v) {
-                return s;
-            }
-            if let Ok(s) = budget::from_gemini_json(&v, config) {
-                return s;
-            }
+        let Ok(v) = serde_json::from_str::<Value>(c) else {
+            continue;
+        };
+        let found = budget::from_claude_json(&v)
+            .or_else(|_| budget::from_gemini_json(&v, config))
+            .unwrap_or_default();
+        if !found.is_empty() && (best.is_empty() || weight(&found) > weight(&best)) {
+            best = found;
         }
     }
-    Vec::new()
+    best
 }
 
 fn pid_file(run_dir: &Path) -> PathBuf {
@@ -448,14 +458,15 @@ impl Run<'_> {
         let t = crate::trace::span("call-restore");
         // Everything the agent may not change, put back and named: HEAD and the refs first
         // (putting a ref back writes its log), then the files, logs among them.
+        let mut restored = self.unlink_branch(base)?;
         let head_moved = self.restore_head(base)?;
         let commits = self.undo_commits(base)?;
         let branch = self.meta.branch.clone();
-        let mut restored = refs.put_back(
+        restored.extend(refs.put_back(
             self.root(),
             &Refs::list(self.root(), &self.git_dir)?,
             branch.as_deref(),
-        )?;
+        )?);
         restored.extend(protected.put_back(self.project)?);
         restored.extend(ledgers.put_back(self.project)?);
         // The index is the agent's too (staged content, skip-worktree and assume-unchanged
@@ -473,6 +484,17 @@ impl Run<'_> {
         restored.extend(bad);
 
         drop(t);
+        // Output too long to read its cost from is an unknown cost, never a free call: the
+        // attempt fails and the run stops before the next agent call, for a person to look.
+        if fin.outcome.captured.is_none() && fin.outcome.output_bytes > 0 {
+            let why = format!(
+                "the {} agent printed {} bytes, more than Forge reads for its cost: what it spent is unknown",
+                role.name(),
+                fin.outcome.output_bytes
+            );
+            restored.push(why.clone());
+            self.halt = Some(why);
+        }
         // Its cost, if valid: an absurd figure is a bad answer, and reaches no ledger.
         let invalid: Vec<String> = fin.spend.iter().filter_map(|s| s.invalid()).collect();
         let spend: Vec<Spend> = if invalid.is_empty() {

@@ -206,6 +206,9 @@ impl Run<'_> {
     /// have damaged it to erase its spend), with what a person does about it — never an error
     /// that every later resume would hit.
     pub(super) fn over_budget(&self) -> Result<Option<String>> {
+        if let Some(why) = &self.halt {
+            return Ok(Some(format!("{why}; check the spend, then resume")));
+        }
         let session = format!("run-{}", self.meta.slug);
         let st = match crate::budget::standings(
             self.project,

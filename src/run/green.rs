@@ -19,6 +19,15 @@ use crate::verify::{CommandResult, Verdict};
 
 use super::agent::Role;
 
+/// How the milestone-checks gate ended.
+pub(super) enum Milestone {
+    NotDue,
+    Passed,
+    /// The feedback for the slice's agent.
+    Failed(String),
+    Stop(String),
+}
+
 impl Run<'_> {
     pub(super) fn green(&mut self, i: usize, resumed: bool) -> Result<SliceEnd> {
         let mut judge_only = resumed;
@@ -38,7 +47,44 @@ impl Run<'_> {
             }
             let now = if judge_only {
                 // A resume judges the tree the last attempt (or a person) left, without a call.
-                self.observe(&checkpoint)?
+                // What green changed is read from the tree itself — never from the run folder,
+                // which an agent could have rewritten — and held to green's rules: what green
+                // may not change stays out of the slice (and in the working tree: it may be a
+                // person's), named in the gate.
+                let now = self.observe(&checkpoint)?;
+                let tracked: Vec<String> = cp_tree.entries.keys().cloned().collect();
+                let harness = self
+                    .harness()
+                    .files(&tracked, &[s.focused_command.as_str()]);
+                let phase = Phase::Green {
+                    code_areas: &s.code_areas,
+                    test_areas: &s.test_areas,
+                    red_tests: &p.red_tests,
+                    harness: &harness,
+                };
+                let mut scope = gates::Scope::default();
+                for c in cp_tree.diff(&now) {
+                    if self.meta.person_paths.contains(&c.path) {
+                        continue;
+                    }
+                    match gates::disallowed(&phase, &c, None) {
+                        Some(w) => scope
+                            .disallowed
+                            .push((c.path.clone(), format!("{w}; left out of the slice"))),
+                        None => scope.changed.push(c.path.clone()),
+                    }
+                }
+                self.state.slices[i].progress_mut().green_changed = scope.changed.clone();
+                if !scope.disallowed.is_empty() {
+                    let r = gates::scope_result(
+                        gates::GREEN_FILE_SCOPE,
+                        &scope,
+                        &s.code_areas,
+                        "green",
+                    );
+                    self.gate(Some(i), &r)?;
+                }
+                now
             } else {
                 let tracked: Vec<String> = cp_tree.entries.keys().cloned().collect();
                 let harness = self
@@ -167,55 +213,11 @@ impl Run<'_> {
 
             // milestone checks: at planned milestones and at final completion, every configured
             // command, before the commit.
-            let final_slice = self.is_final(i);
-            if s.milestone || final_slice {
-                let results = self.full_checks(&s.id, &candidate)?;
-                let mut problems: Vec<String> = Vec::new();
-                for (r, c) in results.iter().zip(&self.config.verify.commands) {
-                    if !r.ok {
-                        problems.push(format!("`{}`: {}", r.name, command_failure(r)));
-                    } else if let Some(why) =
-                        crate::verify::missing_evidence(c.report, c.allow_empty, r)
-                    {
-                        // No evidence is no pass, by the same rule as `forge verify`.
-                        problems.push(format!("`{}`: {why}", r.name));
-                    }
-                }
-                let ev = json!({
-                    "reason": if problems.is_empty() { format!("all {} configured command(s) pass{}", results.len(), if final_slice { " (final completion)" } else { "" }) } else { problems.join("; ") },
-                    "final": final_slice,
-                    "commands": results.iter().map(|r| json!({"name": r.name, "command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log})).collect::<Vec<_>>(),
-                });
-                let ok = problems.is_empty();
-                let r = if ok {
-                    GateResult::pass(gates::MILESTONE_CHECKS, ev)
-                } else {
-                    GateResult::fail(
-                        gates::MILESTONE_CHECKS,
-                        ev,
-                        false,
-                        "route the failure to this slice's green agent",
-                    )
-                };
-                self.gate(Some(i), &r)?;
-                let v = if ok { Verdict::Pass } else { Verdict::Fail };
-                if let Some(reason) = self.count_breaker(v)? {
-                    return Ok(SliceEnd::Stop(reason));
-                }
-                if !ok {
-                    let detail: Vec<String> = results
-                        .iter()
-                        .filter(|r| !r.ok)
-                        .map(|r| format!("$ {}\n{}", r.run, tail_lines(&r.tail, 30)))
-                        .collect();
-                    self.feedback(
-                        i,
-                        format!(
-                            "The full checks fail: {}\n{}",
-                            r.reason(),
-                            detail.join("\n")
-                        ),
-                    );
+            match self.milestone_checks(i, &candidate)? {
+                Milestone::NotDue | Milestone::Passed => {}
+                Milestone::Stop(reason) => return Ok(SliceEnd::Stop(reason)),
+                Milestone::Failed(feedback) => {
+                    self.feedback(i, feedback);
                     continue;
                 }
             }
@@ -241,7 +243,8 @@ impl Run<'_> {
                 self.meta.slug,
                 s.id
             );
-            let commit = self.commit_snapshot(&start_sha, &checkpoint, &candidate, &msg, &files)?;
+            let commit =
+                self.commit_snapshot(i, &start_sha, &checkpoint, &candidate, &msg, &files)?;
             // The working tree is what settle found: the judged tree.
             return self.land(i, &commit, &code, true, Some(&now));
         }
@@ -255,12 +258,68 @@ impl Run<'_> {
         )))
     }
 
+    /// The milestone-checks gate: at a planned milestone and at final completion — however the
+    /// slice lands, through green or as coverage — every configured verify command runs on the
+    /// candidate tree before the commit, under `forge verify`'s no-evidence rule.
+    pub(super) fn milestone_checks(&mut self, i: usize, candidate: &Snapshot) -> Result<Milestone> {
+        let s = self.state.slices[i].clone();
+        let final_slice = self.is_final(i);
+        if !(s.milestone || final_slice) {
+            return Ok(Milestone::NotDue);
+        }
+        let results = self.full_checks(&s.id, candidate)?;
+        let mut problems: Vec<String> = Vec::new();
+        for (r, c) in results.iter().zip(&self.config.verify.commands) {
+            if !r.ok {
+                problems.push(format!("`{}`: {}", r.name, command_failure(r)));
+            } else if let Some(why) = crate::verify::missing_evidence(c.report, c.allow_empty, r) {
+                // No evidence is no pass, by the same rule as `forge verify`.
+                problems.push(format!("`{}`: {why}", r.name));
+            }
+        }
+        let ev = json!({
+            "reason": if problems.is_empty() { format!("all {} configured command(s) pass{}", results.len(), if final_slice { " (final completion)" } else { "" }) } else { problems.join("; ") },
+            "final": final_slice,
+            "commands": results.iter().map(|r| json!({"name": r.name, "command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log})).collect::<Vec<_>>(),
+        });
+        let ok = problems.is_empty();
+        let r = if ok {
+            GateResult::pass(gates::MILESTONE_CHECKS, ev)
+        } else {
+            GateResult::fail(
+                gates::MILESTONE_CHECKS,
+                ev,
+                false,
+                "route the failure to this slice's agent",
+            )
+        };
+        self.gate(Some(i), &r)?;
+        let v = if ok { Verdict::Pass } else { Verdict::Fail };
+        if let Some(reason) = self.count_breaker(v)? {
+            return Ok(Milestone::Stop(reason));
+        }
+        if ok {
+            return Ok(Milestone::Passed);
+        }
+        let detail: Vec<String> = results
+            .iter()
+            .filter(|r| !r.ok)
+            .map(|r| format!("$ {}\n{}", r.run, tail_lines(&r.tail, 30)))
+            .collect();
+        Ok(Milestone::Failed(format!(
+            "The full checks fail: {}\n{}",
+            r.reason(),
+            detail.join("\n")
+        )))
+    }
+
     /// Commits `tree` (a snapshot Forge judged) on `parent` and moves HEAD's branch to it from
     /// `expected_head` in one compare-and-swap: built with plumbing from verified objects in a
     /// temporary index, so no hook runs and a kill leaves HEAD where it was. The index entries
     /// of `paths` follow, so `git status` shows a clean tree.
     pub(super) fn commit_snapshot(
         &mut self,
+        i: usize,
         parent: &str,
         expected_head: &str,
         tree: &Snapshot,
@@ -271,6 +330,8 @@ impl Run<'_> {
         let odb = self.seen.odb(&root);
         let t = odb.write_tree(&self.git_dir, parent, tree)?;
         let c = odb.commit(&t, parent, message, &self.ident)?;
+        self.state.slices[i].progress_mut().pending_commit = Some(c.clone());
+        self.save()?;
         git::git(
             &root,
             &[

@@ -155,6 +155,12 @@ struct Run<'a> {
     ident: Ident,
     /// Whether agents and checks run inside the kernel sandbox (decided once per process).
     wall: Wall,
+    /// A reason to stop before the next agent call, found after the last one (an unknown cost).
+    halt: Option<String>,
+    /// Resumed after the driving `forge run` died (killed, not stopped): what the run folder
+    /// says may have been written by an agent since, so the slice's facts are re-established
+    /// from evidence before they are used.
+    after_kill: bool,
     _lock: RunLocks,
 }
 
@@ -334,6 +340,20 @@ pub fn resume(
             });
         }
     }
+    if meta.planned
+        && let Some(s) = st.slices.iter().find(|s| s.forge.is_none())
+    {
+        return Err(Error::State {
+            path: state::state_path(&dir),
+            message: format!(
+                "slice `{}` has no progress record (`forge`), which Forge writes for every slice of an accepted plan",
+                crate::text::inert(&s.id, 80)
+            ),
+            recovery: format!(
+                "Inspect it (an agent may have edited it); to start over, remove .tmp/.forge/runs/{slug}/ and run `forge run {slug} --goal …` again."
+            ),
+        });
+    }
     if meta.status == RunStatus::Done {
         out(&format!("Run `{slug}` is done; nothing to resume."));
         return Ok(Outcome::Done);
@@ -342,10 +362,13 @@ pub fn resume(
     if meta.planned && st.slices.is_empty() {
         meta.planned = false;
     }
+    // Still `running` on disk: the driving process died without stopping the run.
+    let after_kill = meta.status == RunStatus::Running;
     meta.status = RunStatus::Running;
     meta.stop_reason = None;
     let ident = Ident::of_person(&project.root)?;
     let mut run = Run::new(project, config, dir, gd, meta, st, out, lock, ident)?;
+    run.after_kill = after_kill;
     if let Some(id) = retry {
         run.check_retry(id)?;
     }
@@ -465,6 +488,8 @@ impl<'a> Run<'a> {
             project,
             config,
             wall,
+            halt: None,
+            after_kill: false,
             rec: Recorder::new(project, &format!("run-{}", meta.slug), "forge:run"),
             git_dir,
             active_written: false,

@@ -241,7 +241,8 @@ impl Run<'_> {
                 "forge-checkpoint({}/{}): verified red, temporary\n\nForge-Run: {}\nForge-Slice: {}\n",
                 self.meta.slug, s.id, self.meta.slug, s.id
             );
-            let commit = self.commit_snapshot(&start_sha, &start_sha, &candidate, &msg, &tests)?;
+            let commit =
+                self.commit_snapshot(i, &start_sha, &start_sha, &candidate, &msg, &tests)?;
             let parent = self.seen.odb(&self.project.root).parent(&commit)?;
             let files = git::commit_files(self.root(), &commit)?;
             let r =
@@ -317,6 +318,16 @@ impl Run<'_> {
             });
         match review {
             Ok(rv) if rv.valid && rv.high_quality && rv.useful => {
+                match self.milestone_checks(i, candidate)? {
+                    super::green::Milestone::NotDue | super::green::Milestone::Passed => {}
+                    super::green::Milestone::Stop(reason) => {
+                        return Ok(Some(RedEnd::End(SliceEnd::Stop(reason))));
+                    }
+                    super::green::Milestone::Failed(feedback) => {
+                        self.feedback(i, feedback);
+                        return Ok(None);
+                    }
+                }
                 let owned = self.state.slices[i].progress().red_changed.clone();
                 if let Some(r) = self.settle(&start_sha, &now, &owned, gates::RED_FILE_SCOPE)? {
                     self.gate(Some(i), &r)?;
@@ -332,7 +343,7 @@ impl Run<'_> {
                     s.id
                 );
                 let commit =
-                    self.commit_snapshot(&start_sha, &start_sha, candidate, &msg, tests)?;
+                    self.commit_snapshot(i, &start_sha, &start_sha, candidate, &msg, tests)?;
                 let parent = self.seen.odb(&self.project.root).parent(&commit)?;
                 let r = if parent.as_deref() == Some(start_sha.as_str()) {
                     GateResult::pass(

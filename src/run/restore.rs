@@ -170,6 +170,35 @@ impl Run<'_> {
         )))
     }
 
+    /// The run's branch made a symbolic ref (to a person's branch, say: every update of HEAD
+    /// would then move that branch) becomes a plain ref at `base` again, before anything writes
+    /// through it.
+    pub(super) fn unlink_branch(&mut self, base: &str) -> Result<Vec<String>> {
+        let Some(branch) = self.meta.branch.clone() else {
+            return Ok(Vec::new());
+        };
+        let file = crate::evidence::refs::common_dir(&self.git_dir).join(&branch);
+        let symbolic = crate::state::read_untrusted(&file, 4096)
+            .ok()
+            .flatten()
+            .is_some_and(|b| b.starts_with(b"ref:"));
+        if !symbolic {
+            return Ok(Vec::new());
+        }
+        git::git(
+            self.root(),
+            &[
+                "update-ref",
+                "--no-deref",
+                "-m",
+                "forge: put back",
+                &branch,
+                base,
+            ],
+        )?;
+        Ok(vec![format!("{branch} (made a symbolic ref; put back)")])
+    }
+
     /// Puts HEAD back on the run's branch if an agent switched it (`git checkout other`,
     /// `git switch -c x`, a detach). No branch is moved: the other branch keeps its commits.
     pub(super) fn restore_head(&mut self, base: &str) -> Result<Option<String>> {

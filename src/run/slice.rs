@@ -55,15 +55,27 @@ impl Run<'_> {
 
         match resumed_step {
             Some(Step::Green) | Some(Step::Final) => {
-                if let Some(end) = self.resume_final(i)? {
-                    return Ok(end);
-                }
                 let cp = self.recorded(
                     i,
                     "checkpoint",
                     self.state.slices[i].progress().checkpoint.clone(),
                 )?;
+                // A final commit a kill interrupted is never adopted as it stands: the branch
+                // goes back to the checkpoint (its tree stays in the working tree) and green's
+                // work is judged and checked again before Forge commits it anew.
                 self.head_is_forges(i, &[cp.as_str()])?;
+                self.undo_commits(&cp)?;
+                if self.after_kill
+                    && let Some(why) = self.recheck_checkpoint(i)?
+                {
+                    let p = self.state.slices[i].progress().clone();
+                    let mut paths = p.red_tests.clone();
+                    paths.extend(p.green_changed.iter().cloned());
+                    self.restore_to(&start_sha, &paths)?;
+                    return Ok(SliceEnd::Failed(format!(
+                        "the red checkpoint did not hold when re-checked after the interruption: {why}"
+                    )));
+                }
                 return self.green(i, true);
             }
             Some(Step::Red) => {
@@ -131,32 +143,6 @@ impl Run<'_> {
         Ok(r)
     }
 
-    /// After a kill during green/final: a final commit that already landed is adopted.
-    fn resume_final(&mut self, i: usize) -> Result<Option<SliceEnd>> {
-        let p = self.state.slices[i].progress().clone();
-        let (Some(start), Some(_cp)) = (p.start_sha.clone(), p.checkpoint.clone()) else {
-            return Ok(None);
-        };
-        let head = git::head(self.root())?;
-        let parent = self.seen.odb(&self.project.root).parent(&head)?;
-        if parent.as_deref() == Some(start.as_str()) {
-            let msg = git::commit_message(self.root(), &head)?;
-            let mark = format!("Forge-Slice: {}", self.state.slices[i].id);
-            if msg.contains(&mark) && !msg.starts_with("forge-checkpoint") {
-                let files = git::commit_files(self.root(), &head)?;
-                let code: Vec<String> = files
-                    .iter()
-                    .filter(|f| !p.red_tests.contains(f))
-                    .cloned()
-                    .collect();
-                // A kill between the commit and the index sync: sync now.
-                git::sync_index(self.root(), &files)?;
-                return self.land(i, &head, &code, true, None).map(Some);
-            }
-        }
-        Ok(None)
-    }
-
     /// Counts one more red or green attempt of slice `i`, marks the phase for the guard, and
     /// returns the attempt number, the feedback for it and the agent session to continue.
     pub(super) fn begin_attempt(
@@ -188,19 +174,14 @@ impl Run<'_> {
         Ok((out.0, feedback, out.1))
     }
 
-    /// On resume: HEAD must be one of `expected`, or a commit this run made on the slice's
-    /// START_SHA (a checkpoint or a coverage commit a kill interrupted). Anything else — a
-    /// person's commits since the run stopped — is named, never reset away.
+    /// On resume: HEAD must be one of `expected`, or the commit Forge recorded it was about to
+    /// make (a kill fell between the record and the branch update). Anything else — a person's
+    /// commits since the run stopped, or an agent's, however it is worded — is named, never
+    /// reset away and never taken for Forge's.
     pub(super) fn head_is_forges(&self, i: usize, expected: &[&str]) -> Result<()> {
         let head = git::head(self.root())?;
-        if expected.contains(&head.as_str()) {
-            return Ok(());
-        }
-        let start = self.start_sha(i)?;
-        let parent = self.seen.odb(&self.project.root).parent(&head)?;
-        let message = git::commit_message(self.root(), &head).unwrap_or_default();
-        let mark = format!("Forge-Slice: {}", self.state.slices[i].id);
-        if parent.as_deref() == Some(start.as_str()) && message.contains(&mark) {
+        let pending = self.state.slices[i].progress().pending_commit.clone();
+        if expected.contains(&head.as_str()) || pending.as_deref() == Some(head.as_str()) {
             return Ok(());
         }
         let graph = git::graph(self.root()).unwrap_or_default();
@@ -216,6 +197,124 @@ impl Run<'_> {
                 .join(" or "),
             &expected[0][..expected[0].len().min(10)]
         )))
+    }
+
+    /// After a kill, the red checkpoint is proven again from evidence before green builds on
+    /// it — the run folder that recorded it was within an agent's reach: its parent is
+    /// START_SHA, it changes only what red may change, and on its tree (against START_SHA's) the
+    /// focused command fails with exactly the verified case while every case that passed
+    /// before still passes. `Some(why)` when it does not hold.
+    fn recheck_checkpoint(&mut self, i: usize) -> Result<Option<String>> {
+        let s = self.state.slices[i].clone();
+        let p = s.progress().clone();
+        let start = self.start_sha(i)?;
+        let cp = self.recorded(i, "checkpoint", p.checkpoint.clone())?;
+        let root = self.project.root.clone();
+        if self.seen.odb(&root).parent(&cp)?.as_deref() != Some(start.as_str()) {
+            return Ok(Some(format!("its parent is not START_SHA {start}")));
+        }
+        let start_tree = self.seen.tree(&root, &start)?;
+        let cp_tree = self.seen.tree(&root, &cp)?;
+        let tracked: Vec<String> = start_tree.entries.keys().cloned().collect();
+        let harness = self
+            .harness()
+            .files(&tracked, &[s.focused_command.as_str()]);
+        let changes = start_tree.diff(&cp_tree);
+        let phase = gates::Phase::Red {
+            test_areas: &s.test_areas,
+            harness: &harness,
+        };
+        let mut oids: Vec<&str> = Vec::new();
+        for c in &changes {
+            if let (
+                Some(crate::evidence::Entry::File { oid: o, .. }),
+                Some(crate::evidence::Entry::File { oid: n, .. }),
+            ) = (&c.before, &c.after)
+            {
+                oids.push(o);
+                oids.push(n);
+            }
+        }
+        let blobs = self.seen.odb(&root).read(&oids, "blob")?;
+        for c in &changes {
+            if let Some(w) = gates::disallowed(&phase, c, None) {
+                return Ok(Some(format!("it changes {} ({w})", c.path)));
+            }
+            if !self.config.run.red_may_edit_tests {
+                match (&c.before, &c.after) {
+                    (
+                        Some(crate::evidence::Entry::File { oid: o, .. }),
+                        Some(crate::evidence::Entry::File { oid: n, .. }),
+                    ) => {
+                        if let Err(e) = gates::only_adds(&blobs[o.as_str()], &blobs[n.as_str()]) {
+                            return Ok(Some(format!("it changes {}: {e}", c.path)));
+                        }
+                    }
+                    (Some(_), _) => return Ok(Some(format!("it removes or replaces {}", c.path))),
+                    _ => {}
+                }
+            }
+        }
+        let tests: Vec<String> = changes.into_iter().map(|c| c.path).collect();
+        if tests.is_empty() {
+            return Ok(Some("it holds no test".into()));
+        }
+        let base = self.check(
+            &s.id,
+            "recheck-baseline",
+            &s.focused_command,
+            s.report,
+            &start_tree,
+        )?;
+        if !base.ok {
+            return Ok(Some(
+                "the focused command no longer passes on START_SHA".into(),
+            ));
+        }
+        let baseline: Vec<String> = base
+            .report
+            .cases
+            .iter()
+            .filter(|c| c.status == crate::report::Status::Passed)
+            .map(|c| c.name.clone())
+            .collect();
+        let red = self.check(&s.id, "recheck-red", &s.focused_command, s.report, &cp_tree)?;
+        let outcome = gates::classify_red(
+            red.exit_code == Some(0),
+            red.timed_out,
+            &red.report,
+            red.report_error.as_deref(),
+        );
+        let case = match outcome {
+            gates::RedOutcome::One { case, .. } => case,
+            gates::RedOutcome::AlreadyGreen => return Ok(Some("its test passes".into())),
+            gates::RedOutcome::NotRed(why) => return Ok(Some(why)),
+        };
+        if !p
+            .failing_case
+            .as_deref()
+            .is_some_and(|f| gates::same_case(f, &case))
+        {
+            return Ok(Some(format!(
+                "the case that fails is `{case}`, not the verified one"
+            )));
+        }
+        let problems = super::checks::evidence_problems(
+            &red,
+            &gates::Expect {
+                cases: true,
+                passing: None,
+                baseline: &baseline,
+                except: Some(&case),
+            },
+        );
+        if let Some(p) = problems.first() {
+            return Ok(Some(p.clone()));
+        }
+        let p = self.state.slices[i].progress_mut();
+        p.red_tests = tests;
+        p.baseline_cases = baseline;
+        Ok(None)
     }
 
     /// On resume: whatever differs from the tree Forge last saw is a person's (or the work of
@@ -273,7 +372,30 @@ impl Run<'_> {
                     }
                 }
                 _ => {
-                    if gates::in_areas(&s.test_areas, &f) && !is_harness {
+                    // Held to red's rules, as red's own change would be: an existing test may
+                    // only gain lines.
+                    let start = p.start_sha.clone().unwrap_or_default();
+                    let was = self
+                        .seen
+                        .tree(&self.project.root, &start)
+                        .ok()
+                        .and_then(|t| t.entries.get(&f).cloned());
+                    let adds_only = match (&was, now.entries.get(&f)) {
+                        (None, _) => true,
+                        _ if self.config.run.red_may_edit_tests => true,
+                        (
+                            Some(crate::evidence::Entry::File { oid: o, .. }),
+                            Some(crate::evidence::Entry::File { oid: n, .. }),
+                        ) => self
+                            .seen
+                            .odb(&self.project.root)
+                            .read(&[o.as_str(), n.as_str()], "blob")
+                            .is_ok_and(|b| gates::only_adds(&b[o], &b[n]).is_ok()),
+                        _ => false,
+                    };
+                    if !adds_only {
+                        blocked.push(f);
+                    } else if gates::in_areas(&s.test_areas, &f) && !is_harness {
                         adopted.push(f);
                     } else {
                         kept.push(f);
@@ -283,7 +405,7 @@ impl Run<'_> {
         }
         if !blocked.is_empty() {
             return Err(Error::usage(format!(
-                "{} changed since run `{}` last saw the tree (by you, or by the agent a kill interrupted): the verified test and the test harness must stay as the slice's checkpoint has them. Stash the change (`git stash push -- {}`), resume, and apply it once the slice has landed",
+                "{} changed since run `{}` last saw the tree (by you, or by the agent a kill interrupted): the slice's existing and verified tests and the test harness must stay as the slice started with them. Stash the change (`git stash push -- {}`), resume, and apply it once the slice has landed",
                 blocked.join(", "),
                 self.meta.slug,
                 blocked.join(" ")

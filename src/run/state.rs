@@ -206,6 +206,10 @@ pub struct Progress {
     pub feedback: Option<String>,
     #[serde(default)]
     pub commit: Option<String>,
+    /// The commit Forge made and is about to move the branch to (recorded first, so a resume
+    /// after a kill knows it for Forge's own — and only that one).
+    #[serde(default)]
+    pub pending_commit: Option<String>,
     #[serde(default)]
     pub failure: Option<String>,
     #[serde(default)]
