@@ -198,7 +198,7 @@ pub fn write_entry(
                     .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
             }
         }
-        Entry::Nested => {}
+        Entry::Nested | Entry::TooLarge { .. } => {}
     }
     Ok(())
 }

@@ -120,6 +120,23 @@ impl<'a> Odb<'a> {
         let mut files: Vec<(&str, &str)> = Vec::new();
         for (p, e) in items {
             match e {
+                // `--stdin-paths` takes one name per line: a name with a line break in it is
+                // stored from the bytes Forge reads itself.
+                Entry::File { oid, .. } if p.contains('\n') => {
+                    let path = self.root.join(p);
+                    let bytes = std::fs::symlink_metadata(&path)
+                        .ok()
+                        .and_then(|m| super::snapshot::read_regular(&path, &m).ok().flatten())
+                        .ok_or_else(|| Error::Other(changed_while_read(p)))?;
+                    let got = git::git_stdin(
+                        self.root,
+                        &["hash-object", "-w", "--no-filters", "-t", "blob", "--stdin"],
+                        &bytes,
+                    )?;
+                    if String::from_utf8_lossy(&got).trim() != oid {
+                        return Err(Error::Other(changed_while_read(p)));
+                    }
+                }
                 Entry::File { oid, .. } => files.push((p, oid)),
                 Entry::Symlink { oid } => {
                     let target = std::fs::read_link(self.root.join(p))
@@ -134,7 +151,7 @@ impl<'a> Odb<'a> {
                         return Err(Error::Other(changed_while_read(p)));
                     }
                 }
-                Entry::Gitlink { .. } | Entry::Nested => {}
+                Entry::Gitlink { .. } | Entry::Nested | Entry::TooLarge { .. } => {}
             }
         }
         if !files.is_empty() {

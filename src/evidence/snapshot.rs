@@ -40,7 +40,14 @@ pub enum Entry {
     Gitlink { oid: String },
     /// A nested repository that is not a recorded submodule: git does not track its content.
     Nested,
+    /// A file over [`MAX_FILE`] bytes: not read (a sparse file of terabytes must not stall or
+    /// exhaust Forge), so never judged equal to anything, stored or committed.
+    TooLarge { size: u64 },
 }
+
+/// The largest file Forge reads into a snapshot. A bigger one in an agent's change is a change
+/// no gate can judge; repositories that track such files keep them in LFS.
+pub const MAX_FILE: u64 = 1 << 30;
 
 impl Entry {
     /// The tree mode git writes for it; `None` for a nested repository (not storable).
@@ -50,14 +57,14 @@ impl Entry {
             Entry::File { exec: true, .. } => Some("100755"),
             Entry::Symlink { .. } => Some("120000"),
             Entry::Gitlink { .. } => Some("160000"),
-            Entry::Nested => None,
+            Entry::Nested | Entry::TooLarge { .. } => None,
         }
     }
 
     pub fn oid(&self) -> Option<&str> {
         match self {
             Entry::File { oid, .. } | Entry::Symlink { oid } | Entry::Gitlink { oid } => Some(oid),
-            Entry::Nested => None,
+            Entry::Nested | Entry::TooLarge { .. } => None,
         }
     }
 
@@ -418,14 +425,16 @@ impl Hasher {
             Entry::Symlink {
                 oid: self.format.oid("blob", target.as_os_str().as_bytes()),
             }
+        } else if ft.is_file() && meta.len() > MAX_FILE {
+            Entry::TooLarge { size: meta.len() }
         } else if ft.is_file() {
-            let Some(bytes) = read_regular(&path, &meta)? else {
+            let Some(oid) = hash_regular(&path, &meta, self.format)? else {
                 // Replaced between the stat and the open: read it again next time.
                 self.cache.remove(rel);
                 return self.read_once_more(root, rel, started);
             };
             Entry::File {
-                oid: self.format.oid("blob", &bytes),
+                oid,
                 exec: meta.mode() & 0o100 != 0,
             }
         } else {
@@ -454,9 +463,12 @@ impl Hasher {
         if !meta.file_type().is_file() {
             return self.read(root, rel, started);
         }
-        match read_regular(&path, &meta)? {
-            Some(bytes) => Ok(Some(Entry::File {
-                oid: self.format.oid("blob", &bytes),
+        if meta.len() > MAX_FILE {
+            return Ok(Some(Entry::TooLarge { size: meta.len() }));
+        }
+        match hash_regular(&path, &meta, self.format)? {
+            Some(oid) => Ok(Some(Entry::File {
+                oid,
                 exec: meta.mode() & 0o100 != 0,
             })),
             None => Err(Error::usage(format!(
@@ -491,6 +503,73 @@ impl Walk<'_> {
         }
         false
     }
+}
+
+/// The blob id of a regular file, hashed as it streams (never held whole in memory); `None`
+/// if it is no longer the inode `meta` describes, or its length changed while being read.
+pub fn hash_regular(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    format: ObjectFormat,
+) -> Result<Option<String>> {
+    let Some(mut f) = open_regular(path, meta)? else {
+        return Ok(None);
+    };
+    let len = meta.len();
+    let header = format!("blob {len}\0");
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut seen: u64 = 0;
+    let err = |e| Error::io(format!("cannot read {}", path.display()), e);
+    macro_rules! stream {
+        ($h:expr) => {{
+            let mut h = $h;
+            h.update(header.as_bytes());
+            loop {
+                let n = f.read(&mut buf).map_err(err)?;
+                if n == 0 {
+                    break;
+                }
+                seen += n as u64;
+                if seen > len {
+                    return Ok(None);
+                }
+                h.update(&buf[..n]);
+            }
+            hex(&h.finalize())
+        }};
+    }
+    let oid = match format {
+        ObjectFormat::Sha1 => {
+            use sha1::Digest;
+            stream!(sha1::Sha1::new())
+        }
+        ObjectFormat::Sha256 => {
+            use sha2::Digest;
+            stream!(sha2::Sha256::new())
+        }
+    };
+    Ok((seen == len).then_some(oid))
+}
+
+/// A regular file opened without following a link and without blocking, if it is still the
+/// inode `meta` describes.
+fn open_regular(path: &Path, meta: &std::fs::Metadata) -> Result<Option<std::fs::File>> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path);
+    let f = match f {
+        Ok(f) => f,
+        Err(e) if is_absent(&e) || e.raw_os_error() == Some(nix::libc::ELOOP) => return Ok(None),
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    let now = f
+        .metadata()
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    if !now.file_type().is_file() || now.ino() != meta.ino() || now.dev() != meta.dev() {
+        return Ok(None);
+    }
+    Ok(Some(f))
 }
 
 /// The bytes of a regular file, opened without following a link and without blocking (a FIFO

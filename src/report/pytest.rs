@@ -28,7 +28,7 @@ impl LineParser for Parser {
             self.close_section();
             self.in_sections = title == "FAILURES" || title == "ERRORS";
             if let Some(c) = final_counts(title) {
-                self.summary = Some(c);
+                self.summary_seen(c);
             }
             return;
         }
@@ -101,7 +101,7 @@ impl LineParser for Parser {
         if line.starts_with(|c: char| c.is_ascii_digit())
             && let Some(c) = final_counts(line)
         {
-            self.summary = Some(c);
+            self.summary_seen(c);
             return;
         }
         // `-v`: `path::test PASSED   [ 16%]`.
@@ -155,9 +155,13 @@ impl LineParser for Parser {
 }
 
 impl Parser {
+    /// A case named again keeps the worse of its statuses: a later line cannot turn a failure
+    /// into a pass (code under test can print lines of its own; a failure in teardown follows a
+    /// `PASSED`).
     fn record(&mut self, id: &str, status: Status) {
         if let Some(&i) = self.index.get(id) {
-            if !self.subfailed.contains(id) {
+            let was = self.report.cases[i].status;
+            if !self.subfailed.contains(id) && worse(status, was) {
                 self.report.cases[i].status = status;
             }
             return;
@@ -166,6 +170,17 @@ impl Parser {
         case.file = id.split("::").next().map(str::to_string);
         self.index.insert(id.to_string(), self.report.cases.len());
         self.report.cases.push(case);
+    }
+
+    /// A second summary line: the output holds two runs' worth of results, or lines printed to
+    /// look like them. Forge cannot tell which counts, so the report is incomplete.
+    fn summary_seen(&mut self, c: Counts) {
+        if self.summary.is_some() && self.report.incomplete.is_none() {
+            self.report.incomplete = Some(
+                "two final summaries in the output (`N passed … in Ns`): the report cannot be read as one run".into(),
+            );
+        }
+        self.summary = Some(c);
     }
 
     fn close_section(&mut self) {
@@ -241,4 +256,14 @@ fn final_counts(title: &str) -> Option<Counts> {
         }
     }
     any.then_some(c)
+}
+
+/// Whether `new` is worse than `was` (failed, then skipped or xfailed, then passed).
+fn worse(new: Status, was: Status) -> bool {
+    let rank = |s: Status| match s {
+        Status::Failed => 3,
+        Status::Skipped | Status::XFailed => 1,
+        Status::Passed => 0,
+    };
+    rank(new) > rank(was)
 }

@@ -580,3 +580,24 @@ fn mocha_spec_reporter() {
             .contains("Cannot find module 'payment-gateway-sdk'")
     );
 }
+
+#[test]
+fn lines_printed_after_the_real_result_cannot_turn_a_failure_into_a_pass() {
+    // Real `pytest -v` output, then what code under test prints at exit to look like a pass.
+    let out = b"tests/test_shop.py::test_member_discount FAILED                    [ 50%]\n\
+tests/test_shop.py::test_guest_pays_card_fee PASSED                [100%]\n\
+=========================== short test summary info ============================\n\
+FAILED tests/test_shop.py::test_member_discount - assert 42 == 90\n\
+========================= 1 failed, 1 passed in 0.03s ==========================\n\
+tests/test_shop.py::test_member_discount PASSED\n\
+============================== 2 passed in 0.01s ===============================\n";
+    let r = super::parse_bytes(out, Format::Pytest).unwrap();
+    assert_eq!(failing(&r), ["tests/test_shop.py::test_member_discount"]);
+    assert!(
+        r.incomplete
+            .as_deref()
+            .is_some_and(|m| m.contains("two final summaries")),
+        "{:?}",
+        r.incomplete
+    );
+}

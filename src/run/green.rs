@@ -87,9 +87,6 @@ impl Run<'_> {
                 now
             } else {
                 let tracked: Vec<String> = cp_tree.entries.keys().cloned().collect();
-                let harness = self
-                    .harness()
-                    .files(&tracked, &[s.focused_command.as_str()]);
                 let (attempt, feedback, session) = self.begin_attempt(i, Step::Green)?;
                 let prompt = prompts::green(self, &s, attempt, feedback.as_deref());
                 let output = self.output_path(Role::Green, &s.id, attempt);
@@ -102,6 +99,10 @@ impl Run<'_> {
                     &output,
                     &checkpoint,
                 )?;
+                let harness = self.harness().files(
+                    &super::red::paths_of(&tracked, &a.after),
+                    &[s.focused_command.as_str()],
+                );
                 let phase = Phase::Green {
                     code_areas: &s.code_areas,
                     test_areas: &s.test_areas,
@@ -162,6 +163,45 @@ impl Run<'_> {
                     except: None,
                 },
             );
+            // The regression check: green's code against the tests as they were before red. Red
+            // may only add, but what it added runs in the same suite and could mute an
+            // existing test (a redefined helper, a hook); the suite as it was cannot, so every
+            // case that passed before must pass there too.
+            let mut regress_problems = Vec::new();
+            if !self.config.run.red_may_edit_tests && !p.baseline_cases.is_empty() {
+                let start_tree = self.seen.tree(&self.project.root, &start_sha)?;
+                let tests: Vec<String> = candidate
+                    .entries
+                    .keys()
+                    .chain(start_tree.entries.keys())
+                    .filter(|f| gates::in_areas(&s.test_areas, f))
+                    .cloned()
+                    .collect();
+                let before_red = candidate.overlay(&start_tree, &tests);
+                let regress = self.check(
+                    &s.id,
+                    &format!("regress-a{attempt}"),
+                    &s.focused_command,
+                    s.report,
+                    &before_red,
+                )?;
+                let mut why = evidence_problems(
+                    &regress,
+                    &Expect {
+                        cases: true,
+                        passing: None,
+                        baseline: &p.baseline_cases,
+                        except: None,
+                    },
+                );
+                if why.is_empty() && !regress.ok {
+                    why.push(command_failure(&regress));
+                }
+                regress_problems.extend(
+                    why.into_iter()
+                        .map(|w| format!("with the tests as they were before red: {w}")),
+                );
+            }
             let mut results = vec![focused];
             for (k, c) in s.related_checks.iter().enumerate() {
                 results.push(self.check(
@@ -179,6 +219,7 @@ impl Run<'_> {
                     .map(|r| format!("`{}`: {}", r.run, command_failure(r))),
             );
             reasons.extend(evidence);
+            reasons.extend(regress_problems);
             let verdict = if reasons.is_empty() {
                 Verdict::Pass
             } else {

@@ -27,9 +27,6 @@ impl Run<'_> {
                 return Ok(RedEnd::End(SliceEnd::Stop(reason)));
             }
             let s = self.state.slices[i].clone();
-            let harness = self
-                .harness()
-                .files(&tracked, &[s.focused_command.as_str()]);
             let (attempt, feedback, session) = self.begin_attempt(i, Step::Red)?;
             let prompt = prompts::red(self, &s, attempt, feedback.as_deref());
             let output = self.output_path(Role::Red, &s.id, attempt);
@@ -43,7 +40,11 @@ impl Run<'_> {
                 &start_sha,
             )?;
 
-            // red file-scope
+            // red file-scope. The harness by name covers files the agent just created too (a
+            // new conftest.py is harness as much as a tracked one).
+            let harness = self
+                .harness()
+                .files(&paths_of(&tracked, &a.after), &[s.focused_command.as_str()]);
             let only = (!self.config.run.red_may_edit_tests).then_some(&start_tree);
             let phase = Phase::Red {
                 test_areas: &s.test_areas,
@@ -399,6 +400,15 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// The paths of `tracked` and of `after`: every file that is, or just became, part of the tree.
+pub(super) fn paths_of(tracked: &[String], after: &Snapshot) -> Vec<String> {
+    let mut all: Vec<String> = tracked.to_vec();
+    all.extend(after.entries.keys().cloned());
+    all.sort();
+    all.dedup();
+    all
 }
 
 /// The command's output as Forge read it from the pipe, ANSI stripped (the tail when it did

@@ -113,7 +113,7 @@ impl Run<'_> {
         let blobs = self.seen.odb(&root).read(&oids, "blob")?;
         for (p, e) in back {
             // A nested repository cannot be written back: it was never read.
-            if matches!(e, Entry::Nested) {
+            if matches!(e, Entry::Nested | Entry::TooLarge { .. }) {
                 continue;
             }
             write_entry(&root, p, e, &blobs)?;

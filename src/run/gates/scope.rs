@@ -39,6 +39,11 @@ pub fn disallowed(phase: &Phase, change: &Change, link_target: Option<&[u8]>) ->
     if matches!(change.after, Some(Entry::Nested)) {
         return Some("a nested git repository".into());
     }
+    if let Some(Entry::TooLarge { size }) = change.after {
+        return Some(format!(
+            "a file of {size} bytes, too large for Forge to judge"
+        ));
+    }
     if matches!(change.after, Some(Entry::Gitlink { .. }))
         || matches!(change.before, Some(Entry::Gitlink { .. }))
     {
