@@ -55,7 +55,15 @@ pub(crate) fn command(cwd: &Path, args: &[&str]) -> Command {
 /// `git args…` as the person runs it, with their global config: only for facts about the person
 /// (their name, their identity for commits, what they ignore at clean-start), never evidence.
 pub fn as_person(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    // Their config, but no program it names runs: an agent may have planted an fsmonitor
+    // command or a hook in it for the next git that reads it.
     let out = Command::new(git_program())
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
         .args(args)
         .current_dir(cwd)
         .env("LC_ALL", "C")

@@ -90,6 +90,22 @@ impl Checkout {
         Ok(stats)
     }
 
+    /// The tree's files that no longer hold the tree's content after a check ran: code under
+    /// test that rewrote its own checkout (a test that edits the test) shows here.
+    pub fn changed(&mut self, tree: &Snapshot) -> crate::Result<Vec<String>> {
+        let started = SystemTime::now();
+        let mut out = Vec::new();
+        for (p, e) in &tree.entries {
+            if !matches!(e, Entry::File { .. } | Entry::Symlink { .. }) {
+                continue;
+            }
+            if self.hasher.read(&self.dir, p, started)?.as_ref() != Some(e) {
+                out.push(p.clone());
+            }
+        }
+        Ok(out)
+    }
+
     /// Walks the folder: keeps every file whose content is what `tree` has; removes the rest
     /// (never following a link).
     fn sweep(

@@ -214,6 +214,7 @@ impl<'a> Odb<'a> {
         // Forge's own paths in `base` stay as they were; the rest must be what Forge judged.
         let listed = Snapshot::of_commit(self.root, &tree)?;
         let storable = Snapshot {
+            ignored: Default::default(),
             entries: expected
                 .entries
                 .iter()

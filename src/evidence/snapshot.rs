@@ -81,10 +81,29 @@ impl Entry {
 }
 
 /// Every path of a tree (a commit's, or a working tree Forge read), Forge's own paths excluded.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Snapshot {
     pub entries: BTreeMap<String, Entry>,
+    /// Small files git ignores (a person's `config.local`, `.env`), kept so what an agent
+    /// deletes or rewrites of them can be put back. Not part of the tree: never compared,
+    /// committed or checked out. Files inside ignored folders (`target/`, `node_modules/`) are
+    /// not read.
+    #[serde(default, skip_serializing)]
+    pub ignored: BTreeMap<String, Entry>,
 }
+
+/// Two snapshots are equal when their trees are: ignored files are no part of a tree.
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Snapshot) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for Snapshot {}
+
+/// Ignored files kept per snapshot, at most, and their largest size.
+const IGNORED_FILES: usize = 2000;
+const IGNORED_SIZE: u64 = 1 << 20;
 
 /// One path that differs between two snapshots.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +137,10 @@ impl Snapshot {
                 entries.insert(path, e);
             }
         }
-        Ok(Snapshot { entries })
+        Ok(Snapshot {
+            entries,
+            ..Default::default()
+        })
     }
 
     /// The paths that differ from `self` to `after`, sorted.
@@ -291,6 +313,7 @@ impl Hasher {
                 .collect(),
             ignores: Vec::new(),
             entries: BTreeMap::new(),
+            kept_ignored: BTreeMap::new(),
             seen: HashSet::new(),
             nested: Vec::new(),
         };
@@ -306,6 +329,7 @@ impl Hasher {
         self.walk_dir(&mut walk, "")?;
         let Walk {
             mut entries,
+            kept_ignored,
             seen,
             nested,
             ..
@@ -325,7 +349,10 @@ impl Hasher {
                 entries.insert(p.clone(), entry);
             }
         }
-        Ok(Snapshot { entries })
+        Ok(Snapshot {
+            entries,
+            ignored: kept_ignored,
+        })
     }
 
     /// One folder of the walk: its listing (no stat for a folder or to find `.gitignore` and
@@ -377,6 +404,13 @@ impl Hasher {
             }
             let is_dir = ft.is_dir();
             if w.ignored(&dir.join(&name), is_dir) {
+                if ft.is_file() && w.kept_ignored.len() < IGNORED_FILES {
+                    let small = std::fs::symlink_metadata(dir.join(&name))
+                        .is_ok_and(|m| m.len() <= IGNORED_SIZE);
+                    if small && let Some(e) = self.read(w.root, &rel, w.started)? {
+                        w.kept_ignored.insert(rel, e);
+                    }
+                }
                 continue;
             }
             if is_dir {
@@ -487,6 +521,7 @@ struct Walk<'a> {
     /// The `.gitignore` rules in force, outermost first.
     ignores: Vec<ignore::gitignore::Gitignore>,
     entries: BTreeMap<String, Entry>,
+    kept_ignored: BTreeMap<String, Entry>,
     seen: HashSet<String>,
     nested: Vec<String>,
 }
@@ -752,9 +787,11 @@ mod tests {
         };
         let a = Snapshot {
             entries: [("x".to_string(), e("1")), ("y".to_string(), e("2"))].into(),
+            ..Default::default()
         };
         let b = Snapshot {
             entries: [("x".to_string(), e("1")), ("z".to_string(), e("3"))].into(),
+            ..Default::default()
         };
         let d = a.diff(&b);
         assert_eq!(

@@ -444,6 +444,7 @@ impl Run<'_> {
         let refs = Refs::list(self.root(), &self.git_dir)?;
         let protected = self.protect()?;
         let objects = odb::Stamp::take(&self.git_dir);
+        let programs = protect::PathWatch::take();
         let ledgers = protect::Ledgers::capture(self.project, &self.meta.slug);
         drop(t);
         let fin = invoke(
@@ -469,6 +470,17 @@ impl Run<'_> {
         )?);
         restored.extend(protected.put_back(self.project)?);
         restored.extend(ledgers.put_back(self.project)?);
+        let (removed, changed) = programs.put_back();
+        restored.extend(removed);
+        if !changed.is_empty() {
+            let why = format!(
+                "programs on PATH changed while the {} agent ran: {} — they would run in place of the real ones; a person checks them",
+                role.name(),
+                changed.join(", ")
+            );
+            restored.push(why.clone());
+            self.halt = Some(why);
+        }
         // The index is the agent's too (staged content, skip-worktree and assume-unchanged
         // flags): no gate reads it, but the person will; it goes back to the base's tree. Any
         // lock a git of the agent's left is stale: everything the agent started is dead.
@@ -621,7 +633,37 @@ impl Run<'_> {
                 String::new()
             }
         ));
-        let after = self.observe(base)?;
+        let mut after = self.observe(base)?;
+        // The person's ignored files (a `config.local`, an `.env`) are nobody's to delete or
+        // rewrite: put back, and said. Not a gate failure — a test run may rewrite an ignored
+        // log — only never a loss.
+        let lost: Vec<String> = before
+            .ignored
+            .iter()
+            .filter(|(p, e)| after.ignored.get(*p) != Some(e) && !after.entries.contains_key(*p))
+            .map(|(p, _)| p.clone())
+            .collect();
+        if !lost.is_empty() {
+            let root = self.project.root.clone();
+            let oids: Vec<&str> = lost
+                .iter()
+                .filter_map(|p| before.ignored.get(p).and_then(|e| e.oid()))
+                .collect();
+            let blobs = self.seen.odb(&root).read(&oids, "blob")?;
+            for p in &lost {
+                crate::evidence::checkout::write_entry(&root, p, &before.ignored[p], &blobs)?;
+                after.ignored.insert(p.clone(), before.ignored[p].clone());
+            }
+            self.say(&format!(
+                "  ! put back ignored files the {} agent deleted or changed: {}",
+                role.name(),
+                lost.join(", ")
+            ));
+            self.event(
+                "ignored-put-back",
+                json!({"role": role.name(), "files": lost}),
+            );
+        }
         Ok(Attempt {
             before,
             after,

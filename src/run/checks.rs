@@ -104,9 +104,16 @@ impl Run<'_> {
             super::protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug)?;
         let refs = Refs::list(self.root(), &self.git_dir)?;
         let objects = odb::Stamp::take(&self.git_dir);
+        let programs = super::protect::PathWatch::take();
         drop(t);
         let logs = self.dir.join("logs");
         let mut res = verify::run_command_at(self.project, &place, &logs, None, origin, cmd)?;
+        let t = crate::trace::span("checkout-verify");
+        let rewritten = match self.checkout.as_mut() {
+            Some(co) => co.changed(tree)?,
+            None => Vec::new(),
+        };
+        drop(t);
         let branch = self.meta.branch.clone();
         let mut tampered = refs.put_back(
             self.root(),
@@ -114,6 +121,16 @@ impl Run<'_> {
             branch.as_deref(),
         )?;
         tampered.extend(protected.put_back(self.project)?);
+        let (removed, changed) = programs.put_back();
+        tampered.extend(removed);
+        if !changed.is_empty() {
+            let why = format!(
+                "programs on PATH changed while a check ran: {} — a person checks them",
+                changed.join(", ")
+            );
+            tampered.push(why.clone());
+            self.halt = Some(why);
+        }
         let bad = odb::Stamp::take(&self.git_dir)
             .changes_since(&objects, &self.git_dir)
             .verify(&self.seen.odb(&self.project.root), &self.git_dir);
@@ -121,6 +138,12 @@ impl Run<'_> {
             self.seen.forget_stored();
         }
         tampered.extend(bad);
+        if !rewritten.is_empty() {
+            tampered.push(format!(
+                "the candidate's own files in the check's checkout ({})",
+                rewritten.join(", ")
+            ));
+        }
         if !tampered.is_empty() {
             res.ok = false;
             res.report_error = Some(format!(
@@ -134,6 +157,22 @@ impl Run<'_> {
 
     /// The checkout holding exactly `tree`, and the environment a check gets.
     fn check_place(&mut self, tree: &Snapshot) -> Result<Place> {
+        // Tools look upwards from their folder for configuration (pytest's rootdir, cargo's
+        // `.cargo/config.toml`, node's `node_modules`): the checkout's parents are in the temp
+        // folder, writable by anyone, so nothing there may steer a check.
+        let dir = self.checkout_dir();
+        let steering = steering_files(&dir);
+        if !steering.is_empty() {
+            return Err(crate::Error::usage(format!(
+                "{} would steer the checks, which run in {}: tools read such files from every folder above them. Remove them (Forge removes nothing outside its own folders), then resume",
+                steering
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                dir.display()
+            )));
+        }
         if self.checkout.is_none() {
             let dir = self.checkout_dir();
             let hasher = crate::evidence::Hasher::new(self.seen.format());
@@ -167,6 +206,13 @@ impl Run<'_> {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         env.push(("TMPDIR".into(), tmp.display().to_string()));
+        // No git above the checkout is the checks' repository.
+        if let Some(parent) = cwd.parent() {
+            env.push((
+                "GIT_CEILING_DIRECTORIES".into(),
+                parent.display().to_string(),
+            ));
+        }
         let env_remove = std::env::vars_os()
             .filter_map(|(k, _)| k.into_string().ok())
             .filter(|k| k.starts_with("GIT_"))
@@ -269,6 +315,44 @@ impl Run<'_> {
         }
         Ok(None)
     }
+}
+
+/// Files in the folders above `dir` that test tools would read as their configuration.
+fn steering_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    const NAMES: [&str; 22] = [
+        "pytest.ini",
+        "pyproject.toml",
+        "tox.ini",
+        "setup.cfg",
+        "conftest.py",
+        ".pytest.ini",
+        ".cargo",
+        "Cargo.toml",
+        "package.json",
+        "node_modules",
+        ".npmrc",
+        ".yarnrc.yml",
+        "go.work",
+        "go.mod",
+        ".git",
+        "deno.json",
+        "bunfig.toml",
+        "jest.config.js",
+        "vitest.config.ts",
+        "vitest.config.js",
+        ".mocharc.json",
+        "babel.config.js",
+    ];
+    let mut out = Vec::new();
+    for a in dir.ancestors().skip(1) {
+        for n in NAMES {
+            let p = a.join(n);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                out.push(p);
+            }
+        }
+    }
+    out
 }
 
 /// How a check failed, in a few words: exit, failing cases, infrastructure error.

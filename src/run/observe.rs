@@ -65,6 +65,7 @@ impl Observer {
         let items: Vec<(&str, &crate::evidence::Entry)> = changes
             .iter()
             .filter_map(|c| c.after.as_ref().map(|e| (c.path.as_str(), e)))
+            .chain(snap.ignored.iter().map(|(p, e)| (p.as_str(), e)))
             .filter(|(_, e)| e.oid().is_some_and(|o| !self.stored.contains(o)))
             .collect();
         self.odb(root).store(&items)?;

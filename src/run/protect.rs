@@ -9,7 +9,7 @@
 //! An agent under Forge's hooks or in the sandbox is stopped before such a write; this catches
 //! the ones without (any command can be an agent).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -52,7 +52,7 @@ impl Protected {
                 files.push((name, p, Some(bytes)));
             }
         }
-        for p in cargo_configs() {
+        for p in cargo_configs().into_iter().chain(home_git_configs()) {
             let b = read(&p);
             files.push((p.display().to_string(), p, b));
         }
@@ -198,6 +198,81 @@ fn cargo_configs() -> Vec<PathBuf> {
         return Vec::new();
     };
     vec![home.join("config.toml"), home.join("config")]
+}
+
+/// The person's global git configuration: Forge's own git never reads it, but the person's
+/// next git does (a planted `core.fsmonitor` or alias would run for them).
+fn home_git_configs() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let mut out = Vec::new();
+    if let Some(h) = home {
+        out.push(h.join(".gitconfig"));
+    }
+    if let Some(x) = xdg {
+        for f in ["config", "attributes", "ignore"] {
+            out.push(x.join("git").join(f));
+        }
+    }
+    out
+}
+
+/// The programs on PATH as they were: a program an agent plants or changes there would run in
+/// place of the real one for every later check and command. Compared before and after each
+/// agent call and check; what appeared is removed, what changed stops the run.
+pub struct PathWatch(BTreeMap<PathBuf, (u64, u64, i64, i64)>);
+
+impl PathWatch {
+    pub fn take() -> PathWatch {
+        let mut out = BTreeMap::new();
+        let Some(path) = std::env::var_os("PATH") else {
+            return PathWatch(out);
+        };
+        let mut seen = BTreeSet::new();
+        for dir in std::env::split_paths(&path) {
+            // `/bin` is `/usr/bin` on a merged-usr system: each folder once.
+            let real = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
+            if !dir.is_absolute() || !seen.insert(real) {
+                continue;
+            }
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                if let Ok(m) = std::fs::symlink_metadata(e.path()) {
+                    use std::os::unix::fs::MetadataExt;
+                    out.insert(e.path(), (m.ino(), m.size(), m.ctime(), m.ctime_nsec()));
+                }
+            }
+        }
+        PathWatch(out)
+    }
+
+    /// Compares with now: programs that appeared are removed (named), programs that changed or
+    /// went are named in `changed` — Forge cannot put a program back.
+    pub fn put_back(&self) -> (Vec<String>, Vec<String>) {
+        let now = PathWatch::take();
+        let mut removed = Vec::new();
+        let mut changed = Vec::new();
+        for (p, s) in &now.0 {
+            match self.0.get(p) {
+                None => {
+                    let _ = std::fs::remove_file(p);
+                    removed.push(format!("{} (a new program on PATH; removed)", p.display()));
+                }
+                Some(was) if was != s => changed.push(p.display().to_string()),
+                _ => {}
+            }
+        }
+        for p in self.0.keys() {
+            if !now.0.contains_key(p) {
+                changed.push(p.display().to_string());
+            }
+        }
+        (removed, changed)
+    }
 }
 
 /// A protected file's bytes, read without following a link or blocking on a FIFO.
