@@ -105,6 +105,7 @@ impl Run<'_> {
         let refs = Refs::list(self.root(), &self.git_dir)?;
         let objects = odb::Stamp::take(&self.git_dir);
         let programs = super::protect::PathWatch::take();
+        let ledgers = super::protect::Ledgers::capture(self.project, &self.meta.slug);
         drop(t);
         let logs = self.dir.join("logs");
         let mut res = verify::run_command_at(self.project, &place, &logs, None, origin, cmd)?;
@@ -121,6 +122,7 @@ impl Run<'_> {
             branch.as_deref(),
         )?;
         tampered.extend(protected.put_back(self.project)?);
+        tampered.extend(ledgers.put_back(self.project)?);
         let (removed, changed) = programs.put_back();
         tampered.extend(removed);
         if !changed.is_empty() {

@@ -4,6 +4,7 @@
 //! `.git/shallow`, the stash's reflog; the cargo config a check would read; and the run's
 //! spend ledgers, which may only grow ([`Ledgers`]). Captured before each agent call and each
 //! check and put back after it, byte for byte; each thing put back is a finding for the gate.
+//! Session timelines are append-only ([`Ledgers`]).
 //! Refs are [`crate::evidence::refs`]'s.
 //!
 //! An agent under Forge's hooks or in the sandbox is stopped before such a write; this catches
@@ -138,15 +139,20 @@ pub fn changed_since(
     out
 }
 
-/// The run's spend ledgers, which Forge's hooks may add to while an agent runs but nothing may
-/// shrink: captured before an agent call, checked right after it, before Forge records the
-/// call's own cost.
-pub struct Ledgers(Vec<(PathBuf, Option<Vec<u8>>, f64, u64)>);
+/// What Forge's hooks may add to while an agent runs but nothing may shrink or rewrite: the
+/// run's spend ledgers (their totals may only grow) and every session's timeline (the bytes
+/// before may only be followed by more; `git clean` or an editor would otherwise take the
+/// record with it). Captured before an agent call or a check, checked right after it, before
+/// Forge records the call's own cost.
+pub struct Ledgers {
+    spend: Vec<(PathBuf, Option<Vec<u8>>, f64, u64)>,
+    timelines: Vec<(PathBuf, Vec<u8>)>,
+}
 
 impl Ledgers {
     pub fn capture(project: &Project, run: &str) -> Ledgers {
-        Ledgers(
-            ledger_paths(project, run)
+        Ledgers {
+            spend: ledger_paths(project, run)
                 .into_iter()
                 .map(|p| {
                     let bytes = read(&p);
@@ -154,17 +160,28 @@ impl Ledgers {
                     (p, bytes, usd, tokens)
                 })
                 .collect(),
-        )
+            timelines: timeline_paths(project)
+                .into_iter()
+                .filter_map(|p| read(&p).map(|b| (p, b)))
+                .collect(),
+        }
     }
 
-    /// Puts back a ledger whose spend went down; what was put back.
+    /// Puts back a ledger whose spend went down and a timeline whose past changed; what was
+    /// put back. A timeline keeps what was appended after an intact past.
     pub fn put_back(&self, project: &Project) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        for (path, bytes, usd, tokens) in &self.0 {
+        for (path, bytes, usd, tokens) in &self.spend {
             let (u, t) = totals(path);
             if u + 1e-12 < *usd || t < *tokens {
                 restore(path, bytes.as_deref())?;
                 out.push(format!("{} (spend went down)", project.rel(path)));
+            }
+        }
+        for (path, before) in &self.timelines {
+            if !read(path).is_some_and(|now| now.starts_with(before)) {
+                restore(path, Some(before))?;
+                out.push(format!("{} (its past changed)", project.rel(path)));
             }
         }
         Ok(out)
@@ -305,6 +322,20 @@ fn ledger_paths(project: &Project, run: &str) -> Vec<PathBuf> {
         crate::budget::change_ledger_path(project, run),
         crate::budget::session_ledger_path(project, &format!("run-{run}")),
     ]
+}
+
+/// Every session's timeline file (a run's among them).
+fn timeline_paths(project: &Project) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(crate::timeline::sessions_dir(&project.root)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path().join(crate::timeline::TIMELINE_FILE))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .collect();
+    out.sort();
+    out
 }
 
 fn totals(path: &Path) -> (f64, u64) {
