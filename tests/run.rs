@@ -722,9 +722,11 @@ fn a_failing_baseline_stops_the_slice_before_any_red_agent() {
 #[test]
 fn milestone_checks_run_every_configured_command_before_the_commit() {
     // The project's lint (a configured verify command) rejects TODOs; the focused tests do not.
+    // With red free to edit tests, green's code is not also checked against the suite as it
+    // was before red (see the next test): the milestone is the gate that meets the TODO.
     let r = Repo::bare();
     copy_dir(&std::path::Path::new(RUN_FIX).join("shop"), r.path());
-    let yaml = agents_yaml("milestone todo", "").replace(
+    let yaml = agents_yaml("milestone todo", "run:\n  red_may_edit_tests: true\n").replace(
         "      report: tap\n",
         "      report: tap\n    - name: lint\n      run: \"! grep -n TODO src/cart.sh\"\n      report: none\n",
     );
@@ -751,6 +753,39 @@ fn milestone_checks_run_every_configured_command_before_the_commit() {
     let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
     assert!(p2.contains("The full checks fail: `lint`"), "{p2}");
     // The milestone ran before the commit: nothing with a TODO was ever committed.
+    assert!(!git_out(&r, &["log", "-p", "--", "src"]).contains("TODO"));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn every_configured_command_passes_on_the_suite_before_red_before_a_slice_commits() {
+    // The same TODO, red kept to adding tests: before any commit, the person's commands run on
+    // green's code with the tests as they were before red, and the lint fails green's first try.
+    let r = Repo::bare();
+    copy_dir(&std::path::Path::new(RUN_FIX).join("shop"), r.path());
+    let yaml = agents_yaml("todo", "").replace(
+        "      report: tap\n",
+        "      report: tap\n    - name: lint\n      run: \"! grep -n TODO src/cart.sh\"\n      report: none\n",
+    );
+    r.config(&yaml);
+    r.write(".gitignore", ".tmp/.forge/\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: sample shop"]);
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    let gates = gates_of(&st, "member-discount");
+    let g: Vec<&String> = gates
+        .iter()
+        .filter(|(g, _)| g == "green-checks")
+        .map(|(_, s)| s)
+        .collect();
+    assert_eq!(g, ["fail", "pass"]);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(
+        p2.contains("`lint` with the tests as they were before red: exit 1"),
+        "{p2}"
+    );
     assert!(!git_out(&r, &["log", "-p", "--", "src"]).contains("TODO"));
     assert_landed_cleanly(&r);
 }
@@ -912,6 +947,24 @@ fn git_exclude_edits_are_undone_so_hidden_files_are_seen() {
         .output()
         .unwrap();
     assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stdout));
+}
+
+#[test]
+fn an_agent_cannot_erase_the_record() {
+    let r = shop("erase-timeline");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(
+        p2.contains(".forge/sessions/run-shop/timeline.jsonl (its past changed)"),
+        "{p2}"
+    );
+    // The record still starts at the run's start and its chain holds.
+    let t = r.read(".forge/sessions/run-shop/timeline.jsonl");
+    assert!(t.lines().next().unwrap().contains("\"run\""), "{t}");
+    assert!(t.contains("planner"), "{t}");
+    let v = r.forge(&["timeline", "verify"]);
+    assert_eq!(v.code, 0, "{v:?}");
 }
 
 #[test]

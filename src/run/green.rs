@@ -168,16 +168,16 @@ impl Run<'_> {
             // existing test (a redefined helper, a hook); the suite as it was cannot, so every
             // case that passed before must pass there too.
             let mut regress_problems = Vec::new();
+            let start_tree = self.seen.tree(&self.project.root, &start_sha)?;
+            let tests: Vec<String> = candidate
+                .entries
+                .keys()
+                .chain(start_tree.entries.keys())
+                .filter(|f| gates::in_areas(&s.test_areas, f))
+                .cloned()
+                .collect();
+            let before_red = candidate.overlay(&start_tree, &tests);
             if !self.config.run.red_may_edit_tests && !p.baseline_cases.is_empty() {
-                let start_tree = self.seen.tree(&self.project.root, &start_sha)?;
-                let tests: Vec<String> = candidate
-                    .entries
-                    .keys()
-                    .chain(start_tree.entries.keys())
-                    .filter(|f| gates::in_areas(&s.test_areas, f))
-                    .cloned()
-                    .collect();
-                let before_red = candidate.overlay(&start_tree, &tests);
                 let regress = self.check(
                     &s.id,
                     &format!("regress-a{attempt}"),
@@ -220,6 +220,33 @@ impl Run<'_> {
             );
             reasons.extend(evidence);
             reasons.extend(regress_problems);
+            // Once the slice's own checks pass: the project's configured verify commands on
+            // green's code with the tests as they were before red. The focused command is the
+            // planner's (an agent's) and can be made to lie (`… | sed …`); the person's
+            // commands, on a suite no agent of this slice wrote, are the evidence that nothing
+            // that worked before was broken.
+            if reasons.is_empty() && !self.config.run.red_may_edit_tests {
+                for (r, c) in self
+                    .full_checks(&format!("{}-regress", s.id), &before_red)?
+                    .iter()
+                    .zip(&self.config.verify.commands)
+                {
+                    if !r.ok {
+                        reasons.push(format!(
+                            "`{}` with the tests as they were before red: {}",
+                            r.name,
+                            command_failure(r)
+                        ));
+                    } else if let Some(why) =
+                        crate::verify::missing_evidence(c.report, c.allow_empty, r)
+                    {
+                        reasons.push(format!(
+                            "`{}` with the tests as they were before red: {why}",
+                            r.name
+                        ));
+                    }
+                }
+            }
             let verdict = if reasons.is_empty() {
                 Verdict::Pass
             } else {
