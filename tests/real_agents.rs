@@ -509,7 +509,10 @@ fn shop_with_claude_red() -> Repo {
     let q = |s: &str| serde_json::to_string(s).unwrap();
     r.config(&format!(
         "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      timeout: 30\n      report: tap\n\
-         agents:\n  default:\n    command: {}\n    timeout: 30\n  red:\n    command: {}\n    resume_command: {}\n    timeout: 120\n",
+         agents:\n  default:\n    command: {}\n    timeout: 30\n  red:\n    command: {}\n    resume_command: {}\n    timeout: 120\n\
+         # The kernel would refuse red's write to src/cart.sh; this test proves the gate that\n\
+         # reverts it and the resumed session (the walled client: the kernel-sandbox tests below).\n\
+         sandbox:\n  mode: off\n",
         q(&scripted),
         q(&red),
         q(&resume)

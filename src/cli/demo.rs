@@ -37,7 +37,7 @@ const SHOP_CARD_TEST: &str = include_str!("../../tests/fixtures/run/shop/tests/c
 
 fn run_config(agent: &Path) -> String {
     format!(
-        "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      timeout: 30\n      report: tap\nagents:\n  default:\n    # A scripted stand-in for claude -p / codex exec: it plays every role, and cheats\n    # on its first try as red (edits production code) and as green (weakens the test).\n    command: CHEAT='edit-code edit-test' sh {}\n    timeout: 60\n",
+        "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      timeout: 30\n      report: tap\nagents:\n  default:\n    # A scripted stand-in for claude -p / codex exec: it plays every role, and cheats\n    # on its first try as red (edits production code) and as green (weakens the test).\n    command: CHEAT='edit-code edit-test' sh {}\n    timeout: 60\n# The kernel sandbox would refuse both cheats' writes before any gate sees them (red may\n# write only tests, green no test); off here so the tour shows the gates, the second wall.\nsandbox:\n  mode: off\n",
         agent.display()
     )
 }
