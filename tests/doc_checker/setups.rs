@@ -33,6 +33,11 @@ pub const SETUPS: &[Setup] = &[
         make: shop,
     },
     Setup {
+        name: "shop-transcript",
+        what: "the verify sample shop, with a Claude Code session transcript (tests/fixtures/spend/claude-transcript.jsonl) as t.jsonl, <tmp>/shop",
+        make: shop_transcript,
+    },
+    Setup {
         name: "no-cases",
         what: "a repository whose one test command, `python3 -c \"import sys; sys.exit(0)\"` (report: pytest), runs no test, <tmp>/shop",
         make: no_cases,
@@ -56,6 +61,11 @@ pub const SETUPS: &[Setup] = &[
         name: "run-shop",
         what: "the `forge demo` run shop: src/cart.sh, a TAP suite, the scripted agent (cheating once as red and once as green) for every role, committed, <tmp>/shop",
         make: run_shop,
+    },
+    Setup {
+        name: "run-shop-stuck",
+        what: "the run shop, with a scripted green agent whose change never passes the checks, committed, <tmp>/shop",
+        make: run_shop_stuck,
     },
     Setup {
         name: "fixtures",
@@ -134,6 +144,12 @@ fn shop(s: &mut Scratch) {
     commit(s, "chore: sample shop");
 }
 
+fn shop_transcript(s: &mut Scratch) {
+    shop(s);
+    std::fs::copy(format!("{SPEND}/claude-transcript.jsonl"), s.cwd.join("t.jsonl"))
+        .expect("copy the transcript");
+}
+
 /// A committed repository whose only verify command is `test: run` read as `report`.
 fn one_command(s: &mut Scratch, run: &str, report: &str) {
     repo(s, "shop");
@@ -193,6 +209,15 @@ fn budget_limits(s: &mut Scratch) {
 }
 
 fn run_shop(s: &mut Scratch) {
+    shop_with_agent(s, "edit-code edit-test");
+}
+
+fn run_shop_stuck(s: &mut Scratch) {
+    shop_with_agent(s, "fail-checks");
+}
+
+/// The shop `forge demo` runs, with tests/fixtures/run/agent.sh misbehaving as `cheat` says.
+fn shop_with_agent(s: &mut Scratch, cheat: &str) {
     repo(s, "shop");
     let fixture = format!("{MANIFEST}/tests/fixtures/run");
     for f in ["src/cart.sh", "tests/run.sh", "tests/card_test.sh"] {
@@ -206,7 +231,7 @@ fn run_shop(s: &mut Scratch) {
     s.write(
         ".forge/config.yaml",
         &format!(
-            "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      timeout: 30\n      report: tap\nagents:\n  default:\n    # A scripted stand-in for claude -p / codex exec: it plays every role, and cheats\n    # on its first try as red (edits production code) and as green (weakens the test).\n    command: CHEAT='edit-code edit-test' sh {}\n    timeout: 60\n",
+            "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      timeout: 30\n      report: tap\nagents:\n  default:\n    # A scripted stand-in for claude -p / codex exec: it plays every role.\n    command: CHEAT='{cheat}' sh {}\n    timeout: 60\n",
             agent.display()
         ),
     );
