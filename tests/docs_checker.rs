@@ -195,7 +195,7 @@ fn sessions_continue_in_the_same_folder_and_skips_are_counted_with_why() {
         "{summary}"
     );
     assert!(
-        summary.contains("needs `no-such-program-here` (not on PATH): s.md:19"),
+        summary.contains("needs `no-such-program-here` (not installed here): s.md:19"),
         "{summary}"
     );
     assert!(

@@ -17,7 +17,8 @@
 //!   scratch folder prepared by the setup function `NAME` of [`setups::SETUPS`]), `continue`
 //!   (the folder the previous block of the same file left, in the state it left it), or
 //!   `skip=REASON` (a block that cannot run here; [`SKIP_REASONS`] lists the reasons). A
-//!   `needs=PROG,…` attribute skips a block when a program it runs is not on `PATH`.
+//!   `needs=PROG,…` attribute skips a block when a program it runs is not installed here
+//!   (`PROG --version` does not succeed).
 //! - A line starting `$ ` is a command, run with `sh -c` in the block's folder (each command
 //!   starts there: a `cd` does not carry over), stdin closed, with the built `forge` first on
 //!   `PATH` and a scratch `HOME` and `TMPDIR`; the commands of a block, and of the blocks that
@@ -597,7 +598,7 @@ pub fn check(files: &[(String, String)], forge: &Path, threads: usize) -> Report
         let mut previous: Option<Result<(), String>> = None;
         for b in blocks {
             let at = format!("{}:{}", b.file, b.line);
-            let missing: Vec<&String> = b.needs.iter().filter(|p| !on_path(p)).collect();
+            let missing: Vec<&String> = b.needs.iter().filter(|p| !runs(p)).collect();
             let runs = match &b.start {
                 Start::Skip(r) => Err(SKIP_REASONS
                     .iter()
@@ -635,7 +636,7 @@ pub fn check(files: &[(String, String)], forge: &Path, threads: usize) -> Report
             let runs = runs.and_then(|()| match missing.is_empty() {
                 true => Ok(()),
                 false => Err(format!(
-                    "needs {} (not on PATH)",
+                    "needs {} (not installed here)",
                     missing
                         .iter()
                         .map(|p| format!("`{p}`"))
@@ -674,16 +675,16 @@ pub fn check(files: &[(String, String)], forge: &Path, threads: usize) -> Report
     report
 }
 
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|d| {
-            let p = d.join(program);
-            p.is_file()
-                && std::fs::metadata(&p).is_ok_and(|m| {
-                    std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
-                })
-        })
-    })
+/// Is `program` installed and does it run? (`PROG --version` exits 0: a rustup proxy for a
+/// component that is not installed is on PATH but does not run.)
+fn runs(program: &str) -> bool {
+    Process::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Runs the sessions on a few threads; each returns its mismatches.

@@ -146,8 +146,11 @@ fn shop(s: &mut Scratch) {
 
 fn shop_transcript(s: &mut Scratch) {
     shop(s);
-    std::fs::copy(format!("{SPEND}/claude-transcript.jsonl"), s.cwd.join("t.jsonl"))
-        .expect("copy the transcript");
+    std::fs::copy(
+        format!("{SPEND}/claude-transcript.jsonl"),
+        s.cwd.join("t.jsonl"),
+    )
+    .expect("copy the transcript");
 }
 
 /// A committed repository whose only verify command is `test: run` read as `report`.
