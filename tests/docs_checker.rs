@@ -76,6 +76,10 @@ fn a_block_must_say_where_it_starts_and_be_well_formed() {
         "- item\n  ```console setup=a\n  $ forge\n  ```\n",
         "beginning of the line",
     );
+    bad(
+        "```text\n$ forge verify\nVerdict: PASS\n```\n",
+        "tag it ```console",
+    );
     // A console block quoted inside another fence is an example, not a block.
     assert!(
         parse("x.md", "````markdown\n```console\n$ x\n```\n````\n")

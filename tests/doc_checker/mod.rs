@@ -127,6 +127,14 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Block>, Vec<String>> {
         }
         let body = &lines[(open + 1).min(lines.len())..close.min(lines.len())];
         let lang = info.split_whitespace().next().unwrap_or("");
+        if lang != "console" && lang != "markdown" && body.iter().any(|l| l.starts_with("$ forge"))
+        {
+            // A session shown in another block would escape the check.
+            errors.push(format!(
+                "{file}:{}: a block showing `$ forge …` is a session: tag it ```console (with setup=…) so it is checked",
+                open + 1
+            ));
+        }
         if lang == "console" {
             let at = |n: usize| format!("{file}:{n}");
             if indent > 0 {
