@@ -44,7 +44,9 @@ fn main() {
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let forge = PathBuf::from(env!("CARGO_BIN_EXE_forge"));
+    let started = std::time::Instant::now();
     let report = doc_checker::check(&files, &forge, threads);
+    let took = started.elapsed();
 
     if std::env::var("FORGE_DOCS").is_ok_and(|v| v == "overwrite") && !report.mismatches.is_empty()
     {
@@ -65,7 +67,12 @@ fn main() {
     for f in &report.failures {
         eprintln!("\n{f}");
     }
-    eprintln!("{}", report.summary());
+    let summary = report.summary();
+    let (first, rest) = summary.split_once('\n').unwrap_or((&summary, ""));
+    eprintln!("{first} in {:.1} s", took.as_secs_f64());
+    if !rest.is_empty() {
+        eprintln!("{rest}");
+    }
     if !report.ok() {
         eprintln!(
             "docs: an example no longer matches the binary. Fix the doc or the code; `FORGE_DOCS=overwrite cargo test --test docs` writes the actual output in (read the diff)."
