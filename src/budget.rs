@@ -589,7 +589,7 @@ impl Standing {
 
 /// A limit in dollars as a person wrote it: cents always, more digits only when it has them
 /// (`$5.00`, `$0.045`).
-fn dollars(u: f64) -> String {
+pub(crate) fn dollars(u: f64) -> String {
     let s = format!("{u:.4}");
     let (whole, frac) = s.split_once('.').unwrap_or((&s, "00"));
     let frac = frac.trim_end_matches('0');

@@ -84,7 +84,10 @@ impl LimitKey {
         match (self, v) {
             (LimitKey::WarnAt, None) => "0.8 (the default)".into(),
             (_, None) => "no limit".into(),
-            (LimitKey::ChangeUsd | LimitKey::SessionUsd, Some(v)) => format!("${v:.2}"),
+            // As written: a limit of $0.045 is not shown as $0.04 (nor raised to "$0.10").
+            (LimitKey::ChangeUsd | LimitKey::SessionUsd, Some(v)) => {
+                format!("${}", super::dollars(v))
+            }
             (LimitKey::WarnAt, Some(v)) => format!("{v}"),
             (_, Some(v)) => format!("{} tokens", v as u64),
         }

@@ -342,3 +342,11 @@ fn ledgers_flag_unpriced_models_and_standings_compare_to_limits() {
     std::fs::write(change_ledger_path(&p, "c"), "usd: -5\n").unwrap();
     assert!(standings(&p, &cfg, Some("c"), None).is_err());
 }
+
+#[test]
+fn a_limit_is_shown_as_written_not_rounded_to_cents() {
+    assert_eq!(LimitKey::ChangeUsd.show(Some(0.045)), "$0.045");
+    assert_eq!(LimitKey::SessionUsd.show(Some(0.095)), "$0.095");
+    assert_eq!(LimitKey::ChangeUsd.show(Some(5.0)), "$5.00");
+    assert_eq!(LimitKey::ChangeUsd.show(None), "no limit");
+}

@@ -7,9 +7,17 @@ use std::process::Command;
 /// Set to `1` (as `.ci/run` does) to make a missing rig a failure instead of a skip.
 pub const REQUIRE_ENV: &str = "FORGE_REQUIRE_REAL_AGENTS";
 
-/// Where the rig's `claude-offline.sh` is looked for: the project's shared folder beside the
-/// repository, then the fallback `/work/shared`.
+/// Set to the rig's folder (the one holding `claude-offline.sh`) to use a rig kept anywhere;
+/// then no other place is looked at.
+pub const RIG_ENV: &str = "FORGE_AGENT_RIG";
+
+/// Where the rig's `claude-offline.sh` is looked for: `$FORGE_AGENT_RIG` when it is set; else
+/// `../shared/tools/agent-rig/` beside the checkout, then `/work/shared/tools/agent-rig/` (where
+/// the project's own machines keep it, for a checkout that is not beside it).
 pub fn rig_candidates() -> Vec<PathBuf> {
+    if let Some(dir) = std::env::var_os(RIG_ENV).filter(|v| !v.is_empty()) {
+        return vec![PathBuf::from(dir).join("claude-offline.sh")];
+    }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     vec![
         manifest.join("../shared/tools/agent-rig/claude-offline.sh"),
@@ -122,13 +130,18 @@ pub fn notice(availability: &Result<(PathBuf, PathBuf), String>, required: bool)
             rig.parent().unwrap_or(rig).display()
         ),
         Err(why) => format!(
-            "real-client tests (tests/real_agents.rs) {}: {why}. The agent rig is looked for at {}; set {REQUIRE_ENV}=1 to make a skip a failure.",
+            "real-client tests (tests/real_agents.rs) {}: {why}. The agent rig is looked for at {}{}; set {REQUIRE_ENV}=1 to make a skip a failure.",
             if required { "FAIL" } else { "SKIPPED" },
             rig_candidates()
                 .iter()
                 .map(|p| p.parent().unwrap_or(p).display().to_string())
                 .collect::<Vec<_>>()
                 .join(", then "),
+            if std::env::var_os(RIG_ENV).is_some_and(|v| !v.is_empty()) {
+                format!(" ({RIG_ENV})")
+            } else {
+                format!(" (or set {RIG_ENV} to its folder)")
+            },
         ),
     }
 }

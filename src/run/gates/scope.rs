@@ -244,7 +244,10 @@ pub fn scope_result(gate: &str, scope: &Scope, areas: &[String], phase: &str) ->
             scope.restored.join(", ")
         ));
     }
-    let reason = if reasons.is_empty() {
+    let reason = if reasons.is_empty() && scope.changed.is_empty() {
+        // A retry that leaves the files an earlier attempt wrote as they are changes nothing.
+        format!("{phase} changed no file in this call")
+    } else if reasons.is_empty() {
         format!("{phase} changed only {}", scope.changed.join(", "))
     } else {
         reasons.join("; ")
@@ -323,6 +326,24 @@ mod tests {
         assert!(disallowed(&green, &change("src/l", link), Some(b"../src/a.sh")).is_none());
         let ro = Phase::ReadOnly { role: "verifier" };
         assert!(disallowed(&ro, &change("src/a.sh", file()), None).is_some());
+    }
+
+    #[test]
+    fn a_call_that_changed_nothing_says_so() {
+        let r = scope_result(
+            "red-file-scope",
+            &Scope::default(),
+            &["tests/".into()],
+            "red",
+        );
+        assert!(r.passed());
+        assert_eq!(r.reason(), "red changed no file in this call");
+        let scope = Scope {
+            changed: vec!["tests/a_test.sh".into()],
+            ..Default::default()
+        };
+        let r = scope_result("red-file-scope", &scope, &["tests/".into()], "red");
+        assert_eq!(r.reason(), "red changed only tests/a_test.sh");
     }
 
     #[test]
