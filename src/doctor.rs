@@ -3,7 +3,7 @@
 //! that fails with exit 127) and says how to fix what it finds.
 //!
 //! A check is one entry in [`CHECKS`]: a name and a function from the [`Context`] to its
-//! findings. Adding one (the sandbox level, say) is adding an entry.
+//! findings. Adding one is adding an entry.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -120,6 +120,10 @@ pub const CHECKS: &[Check] = &[
         name: "hooks",
         run: check_hooks,
     },
+    Check {
+        name: "sandbox",
+        run: check_sandbox,
+    },
 ];
 
 /// Runs every check.
@@ -149,6 +153,39 @@ fn check_git(ctx: &Context) -> Vec<Finding> {
             "run Forge in your repository (or `git init` one)",
         )],
     }
+}
+
+/// The kernel wall under the guard, for the project's `sandbox.mode`: a person learns here, not
+/// from a refused run, that `require` cannot be met, or that `auto` gives less than it could.
+fn check_sandbox(ctx: &Context) -> Vec<Finding> {
+    use crate::sandbox::{self, Mode};
+    let mode = match &ctx.config {
+        Some(Ok(c)) => c.sandbox.mode,
+        _ => Mode::default(),
+    };
+    let level = sandbox::level();
+    let line = sandbox::in_force(mode, &level);
+    let fix = || {
+        if level.landlock_abi == 0 {
+            "boot a Linux ≥ 6.12 whose `lsm=` list includes landlock (`cat /sys/kernel/security/lsm`)"
+        } else if level.landlock_abi < 6 {
+            "a Linux ≥ 6.12 (Landlock ABI 6) adds signal and socket scoping"
+        } else {
+            "allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`; on Ubuntu `kernel.apparmor_restrict_unprivileged_userns=0`), or run Forge as root in a container"
+        }
+    };
+    let finding = match mode {
+        Mode::Off => Finding::bad(
+            "sandbox",
+            Status::Warn,
+            line,
+            "set `sandbox.mode: auto` in .forge/config.yaml to put agents' commands in the kernel sandbox",
+        ),
+        _ if level.full() => Finding::ok("sandbox", line),
+        Mode::Require => Finding::bad("sandbox", Status::Fail, line, fix()),
+        _ => Finding::bad("sandbox", Status::Warn, line, fix()),
+    };
+    vec![finding]
 }
 
 fn check_config(ctx: &Context) -> Vec<Finding> {

@@ -200,3 +200,56 @@ fn a_python_that_cannot_import_the_test_runner_is_named() {
         "{v:#}"
     );
 }
+
+/// What `forge sandbox --level --json` says this kernel gives (the doctor's finding must agree).
+fn kernel_is_full(r: &Repo) -> bool {
+    r.forge(&["sandbox", "--level", "--json"]).json()["full"] == true
+}
+
+#[test]
+fn the_sandbox_in_force_is_reported_for_the_projects_mode() {
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    let full = kernel_is_full(&r);
+    let (code, v) = doctor(&r, home.path());
+    let f = findings(&v, "sandbox");
+    assert_eq!(f.len(), 1, "{v:#}");
+    if full {
+        assert_eq!(f[0]["status"], "ok", "{v:#}");
+        assert!(
+            f[0]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("full (Landlock ABI "),
+            "{v:#}"
+        );
+    } else {
+        assert_eq!(f[0]["status"], "warn", "{v:#}");
+        assert!(f[0]["fix"].is_string(), "{v:#}");
+    }
+    assert_ne!(code, 1, "{v:#}");
+
+    // Switched off: a warning that says how to switch it on; nothing is broken.
+    let yaml = r.read(".forge/config.yaml") + "sandbox:\n  mode: off\n";
+    r.config(&yaml);
+    let (code, v) = doctor(&r, home.path());
+    let f = findings(&v, "sandbox");
+    assert_eq!(f[0]["status"], "warn", "{v:#}");
+    assert!(
+        f[0]["message"].as_str().unwrap().starts_with("off"),
+        "{v:#}"
+    );
+    assert!(
+        f[0]["fix"].as_str().unwrap().contains("sandbox.mode: auto"),
+        "{v:#}"
+    );
+    assert_ne!(code, 1, "{v:#}");
+
+    // Required where the kernel cannot give it: broken, exit 1.
+    if !full {
+        r.config(&yaml.replace("mode: off", "mode: require"));
+        let (code, v) = doctor(&r, home.path());
+        assert_eq!(findings(&v, "sandbox")[0]["status"], "fail", "{v:#}");
+        assert_eq!(code, 1, "{v:#}");
+    }
+}
