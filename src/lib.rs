@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod exec;
 pub mod git;
+pub mod glob;
 pub mod guard;
 pub mod hooks;
 pub mod init;

@@ -81,8 +81,8 @@ fn load(path: &Path) -> Vec<Entry> {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("{where_}: invalid JSON: {e}"));
+        let v: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{where_}: invalid JSON: {e}"));
         let s = |k: &str| -> String {
             v.get(k)
                 .and_then(Value::as_str)
@@ -179,7 +179,8 @@ const PACKAGE_JSON: &str = r#"{
   }
 }
 "#;
-const CERT: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\n-----END CERTIFICATE-----\n";
+const CERT: &str =
+    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\n-----END CERTIFICATE-----\n";
 
 /// A repository with Forge's and the agents' control files, everyday project files (a
 /// Makefile, `package.json`, scripts, certificates), secrets in it and in HOME, and a sibling
@@ -294,7 +295,10 @@ fn fixture(home_under_tmp: bool) -> Fixture {
     write(&home.join(".aws/credentials"), "[default]\n");
     write(&home.join(".claude/.credentials.json"), "{}\n");
     write(&home.join(".cargo/credentials.toml"), "[registry]\n");
-    write(&home.join(".cargo/env"), "export PATH=\"$HOME/.cargo/bin:$PATH\"\n");
+    write(
+        &home.join(".cargo/env"),
+        "export PATH=\"$HOME/.cargo/bin:$PATH\"\n",
+    );
     write(&home.join(".pgpass"), "*:*:*:u:p\n");
     std::fs::create_dir_all(home.join(".config")).unwrap();
     std::fs::create_dir_all(base.join("other-project/src")).unwrap();
@@ -489,7 +493,11 @@ fn fixture_file(name: &str) -> PathBuf {
 #[test]
 fn guard_corpus_detection_and_false_positives() {
     let st = measure(&[&fixture_file("corpus.jsonl")]);
-    assert!(st.total >= 200, "corpus has {} entries, need ≥ 200", st.total);
+    assert!(
+        st.total >= 200,
+        "corpus has {} entries, need ≥ 200",
+        st.total
+    );
     assert!(st.dangerous >= 100 && st.benign >= 80);
     assert!(
         st.detection() >= 0.95,

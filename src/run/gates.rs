@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::guard::glob;
+use crate::glob;
 use crate::report::{Format, Report};
 
 /// Gate names, stable: they name the result files and timeline events.

@@ -1,0 +1,1707 @@
+//! Code Forge cannot read or cannot follow: a line that does not parse, a program computed at
+//! run time, a script outside the project (or too large, or not a file), and code handed to an
+//! interpreter inline.
+//!
+//! **The inline-code policy.** Code given to an interpreter on the command line or on its
+//! input (`python -c`, `node -e`, `ruby -e`, `perl -e`, `php -r`, `lua -e`, `Rscript -e`,
+//! `awk '…'`, `sed 's/…/…/e'`, `python3 - <<EOF`, a script in the temp folder) is allowed when
+//! it only computes and processes text: it may read files, print, parse JSON, run regular
+//! expressions. When it reaches for the system — starts processes, writes, deletes or renames
+//! files, opens network connections, or evaluates code it builds at run time (`eval`,
+//! `getattr(os, …)`, `require(x)`, `send(:…)`, `$f()`) — a person is asked, because no static
+//! reading of a general-purpose language is complete: the same act can always be spelled
+//! another way. Every interpreter gets the same rule; each language's spellings are listed
+//! below, and those lists are known to be incomplete. String literals, comments and regular
+//! expressions are removed before looking, so `print(platform.system())` or
+//! `awk '/spawn/'` are not mistaken for system calls. Inside the session sandbox, inline code
+//! that only touches files and processes is contained and allowed with a note; code that
+//! opens network connections is asked about either way.
+
+use super::{Judge, Rule, operands};
+use crate::guard::Decision;
+use crate::guard::paths::Place;
+use crate::guard::shell::{
+    Analysis, Arg, Invocation, Opaque, Origin, Stdin, sed_executes, sed_scripts,
+};
+
+pub const UNPARSEABLE: Rule = Rule {
+    id: "unparseable",
+    decision: Decision::Deny,
+    summary: "a command line that cannot be parsed (or is too large or deep) is judged as its most dangerous reading; configurable to `ask`",
+};
+pub const DYNAMIC_PROGRAM: Rule = Rule {
+    id: "dynamic-program",
+    decision: Decision::Deny,
+    summary: "a program name computed at run time (`$(echo rm)`, `bash -c \"$X\"`, `eval \"$X\"`, a script piped into a shell); configurable to `ask`",
+};
+pub const UNREAD_CODE: Rule = Rule {
+    id: "unread-code",
+    decision: Decision::Ask,
+    summary: "code Forge cannot read: a script or Makefile outside the project (or too large, or unreadable), a patch it cannot see, `sed s///e`, jobs scheduled or run remotely",
+};
+pub const INLINE_CODE: Rule = Rule {
+    id: "inline-code",
+    decision: Decision::Ask,
+    summary: "inline interpreter code that starts processes, writes files, opens connections or evaluates built code (`python -c`, `node -e`, `ruby -e`, `perl -e`, `php -r`, `lua -e`, `awk`, …); plain computation over files is allowed",
+};
+
+/// Languages, for the spellings each uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lang {
+    Python,
+    Js,
+    Ruby,
+    Perl,
+    Php,
+    Lua,
+    Awk,
+    R,
+    Other,
+}
+
+fn lang_of(name: &str) -> Option<Lang> {
+    Some(match name {
+        "python" | "python2" | "python3" | "pypy" | "pypy3" | "ipython" => Lang::Python,
+        "node" | "nodejs" | "deno" | "bun" | "ts-node" | "tsx" => Lang::Js,
+        "ruby" | "irb" | "jruby" => Lang::Ruby,
+        "perl" | "perl5" => Lang::Perl,
+        "php" => Lang::Php,
+        "lua" | "luajit" | "lua5.1" | "lua5.3" | "lua5.4" => Lang::Lua,
+        "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
+        "Rscript" | "R" => Lang::R,
+        "julia" | "osascript" | "pwsh" | "powershell" | "tclsh" | "expect" | "groovy" => {
+            Lang::Other
+        }
+        _ => return None,
+    })
+}
+
+/// What a piece of code reaches for.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Reach {
+    pub process: Option<String>,
+    pub files: Option<String>,
+    pub network: Option<String>,
+    pub dynamic: Option<String>,
+}
+
+impl Reach {
+    fn any(&self) -> bool {
+        self.process.is_some()
+            || self.files.is_some()
+            || self.network.is_some()
+            || self.dynamic.is_some()
+    }
+
+    fn describe(&self) -> String {
+        let mut v = Vec::new();
+        if let Some(t) = &self.process {
+            v.push(format!("starts processes (`{t}`)"));
+        }
+        if let Some(t) = &self.files {
+            v.push(format!("changes files (`{t}`)"));
+        }
+        if let Some(t) = &self.network {
+            v.push(format!("opens network connections (`{t}`)"));
+        }
+        if let Some(t) = &self.dynamic {
+            v.push(format!("evaluates code it builds (`{t}`)"));
+        }
+        v.join(", ")
+    }
+}
+
+pub(super) fn judge_problems(j: &mut Judge, a: &Analysis) {
+    for p in &a.problems {
+        j.hit(
+            &UNPARSEABLE,
+            format!("Forge cannot judge this command safely ({p}); write it as plain commands without computed parts"),
+        );
+    }
+}
+
+pub(super) fn judge_opaque(j: &mut Judge, o: &Opaque) {
+    if o.downloaded {
+        super::net::downloaded_code(j, &o.what, &o.origin);
+        return;
+    }
+    let reason = format!(
+        "`{}` runs code Forge cannot read ({}), so a person should look at it first",
+        o.what, o.why
+    );
+    // Jobs that run later, elsewhere or in a container are outside the session sandbox.
+    if matches!(
+        o.origin,
+        Origin::Later(_) | Origin::Remote(_) | Origin::Container(_)
+    ) {
+        j.hit_at(&UNREAD_CODE, &o.origin, reason);
+    } else {
+        j.hit_contained(&UNREAD_CODE, &o.origin, reason);
+    }
+}
+
+pub(super) fn judge_dynamic(j: &mut Judge, _a: &Analysis, inv: &Invocation) {
+    let Arg::Dyn { raw, programs } = &inv.program else {
+        return;
+    };
+    if programs
+        .iter()
+        .any(|p| super::net::DOWNLOADERS.contains(&p.as_str()))
+    {
+        j.hit_at(&super::net::PIPE_TO_SHELL, &inv.origin, format!("`{raw}` runs code straight from the network; download the file, review it, then run it"));
+        return;
+    }
+    j.hit_unknown(
+        &DYNAMIC_PROGRAM,
+        &inv.origin,
+        format!("the program `{raw}` is computed at run time, so Forge cannot tell what runs; write the command out"),
+    );
+}
+
+pub(super) fn judge(j: &mut Judge, _a: &Analysis, inv: &Invocation) {
+    let Some(name) = inv.name() else { return };
+    // A library preloaded into every program the command starts.
+    for (n, v) in &inv.env {
+        if n == "LD_PRELOAD" || n == "LD_LIBRARY_PATH" && false {
+            j.hit_contained(
+                &UNREAD_CODE,
+                &inv.origin,
+                format!(
+                    "`LD_PRELOAD={}` loads code Forge cannot read into `{}`",
+                    v.display(),
+                    inv.display()
+                ),
+            );
+        }
+    }
+    if name == "sed" {
+        sed(j, inv);
+        return;
+    }
+    let Some(lang) = lang_of(name) else { return };
+    let shown = crate::text::clip(&inv.display(), 120);
+    for (code, from) in code_of(inv, lang) {
+        match code {
+            Code::Text(text) => {
+                let reach = scan(lang, &text);
+                if reach.any() {
+                    let reason = format!(
+                        "`{shown}` runs {from} {name} code that {}; Forge does not run or fully parse inline code and no list of such calls is complete, so a person decides (or put it in a file a person reviews)",
+                        reach.describe()
+                    );
+                    if reach.network.is_some() {
+                        j.hit_at(&INLINE_CODE, &inv.origin, reason);
+                    } else {
+                        j.hit_contained(&INLINE_CODE, &inv.origin, reason);
+                    }
+                }
+            }
+            Code::File(raw) => script_file(j, inv, lang, &raw, name, &shown),
+            Code::Unknown(why) => {
+                j.hit_contained(
+                    &INLINE_CODE,
+                    &inv.origin,
+                    format!("`{shown}` runs {name} code {why}, which Forge cannot read"),
+                );
+            }
+        }
+    }
+}
+
+enum Code {
+    Text(String),
+    /// A script file operand.
+    File(String),
+    Unknown(&'static str),
+}
+
+/// The code an interpreter invocation runs, with where it comes from ("inline", "its input").
+fn code_of(inv: &Invocation, lang: Lang) -> Vec<(Code, &'static str)> {
+    let args: Vec<Option<&str>> = inv.lit_args().collect();
+    let name = inv.name().unwrap_or("");
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut script_given = false;
+    // Options that take a value (not code) per interpreter.
+    let value_opts: &[&str] = match lang {
+        Lang::Python => &["-W", "-X", "-Q"],
+        Lang::Js => &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--input-type",
+            "-C",
+            "--conditions",
+        ],
+        Lang::Ruby => &["-r", "-I", "-C", "-E", "-F"],
+        Lang::Perl => &["-I", "-C"],
+        Lang::Awk => &["-F", "-v", "-f"],
+        _ => &[],
+    };
+    let code_opts: &[&str] = match lang {
+        Lang::Python => &["-c"],
+        Lang::Js => &["-e", "--eval", "-p", "--print"],
+        Lang::Ruby | Lang::Lua | Lang::R => &["-e"],
+        Lang::Perl => &["-e", "-E"],
+        Lang::Php => &["-r"],
+        Lang::Other => &["-e", "-E", "-c", "-Command", "-command"],
+        Lang::Awk => &[],
+    };
+    while i < args.len() {
+        let Some(a) = args[i] else {
+            if !script_given {
+                out.push((Code::Unknown("computed at run time"), "inline"));
+            }
+            break;
+        };
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if lang == Lang::Js && name == "deno" && a == "eval" {
+            if let Some(c) = args.get(i + 1) {
+                out.push((
+                    c.map_or(Code::Unknown("computed at run time"), |c| {
+                        Code::Text(c.to_string())
+                    }),
+                    "inline",
+                ));
+            }
+            return out;
+        }
+        if let Some(v) = a
+            .strip_prefix("--eval=")
+            .or_else(|| a.strip_prefix("--print="))
+        {
+            out.push((Code::Text(v.to_string()), "inline"));
+            script_given = true;
+            i += 1;
+            continue;
+        }
+        // `perl -MFile::Path=rmtree`, `ruby -rfileutils`: modules loaded.
+        if lang == Lang::Perl
+            && let Some(m) = a.strip_prefix("-M").or_else(|| a.strip_prefix("-m"))
+        {
+            out.push((
+                Code::Text(format!("use {};", m.replace('=', " "))),
+                "inline",
+            ));
+            i += 1;
+            continue;
+        }
+        if lang == Lang::Ruby
+            && let Some(m) = a.strip_prefix("-r").filter(|m| !m.is_empty())
+        {
+            out.push((Code::Text(format!("require '{m}'")), "inline"));
+            i += 1;
+            continue;
+        }
+        let is_code_opt = code_opts.contains(&a)
+            || (matches!(lang, Lang::Perl | Lang::Ruby | Lang::Python)
+                && a.starts_with('-')
+                && !a.starts_with("--")
+                && a.len() > 2
+                && code_opts.iter().any(|o| a.ends_with(&o[1..])));
+        if is_code_opt {
+            match args.get(i + 1) {
+                Some(Some(c)) => out.push((Code::Text(c.to_string()), "inline")),
+                Some(None) => out.push((Code::Unknown("computed at run time"), "inline")),
+                None => {}
+            }
+            script_given = true;
+            i += 2;
+            continue;
+        }
+        if value_opts.contains(&a) {
+            if lang == Lang::Awk && a == "-f" {
+                if let Some(Some(f)) = args.get(i + 1) {
+                    out.push((Code::File(f.to_string()), "file"));
+                }
+                script_given = true;
+            }
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if !script_given {
+        match args.get(i).copied() {
+            Some(Some(first)) if lang == Lang::Awk => {
+                out.push((Code::Text(first.to_string()), "inline"))
+            }
+            Some(None) if lang == Lang::Awk => {
+                out.push((Code::Unknown("computed at run time"), "inline"))
+            }
+            Some(Some("-")) | None => match &inv.stdin {
+                Stdin::Text(Arg::Lit(t)) => out.push((Code::Text(t.clone()), "its input's")),
+                Stdin::Text(Arg::Dyn { .. }) => out.push((
+                    Code::Unknown("from input computed at run time"),
+                    "its input's",
+                )),
+                Stdin::Pipe => {
+                    if lang != Lang::Awk {
+                        out.push((Code::Unknown("from a pipe"), "its input's"));
+                    }
+                }
+                Stdin::File(w) => {
+                    if let Some(f) = w.arg.lit() {
+                        out.push((Code::File(f.to_string()), "file"));
+                    }
+                }
+                Stdin::None => {}
+            },
+            Some(Some(file)) => out.push((Code::File(file.to_string()), "file")),
+            Some(None) => out.push((Code::Unknown("from a file named at run time"), "file")),
+        }
+    }
+    out
+}
+
+/// An interpreter running a file: the project's own code (like `cargo test`) when the file is
+/// in the project; judged like inline code when it is in the temp folder (where scripts an
+/// agent writes land); unknowable elsewhere.
+fn script_file(j: &mut Judge, inv: &Invocation, lang: Lang, raw: &str, name: &str, shown: &str) {
+    let paths = j.resolve_all(raw, &inv.cwd, &inv.origin);
+    for p in paths {
+        match j.paths.place(&p) {
+            Place::InRepo(_) | Place::RepoRoot | Place::NullDevice => {}
+            Place::Temp => {
+                let Some(text) = crate::guard::shell::read_code_file(&p) else {
+                    if p.exists() {
+                        j.hit_contained(
+                            &UNREAD_CODE,
+                            &inv.origin,
+                            format!("`{shown}` runs {}, which Forge cannot read", p.display()),
+                        );
+                    }
+                    continue;
+                };
+                let reach = scan(lang, &text);
+                if reach.any() {
+                    let reason = format!(
+                        "`{shown}` runs {} ({name} code that {}); a person should look at it first",
+                        p.display(),
+                        reach.describe()
+                    );
+                    if reach.network.is_some() {
+                        j.hit_at(&INLINE_CODE, &inv.origin, reason);
+                    } else {
+                        j.hit_contained(&INLINE_CODE, &inv.origin, reason);
+                    }
+                }
+            }
+            Place::Outside | Place::RepoAncestor => {
+                if p.exists() && !p.starts_with("/usr") && !p.starts_with("/opt") {
+                    j.hit_contained(&UNREAD_CODE, &inv.origin, format!("`{shown}` runs {}, outside the project, where Forge does not read code", p.display()));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// GNU sed runs commands: `e cmd` (walked as a command by the analysis), `s/…/…/e` (runs the
+/// substituted text, unknowable). Its `w`/`r` files are recorded by the analysis.
+fn sed(j: &mut Judge, inv: &Invocation) {
+    let scripts = sed_scripts(inv);
+    for s in scripts {
+        if sed_executes(&s) {
+            let shown = crate::text::clip(&inv.display(), 120);
+            j.hit_contained(&INLINE_CODE, &inv.origin, format!("`{shown}` runs the text it substitutes as a shell command (`s///e`); Forge cannot know that text, so a person decides"));
+            return;
+        }
+    }
+}
+
+/// What code in `lang` reaches for, after its strings, comments and regular expressions are
+/// removed.
+pub(crate) fn scan(lang: Lang, code: &str) -> Reach {
+    let stripped = strip(lang, code);
+    let s = stripped.as_str();
+    let mut r = Reach::default();
+    let find = |list: &[&str]| -> Option<String> {
+        list.iter()
+            .find(|t| contains_token(s, t))
+            .map(|t| t.trim_end_matches('(').to_string())
+    };
+    match lang {
+        Lang::Python => python(s, code, &mut r),
+        Lang::Js => js(s, &mut r),
+        Lang::Ruby => {
+            r.process = find(&[
+                "system", "exec", "spawn", "IO.popen", "Open3", "Process.", "fork", "syscall",
+                "%x", "Kernel.",
+            ]);
+            if code_has_backtick(code, lang) {
+                r.process.get_or_insert_with(|| "`…`".into());
+            }
+            r.files = find(&[
+                "FileUtils",
+                "File.write",
+                "File.delete",
+                "File.unlink",
+                "File.rename",
+                "File.chmod",
+                "File.chown",
+                "File.symlink",
+                "File.link",
+                "File.truncate",
+                "Dir.rmdir",
+                "Dir.delete",
+                "Dir.unlink",
+                "Dir.mkdir",
+                "IO.write",
+                "IO.binwrite",
+                "fileutils",
+            ])
+            .or_else(|| write_mode(code, "File.open(").then(|| "File.open(…, \"w\")".into()))
+            .or_else(|| write_mode(code, "File.new(").then(|| "File.new(…, \"w\")".into()));
+            r.network = find(&[
+                "Net::",
+                "Socket",
+                "TCPSocket",
+                "UDPSocket",
+                "URI.open",
+                "open-uri",
+                "HTTParty",
+                "Faraday",
+                "socket",
+                "net/http",
+            ]);
+            r.dynamic = find(&[
+                "eval",
+                "instance_eval",
+                "class_eval",
+                "module_eval",
+                "instance_exec",
+                "send",
+                "public_send",
+                "__send__",
+                "method(",
+                "const_get",
+                "binding",
+                "define_method",
+                "instance_variable_get",
+            ])
+            .or_else(|| kernel_open(s).then(|| "open(…)".into()));
+        }
+        Lang::Perl => {
+            r.process = find(&["system", "exec", "fork", "kill", "qx", "IPC::", "readpipe"]);
+            if code_has_backtick(code, lang) {
+                r.process.get_or_insert_with(|| "`…`".into());
+            }
+            if perl_pipe_open(code) {
+                r.process.get_or_insert_with(|| "open(…, \"|…\")".into());
+            }
+            r.files = find(&[
+                "unlink",
+                "rmdir",
+                "mkdir",
+                "rename",
+                "chmod",
+                "chown",
+                "symlink",
+                "link",
+                "truncate",
+                "utime",
+                "File::Path",
+                "rmtree",
+                "remove_tree",
+                "make_path",
+                "File::Copy",
+                "copy(",
+                "move(",
+            ])
+            .or_else(|| perl_write_open(code).then(|| "open(…, \">…\")".into()));
+            r.network = find(&[
+                "IO::Socket",
+                "Socket",
+                "LWP",
+                "HTTP::Tiny",
+                "HTTP::",
+                "Net::",
+                "socket(",
+            ]);
+            r.dynamic = perl_dynamic(s, code);
+        }
+        Lang::Php => {
+            r.process = find(&[
+                "system",
+                "exec",
+                "shell_exec",
+                "passthru",
+                "popen",
+                "proc_open",
+                "pcntl_exec",
+                "pcntl_fork",
+            ]);
+            if code_has_backtick(code, lang) {
+                r.process.get_or_insert_with(|| "`…`".into());
+            }
+            r.files = find(&[
+                "unlink",
+                "rmdir",
+                "rename",
+                "copy(",
+                "file_put_contents",
+                "fwrite",
+                "fputs",
+                "mkdir",
+                "chmod",
+                "chown",
+                "symlink",
+                "link(",
+                "touch",
+                "tempnam",
+            ])
+            .or_else(|| write_mode(code, "fopen(").then(|| "fopen(…, \"w\")".into()));
+            r.network = find(&[
+                "fsockopen",
+                "curl_",
+                "stream_socket_client",
+                "socket_create",
+                "mail(",
+                "ftp_",
+            ])
+            .or_else(|| code.contains("://").then(|| "a URL".into()));
+            r.dynamic = find(&[
+                "eval",
+                "assert",
+                "create_function",
+                "call_user_func",
+                "call_user_func_array",
+                "preg_replace_callback",
+                "include",
+                "require",
+                "ReflectionFunction",
+            ])
+            .or_else(|| php_variable_call(s).then(|| "$f(…)".into()));
+        }
+        Lang::Lua => {
+            r.process = find(&["os.execute", "io.popen"]);
+            r.files = find(&["os.remove", "os.rename", "os.tmpname"])
+                .or_else(|| write_mode(code, "io.open(").then(|| "io.open(…, \"w\")".into()));
+            r.network = find(&["socket"]);
+            r.dynamic = find(&[
+                "load(",
+                "loadstring",
+                "dofile",
+                "loadfile",
+                "require",
+                "package.",
+                "debug.",
+                "_G",
+                "_ENV",
+                "setfenv",
+                "getfenv",
+                "rawget",
+                "rawset",
+            ]);
+        }
+        Lang::Awk => awk(s, &mut r),
+        Lang::R => {
+            r.process = find(&["system", "system2", "shell(", "pipe("]);
+            r.files = find(&[
+                "file.remove",
+                "unlink(",
+                "file.rename",
+                "writeLines",
+                "write(",
+                "cat(",
+                "saveRDS",
+                "file.create",
+                "dir.create",
+                "file.copy",
+            ]);
+            r.network = find(&["url(", "download.file", "socketConnection", "httr", "curl"]);
+            r.dynamic = find(&["eval(", "parse(", "do.call", "get(", "source("]);
+        }
+        Lang::Other => {
+            r.process = find(&[
+                "exec",
+                "spawn",
+                "system",
+                "run(",
+                "do shell script",
+                "Start-Process",
+                "Invoke-Expression",
+                "iex",
+                "open |",
+            ]);
+            r.files = find(&[
+                "Remove-Item",
+                "file delete",
+                "rm(",
+                "Set-Content",
+                "Out-File",
+                "file rename",
+            ]);
+            r.network = find(&["socket", "Invoke-WebRequest", "http"]);
+        }
+    }
+    r
+}
+
+fn python(s: &str, code: &str, r: &mut Reach) {
+    const PROCESS_MODULES: [&str; 6] = [
+        "subprocess",
+        "pty",
+        "multiprocessing",
+        "commands",
+        "popen2",
+        "asyncio.subprocess",
+    ];
+    const FILE_MODULES: [&str; 3] = ["shutil", "fileinput", "sqlite3"];
+    const NET_MODULES: [&str; 16] = [
+        "socket",
+        "urllib",
+        "http",
+        "requests",
+        "httpx",
+        "aiohttp",
+        "ftplib",
+        "smtplib",
+        "telnetlib",
+        "paramiko",
+        "xmlrpc",
+        "websocket",
+        "websockets",
+        "urllib3",
+        "ssl",
+        "asyncio",
+    ];
+    const DYN_MODULES: [&str; 9] = [
+        "importlib",
+        "builtins",
+        "ctypes",
+        "cffi",
+        "code",
+        "codeop",
+        "runpy",
+        "pickle",
+        "marshal",
+    ];
+    const SAFE_OS: [&str; 22] = [
+        "path",
+        "getcwd",
+        "environ",
+        "getenv",
+        "listdir",
+        "walk",
+        "scandir",
+        "sep",
+        "linesep",
+        "name",
+        "cpu_count",
+        "getpid",
+        "stat",
+        "fspath",
+        "devnull",
+        "pathsep",
+        "curdir",
+        "pardir",
+        "extsep",
+        "get_terminal_size",
+        "getuid",
+        "urandom",
+    ];
+    // Imports: module roots and the names they are bound to.
+    let mut os_names: Vec<String> = Vec::new();
+    let mut path_names: Vec<String> = Vec::new();
+    for stmt in s.split(['\n', ';']) {
+        let t = stmt.trim();
+        if let Some(rest) = t.strip_prefix("import ") {
+            for part in rest.split(',') {
+                let mut w = part.split_whitespace();
+                let module = w.next().unwrap_or("");
+                let alias = match (w.next(), w.next()) {
+                    (Some("as"), Some(a)) => a.to_string(),
+                    _ => module.split('.').next().unwrap_or("").to_string(),
+                };
+                classify_py_module(
+                    module,
+                    r,
+                    &PROCESS_MODULES,
+                    &FILE_MODULES,
+                    &NET_MODULES,
+                    &DYN_MODULES,
+                );
+                if module == "os" {
+                    os_names.push(alias.clone());
+                }
+                if module == "pathlib" {
+                    path_names.push(alias);
+                }
+            }
+        } else if let Some(rest) = t.strip_prefix("from ") {
+            let mut w = rest.splitn(2, " import ");
+            let module = w.next().unwrap_or("").trim();
+            let names = w.next().unwrap_or("");
+            classify_py_module(
+                module,
+                r,
+                &PROCESS_MODULES,
+                &FILE_MODULES,
+                &NET_MODULES,
+                &DYN_MODULES,
+            );
+            if module == "os" {
+                for n in names.split(',').map(|n| {
+                    n.split_whitespace()
+                        .next()
+                        .unwrap_or("")
+                        .trim_matches(['(', ')'])
+                }) {
+                    if n == "*" || !SAFE_OS.contains(&n) {
+                        r.process
+                            .get_or_insert_with(|| format!("from os import {n}"));
+                    }
+                }
+            }
+            if module == "pathlib" {
+                path_names.push("Path".into());
+            }
+        }
+    }
+    // `os.X` with X outside the safe list; `os` used any other way is aliasing.
+    for os in &os_names {
+        for (at, _) in s.match_indices(os.as_str()) {
+            if !token_at(s, at, os.len()) {
+                continue;
+            }
+            let after = &s[at + os.len()..];
+            let before = s[..at].trim_end();
+            if before.ends_with("import")
+                || before.ends_with(',') && s[..at].contains("import")
+                || before.ends_with("as")
+            {
+                continue;
+            }
+            match after.strip_prefix('.') {
+                Some(attr) => {
+                    let attr: String = attr
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if !SAFE_OS.contains(&attr.as_str()) {
+                        let t = format!("{os}.{attr}");
+                        if matches!(
+                            attr.as_str(),
+                            "system" | "popen" | "fork" | "kill" | "killpg"
+                        ) || attr.starts_with("exec")
+                            || attr.starts_with("spawn")
+                            || attr.starts_with("posix_spawn")
+                        {
+                            r.process.get_or_insert(t);
+                        } else {
+                            r.files.get_or_insert(t);
+                        }
+                    }
+                }
+                None => {
+                    r.dynamic
+                        .get_or_insert_with(|| format!("{os} used as a value"));
+                }
+            }
+        }
+    }
+    // pathlib writes.
+    if !path_names.is_empty() || s.contains("Path(") {
+        for m in [
+            ".write_text(",
+            ".write_bytes(",
+            ".unlink(",
+            ".rmdir(",
+            ".rename(",
+            ".touch(",
+            ".mkdir(",
+            ".chmod(",
+            ".symlink_to(",
+            ".hardlink_to(",
+            ".rmtree(",
+        ] {
+            if s.contains(m) {
+                r.files
+                    .get_or_insert_with(|| m.trim_matches(['.', '(']).to_string());
+            }
+        }
+    }
+    if write_mode(code, "open(") {
+        r.files.get_or_insert_with(|| "open(…, \"w\")".into());
+    }
+    for d in [
+        "eval(",
+        "exec(",
+        "compile(",
+        "getattr(",
+        "setattr(",
+        "delattr(",
+        "__import__",
+        "globals(",
+        "locals(",
+        "vars(",
+        "__builtins__",
+        "__dict__",
+        "__class__",
+        "__subclasses__",
+        "__globals__",
+        "__code__",
+        "__getattribute__",
+        "breakpoint(",
+        "sys.modules",
+    ] {
+        if contains_token(s, d) {
+            r.dynamic
+                .get_or_insert_with(|| d.trim_end_matches('(').to_string());
+        }
+    }
+    for n in ["urlopen", "requests.", "socket."] {
+        if s.contains(n) {
+            r.network
+                .get_or_insert_with(|| n.trim_end_matches('.').to_string());
+        }
+    }
+}
+
+fn classify_py_module(
+    module: &str,
+    r: &mut Reach,
+    process: &[&str],
+    files: &[&str],
+    net: &[&str],
+    dynamic: &[&str],
+) {
+    let root = module.split('.').next().unwrap_or("");
+    let hit = |list: &[&str]| list.iter().any(|m| *m == module || *m == root);
+    if hit(process) {
+        r.process.get_or_insert_with(|| format!("import {module}"));
+    } else if hit(files) {
+        r.files.get_or_insert_with(|| format!("import {module}"));
+    } else if hit(net) {
+        r.network.get_or_insert_with(|| format!("import {module}"));
+    } else if hit(dynamic) {
+        r.dynamic.get_or_insert_with(|| format!("import {module}"));
+    }
+}
+
+fn js(s: &str, r: &mut Reach) {
+    const READ_FS: [&str; 18] = [
+        "readFileSync",
+        "readFile",
+        "existsSync",
+        "exists",
+        "readdirSync",
+        "readdir",
+        "statSync",
+        "stat",
+        "lstatSync",
+        "lstat",
+        "accessSync",
+        "access",
+        "createReadStream",
+        "realpathSync",
+        "realpath",
+        "promises",
+        "constants",
+        "opendirSync",
+    ];
+    // `require('x')` and `import … from 'x'` with their modules; the strings were blanked, so
+    // read the module names from the unstripped spans the stripper kept as `'…'` markers.
+    let mods = js_modules(s);
+    for (m, binding, lit) in &mods {
+        if !lit {
+            r.dynamic
+                .get_or_insert_with(|| "require(…) of a computed name".into());
+            continue;
+        }
+        let m = m.trim_start_matches("node:");
+        match m {
+            "child_process" | "cluster" | "worker_threads" => {
+                r.process.get_or_insert_with(|| format!("require('{m}')"));
+            }
+            "net" | "http" | "https" | "http2" | "dgram" | "tls" | "dns" => {
+                r.network.get_or_insert_with(|| format!("require('{m}')"));
+            }
+            "vm" | "inspector" | "v8" | "module" => {
+                r.dynamic.get_or_insert_with(|| format!("require('{m}')"));
+            }
+            "fs" | "fs/promises" | "fs-extra" | "graceful-fs" => {
+                // Every use of the binding must be a read.
+                let uses = js_member_uses(s, binding);
+                if let Some(bad) = uses.iter().find(|u| !READ_FS.contains(&u.as_str())) {
+                    r.files.get_or_insert_with(|| format!("fs.{bad}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (t, kind) in [
+        ("process.binding", 'p'),
+        ("process.dlopen", 'p'),
+        ("process.kill", 'p'),
+        ("Deno.run", 'p'),
+        ("Deno.Command", 'p'),
+        ("Deno.spawn", 'p'),
+        ("Deno.kill", 'p'),
+        ("Bun.spawn", 'p'),
+        ("Bun.spawnSync", 'p'),
+        ("Bun.$", 'p'),
+        ("Deno.remove", 'f'),
+        ("Deno.writeFile", 'f'),
+        ("Deno.writeTextFile", 'f'),
+        ("Deno.rename", 'f'),
+        ("Deno.mkdir", 'f'),
+        ("Deno.chmod", 'f'),
+        ("Deno.symlink", 'f'),
+        ("Deno.truncate", 'f'),
+        ("Bun.write", 'f'),
+        ("fetch(", 'n'),
+        ("XMLHttpRequest", 'n'),
+        ("WebSocket", 'n'),
+        ("sendBeacon", 'n'),
+        ("Deno.connect", 'n'),
+        ("Deno.listen", 'n'),
+        ("eval(", 'd'),
+        ("Function(", 'd'),
+        ("globalThis[", 'd'),
+        ("global[", 'd'),
+        ("window[", 'd'),
+        ("constructor", 'd'),
+        ("Reflect.", 'd'),
+        ("import(", 'd'),
+        ("this[", 'd'),
+    ] {
+        if s.contains(t) {
+            let name = t.trim_end_matches(['(', '[', '.']).to_string();
+            match kind {
+                'p' => r.process.get_or_insert(name),
+                'f' => r.files.get_or_insert(name),
+                'n' => r.network.get_or_insert(name),
+                _ => r.dynamic.get_or_insert(name),
+            };
+        }
+    }
+    // `require('fs')['rm' + 'Sync']`: computed member access on a module.
+    if s.contains(")[") && s.contains("require(") {
+        r.dynamic.get_or_insert_with(|| "require(…)[…]".into());
+    }
+}
+
+/// `(module, binding, literal)` for each `require(…)`/`import … from …` in stripped JS, where
+/// the stripper kept module names (see [`strip`]).
+fn js_modules(s: &str) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for (at, _) in s.match_indices("require(") {
+        let rest = &s[at + "require(".len()..];
+        // Literal only when the whole argument is one string: `require('f'+'s')` is computed.
+        let (module, lit) = match rest.strip_prefix('\u{1}') {
+            Some(r2) => {
+                let name = r2.split('\u{1}').next().unwrap_or("").to_string();
+                let after = r2[name.len()..].trim_start_matches('\u{1}').trim_start();
+                let whole = after.starts_with(')');
+                (name, whole)
+            }
+            None => (String::new(), false),
+        };
+        // The binding: `const f = require(…)`, `const {a, b} = require(…)`, or the chain.
+        let before = s[..at].trim_end();
+        let binding = if let Some(b) = before.strip_suffix('=') {
+            let b = b.trim_end();
+            if b.ends_with('}') {
+                // Destructured names are uses.
+                let open = b.rfind('{').unwrap_or(0);
+                format!("{{{}}}", &b[open + 1..b.len() - 1])
+            } else {
+                b.rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            }
+        } else {
+            format!("require@{at}")
+        };
+        out.push((module, binding, lit));
+    }
+    for (at, _) in s.match_indices(" from \u{1}") {
+        let module = s[at + 7..].split('\u{1}').next().unwrap_or("").to_string();
+        let head = s[..at]
+            .rsplit("import")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        out.push((module, head, true));
+    }
+    out
+}
+
+/// The members used on a module binding (`f.rmSync` → `rmSync`); a destructuring `{a, b}`
+/// lists them directly; a chain `require('fs').x` is found by position.
+fn js_member_uses(s: &str, binding: &str) -> Vec<String> {
+    if let Some(list) = binding.strip_prefix('{').and_then(|b| b.strip_suffix('}')) {
+        return list
+            .split(',')
+            .map(|n| n.split(':').next().unwrap_or("").trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect();
+    }
+    let mut uses = Vec::new();
+    if let Some(at) = binding
+        .strip_prefix("require@")
+        .and_then(|a| a.parse::<usize>().ok())
+    {
+        let rest = &s[at..];
+        if let Some(close) = rest.find(')') {
+            let after = &rest[close + 1..];
+            if let Some(m) = after.strip_prefix('.') {
+                uses.push(
+                    m.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect(),
+                );
+            } else if after.starts_with('[') {
+                uses.push("[computed]".into());
+            }
+        }
+        return uses;
+    }
+    if binding.is_empty() {
+        return vec!["(unknown)".into()];
+    }
+    for (at, _) in s.match_indices(binding) {
+        if !token_at(s, at, binding.len()) {
+            continue;
+        }
+        let after = &s[at + binding.len()..];
+        if let Some(m) = after.strip_prefix('.') {
+            let name: String = m
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if name == "promises" {
+                let rest = &m[name.len()..];
+                if let Some(m2) = rest.strip_prefix('.') {
+                    uses.push(
+                        m2.chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect(),
+                    );
+                    continue;
+                }
+            }
+            uses.push(name);
+        } else if after.starts_with('[') {
+            uses.push("[computed]".into());
+        }
+    }
+    uses
+}
+
+fn awk(s: &str, r: &mut Reach) {
+    if contains_token(s, "system(") || contains_token(s, "system") {
+        r.process.get_or_insert_with(|| "system()".into());
+    }
+    let b: Vec<char> = s.chars().collect();
+    for i in 0..b.len() {
+        if b[i] == '|' && b.get(i + 1) != Some(&'|') && (i == 0 || b[i - 1] != '|') {
+            r.process
+                .get_or_insert_with(|| "| (a pipe to a command)".into());
+        }
+    }
+    // `print … > file` / `>> file` in a print statement (outside parentheses).
+    for (at, kw) in s.match_indices("print") {
+        if !token_at(s, at, kw.len()) && !s[at..].starts_with("printf") {
+            continue;
+        }
+        let mut depth = 0i32;
+        for c in s[at..].chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ';' | '}' | '\n' => break,
+                '>' if depth <= 0 => {
+                    r.files.get_or_insert_with(|| "print > file".into());
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn perl_dynamic(s: &str, code: &str) -> Option<String> {
+    // String eval (`eval "…"`, `eval $x`), not block eval (`eval { … }`).
+    for (at, _) in s.match_indices("eval") {
+        if !token_at(s, at, 4) {
+            continue;
+        }
+        let after = s[at + 4..].trim_start();
+        if !after.starts_with('{') {
+            return Some("eval".into());
+        }
+    }
+    if perl_subst_eval(code) {
+        return Some("s///e".into());
+    }
+    for t in ["do ", "&{", "&$", "*{", "->can(", "UNIVERSAL::"] {
+        if s.contains(t) {
+            return Some(t.trim().to_string());
+        }
+    }
+    None
+}
+
+/// `s/…/…/e`: the replacement is Perl code.
+fn perl_subst_eval(code: &str) -> bool {
+    let c: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == 's'
+            && (i == 0
+                || !(c[i - 1].is_alphanumeric()
+                    || c[i - 1] == '_'
+                    || c[i - 1] == '$'
+                    || c[i - 1] == '@'
+                    || c[i - 1] == '%'))
+        {
+            if let Some(&d) = c.get(i + 1)
+                && !d.is_alphanumeric()
+                && !d.is_whitespace()
+                && d != '='
+                && d != ';'
+            {
+                let close = match d {
+                    '{' => '}',
+                    '(' => ')',
+                    '[' => ']',
+                    '<' => '>',
+                    x => x,
+                };
+                let mut j = i + 2;
+                let parts = if close != d { 2 } else { 2 };
+                let mut seen = 0;
+                while j < c.len() && seen < parts {
+                    if c[j] == '\\' {
+                        j += 2;
+                        continue;
+                    }
+                    if c[j] == close {
+                        seen += 1;
+                        if close != d && seen == 1 {
+                            // `s{…}{…}`: skip to the second opening bracket.
+                            while j + 1 < c.len() && c[j + 1] != d {
+                                j += 1;
+                            }
+                            j += 1;
+                        }
+                    }
+                    j += 1;
+                }
+                let flags: String = c[j.min(c.len())..]
+                    .iter()
+                    .take_while(|x| x.is_ascii_alphabetic())
+                    .collect();
+                if flags.contains('e') {
+                    return true;
+                }
+                i = j;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+fn perl_pipe_open(code: &str) -> bool {
+    code.match_indices("open").any(|(at, _)| {
+        let rest = &code[at..];
+        let end = rest.find(';').unwrap_or(rest.len());
+        let call = &rest[..end];
+        call.contains('|')
+    })
+}
+
+fn perl_write_open(code: &str) -> bool {
+    code.match_indices("open").any(|(at, _)| {
+        let rest = &code[at..];
+        let end = rest.find(';').unwrap_or(rest.len());
+        let call = &rest[..end];
+        call.contains("'>")
+            || call.contains("\">")
+            || call.contains("'+<")
+            || call.contains(", '>")
+            || call.contains(">>")
+    })
+}
+
+fn php_variable_call(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' {
+            let mut j = i + 1;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            while j < b.len() && b[j] == b' ' {
+                j += 1;
+            }
+            if j > i + 1 && b.get(j) == Some(&b'(') {
+                return true;
+            }
+            if b.get(i + 1) == Some(&b'$') || b.get(i + 1) == Some(&b'{') {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+/// `open(…)` not called on an object: Ruby's Kernel#open runs `|cmd`.
+fn kernel_open(s: &str) -> bool {
+    s.match_indices("open").any(|(at, _)| {
+        token_at(s, at, 4)
+            && !s[..at].ends_with('.')
+            && s[at + 4..].trim_start().starts_with(['(', ' ', '\u{1}'])
+    })
+}
+
+/// Whether `open(`-like calls in the original code pass a write mode (`'w'`, `"a"`, `'x'`,
+/// `'+'`, `mode='w'`).
+fn write_mode(code: &str, call: &str) -> bool {
+    code.match_indices(call).any(|(at, _)| {
+        if at > 0 {
+            let prev = code[..at].chars().last().unwrap_or(' ');
+            if call == "open(" && (prev.is_alphanumeric() || prev == '_') {
+                return false;
+            }
+        }
+        let rest = &code[at + call.len()..];
+        let mut depth = 1;
+        let mut end = rest.len();
+        for (k, ch) in rest.char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let args = &rest[..end];
+        let mut parts = args.splitn(2, ',');
+        let _path = parts.next();
+        let Some(mode) = parts.next() else {
+            return false;
+        };
+        let mode = mode.trim();
+        let mode = mode.strip_prefix("mode=").unwrap_or(mode).trim();
+        let quoted = mode.starts_with(['\'', '"']);
+        if !quoted {
+            // `open(f, m)`: a mode computed at run time.
+            return !mode.is_empty()
+                && !mode.starts_with("encoding")
+                && !mode.starts_with("newline")
+                && !mode.starts_with("errors");
+        }
+        let inner: String = mode
+            .chars()
+            .skip(1)
+            .take_while(|c| !matches!(c, '\'' | '"'))
+            .collect();
+        inner.contains(['w', 'a', 'x', '+'])
+    })
+}
+
+fn code_has_backtick(code: &str, lang: Lang) -> bool {
+    // Backticks outside quoted strings (Ruby, Perl, PHP run them as commands).
+    let stripped = strip_strings_only(code, lang);
+    stripped.contains('`')
+}
+
+/// Whether `t` occurs in `s` as a token (not inside a longer identifier on its left; an
+/// identifier-like token must end at a non-identifier character).
+fn contains_token(s: &str, t: &str) -> bool {
+    s.match_indices(t).any(|(at, _)| token_at(s, at, t.len()))
+}
+
+fn token_at(s: &str, at: usize, len: usize) -> bool {
+    let before = s[..at].chars().last();
+    let after = s[at + len..].chars().next();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let t = &s[at..at + len];
+    let left_ok = before.is_none_or(|c| !ident(c) || !t.starts_with(ident));
+    let right_ok = after.is_none_or(|c| !ident(c) || !t.ends_with(ident));
+    left_ok && right_ok
+}
+
+/// Code with string literals blanked (JS/Ruby module names kept between `\u{1}` markers so
+/// `require('fs')` stays readable), comments removed and regular expression literals removed.
+fn strip(lang: Lang, code: &str) -> String {
+    let c: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len());
+    let mut i = 0;
+    let mut last_sig = ' ';
+    while i < c.len() {
+        let ch = c[i];
+        // Comments.
+        let line_comment = match lang {
+            Lang::Python | Lang::Ruby | Lang::Perl | Lang::Awk | Lang::R => ch == '#',
+            Lang::Php => ch == '#' || (ch == '/' && c.get(i + 1) == Some(&'/')),
+            Lang::Js => ch == '/' && c.get(i + 1) == Some(&'/'),
+            Lang::Lua => ch == '-' && c.get(i + 1) == Some(&'-'),
+            Lang::Other => false,
+        };
+        // Perl `$#array` and `$#` are not comments.
+        let perl_var = lang == Lang::Perl && i > 0 && c[i - 1] == '$';
+        if line_comment && !perl_var {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if matches!(lang, Lang::Js | Lang::Php) && ch == '/' && c.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i + 1 < c.len() && !(c[i] == '*' && c[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+            continue;
+        }
+        // Strings.
+        if ch == '\'' || ch == '"' || (ch == '`' && lang == Lang::Js) {
+            // Python triple quotes.
+            let triple =
+                lang == Lang::Python && c.get(i + 1) == Some(&ch) && c.get(i + 2) == Some(&ch);
+            let start = i;
+            i += if triple { 3 } else { 1 };
+            let mut content = String::new();
+            while i < c.len() {
+                if c[i] == '\\' && lang != Lang::Other {
+                    i += 2;
+                    continue;
+                }
+                if triple {
+                    if c[i] == ch && c.get(i + 1) == Some(&ch) && c.get(i + 2) == Some(&ch) {
+                        i += 3;
+                        break;
+                    }
+                } else if c[i] == ch {
+                    i += 1;
+                    break;
+                }
+                // f-strings, template literals and Ruby interpolation hold code.
+                let interp = (ch == '`' && c[i] == '$' && c.get(i + 1) == Some(&'{'))
+                    || (lang == Lang::Ruby
+                        && ch == '"'
+                        && c[i] == '#'
+                        && c.get(i + 1) == Some(&'{'))
+                    || (lang == Lang::Python && ch != '`' && c[i] == '{' && is_fstring(&c, start));
+                if interp {
+                    let mut depth = 0;
+                    while i < c.len() {
+                        if c[i] == '{' {
+                            depth += 1;
+                        } else if c[i] == '}' {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        out.push(c[i]);
+                        i += 1;
+                    }
+                    out.push(' ');
+                }
+                content.push(c[i.min(c.len() - 1)]);
+                i += 1;
+            }
+            // Module names stay visible to the require/import scan.
+            let trimmed: String = content.chars().filter(|c| c.is_ascii_graphic()).collect();
+            if matches!(lang, Lang::Js | Lang::Ruby)
+                && trimmed.len() < 64
+                && trimmed
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "-_/:@.".contains(c))
+            {
+                out.push('\u{1}');
+                out.push_str(&trimmed);
+                out.push('\u{1}');
+            } else {
+                out.push_str(" S ");
+            }
+            last_sig = 'S';
+            continue;
+        }
+        // Regular expressions where an operand is expected.
+        let regex_start = ch == '/'
+            && matches!(lang, Lang::Js | Lang::Ruby | Lang::Perl | Lang::Awk)
+            && (matches!(
+                last_sig,
+                ' ' | '(' | ',' | '=' | '~' | '!' | '&' | '|' | '{' | ';' | '?' | ':' | '[' | '\n'
+            ) || ends_with_keyword(&out));
+        if regex_start {
+            i += 1;
+            while i < c.len() && c[i] != '/' && c[i] != '\n' {
+                if c[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push_str(" R ");
+            last_sig = 'R';
+            continue;
+        }
+        // Perl quote-like operators: q qq qw qr m s tr y (qx is kept: it runs a command).
+        if lang == Lang::Perl
+            && let Some(skip) = perl_quote_like(&c, i)
+        {
+            out.push_str(" Q ");
+            i = skip;
+            last_sig = 'Q';
+            continue;
+        }
+        out.push(ch);
+        if !ch.is_whitespace() {
+            last_sig = ch;
+        } else if ch == '\n' {
+            last_sig = '\n';
+        }
+        i += 1;
+    }
+    out
+}
+
+fn is_fstring(c: &[char], quote_at: usize) -> bool {
+    quote_at > 0
+        && matches!(c[quote_at - 1], 'f' | 'F')
+        && (quote_at < 2
+            || !c[quote_at - 2].is_alphanumeric()
+            || matches!(c[quote_at - 2], 'r' | 'R' | 'b' | 'B'))
+}
+
+fn ends_with_keyword(out: &str) -> bool {
+    let t = out.trim_end();
+    [
+        "if", "unless", "and", "or", "not", "split", "grep", "map", "return", "when", "match",
+        "gsub", "sub", "~",
+    ]
+    .iter()
+    .any(|k| {
+        t.ends_with(k)
+            && t[..t.len() - k.len()]
+                .chars()
+                .last()
+                .is_none_or(|c| !c.is_alphanumeric())
+    })
+}
+
+/// Where a Perl quote-like construct starting at `i` ends (`s/a/b/g`, `q{…}`, `tr/a/b/`).
+fn perl_quote_like(c: &[char], i: usize) -> Option<usize> {
+    if i > 0
+        && (c[i - 1].is_alphanumeric()
+            || matches!(c[i - 1], '_' | '$' | '@' | '%' | '&' | '-' | '>' | ':'))
+    {
+        return None;
+    }
+    let word: String = c[i..]
+        .iter()
+        .take_while(|x| x.is_ascii_alphabetic())
+        .collect();
+    let (parts, len) = match word.as_str() {
+        "q" | "qq" | "qw" | "qr" | "m" => (1, word.len()),
+        "s" | "tr" | "y" => (2, word.len()),
+        _ => return None,
+    };
+    let mut j = i + len;
+    while j < c.len() && c[j] == ' ' {
+        j += 1;
+    }
+    let d = *c.get(j)?;
+    if d.is_alphanumeric() || d.is_whitespace() || d == '=' || d == ',' || d == ';' || d == ')' {
+        return None;
+    }
+    let close = match d {
+        '{' => '}',
+        '(' => ')',
+        '[' => ']',
+        '<' => '>',
+        x => x,
+    };
+    j += 1;
+    for part in 0..parts {
+        while j < c.len() && c[j] != close {
+            if c[j] == '\\' {
+                j += 1;
+            }
+            j += 1;
+        }
+        j += 1;
+        if part + 1 < parts && close != d {
+            while j < c.len() && c[j] != d {
+                j += 1;
+            }
+            j += 1;
+        }
+    }
+    while j < c.len() && c[j].is_ascii_alphabetic() {
+        j += 1;
+    }
+    Some(j.min(c.len()))
+}
+
+fn strip_strings_only(code: &str, lang: Lang) -> String {
+    let mut out = String::new();
+    let mut q: Option<char> = None;
+    let mut esc = false;
+    for ch in code.chars() {
+        match q {
+            Some(x) => {
+                if esc {
+                    esc = false;
+                } else if ch == '\\' {
+                    esc = true;
+                } else if ch == x {
+                    q = None;
+                }
+            }
+            None if ch == '\'' || ch == '"' => q = Some(ch),
+            None => out.push(ch),
+        }
+    }
+    let _ = lang;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reach(lang: Lang, code: &str) -> bool {
+        scan(lang, code).any()
+    }
+
+    #[test]
+    fn plain_computation_is_not_flagged() {
+        for (l, c) in [
+            (Lang::Python, "import platform; print(platform.system())"),
+            (
+                Lang::Python,
+                "import sys, json; print(json.load(sys.stdin)['name'])",
+            ),
+            (Lang::Python, "import os; print(os.environ.get('HOME'))"),
+            (Lang::Python, "import os; print(os.path.join('a','b'))"),
+            (
+                Lang::Python,
+                "import re; print(re.sub('system', 'x', 'system call'))",
+            ),
+            (Lang::Python, "print(open('README.md').read()[:200])"),
+            (
+                Lang::Python,
+                "from pathlib import Path; print(list(Path('src').glob('*.rs')))",
+            ),
+            (Lang::Python, "print('rm -rf /')"),
+            (Lang::Js, "console.log(require('./package.json').version)"),
+            (
+                Lang::Js,
+                "const fs=require('fs'); console.log(fs.readFileSync('package.json','utf8').length)",
+            ),
+            (
+                Lang::Js,
+                "console.log(JSON.parse(require('fs').readFileSync('package.json')).name)",
+            ),
+            (Lang::Js, "console.log([1,2,3].map(x=>x*2))"),
+            (Lang::Ruby, "puts File.read(\"README.md\").lines.count"),
+            (Lang::Ruby, "puts $_ if /system/"),
+            (Lang::Perl, "s/old_name/new_name/g"),
+            (Lang::Perl, "print if /exec/"),
+            (Lang::Perl, "print \"$.: $_\" if /TODO/"),
+            (Lang::Perl, "s/\\s+$//"),
+            (Lang::Php, "echo PHP_VERSION;"),
+            (Lang::Lua, "print(1)"),
+            (Lang::Awk, "/spawn/ {print FILENAME\": \"$0}"),
+            (Lang::Awk, "{gsub(/exec/, \"run\"); print}"),
+            (Lang::Awk, "$3 > 100 {print $1}"),
+            (Lang::Awk, "{ if ($2 > max) max = $2 } END { print max }"),
+            (Lang::Awk, "NR==FNR{a[$1];next} $1 in a"),
+        ] {
+            assert!(!reach(l, c), "{l:?}: {c} → {:?}", scan(l, c));
+        }
+    }
+
+    #[test]
+    fn reaching_for_the_system_is_flagged_in_every_language() {
+        for (l, c) in [
+            (
+                Lang::Python,
+                "import os; getattr(os,'sys'+'tem')('rm -rf ~')",
+            ),
+            (Lang::Python, "__import__('os').system('x')"),
+            (Lang::Python, "import shutil as s; s.rmtree('/h')"),
+            (Lang::Python, "exec('import os')"),
+            (
+                Lang::Python,
+                "import pathlib; pathlib.Path.home().joinpath('.bashrc').write_text('')",
+            ),
+            (Lang::Python, "import subprocess; subprocess.run(['id'])"),
+            (Lang::Python, "import os;os.unlink('x')"),
+            (Lang::Python, "import socket"),
+            (Lang::Python, "open('x', 'w').write('')"),
+            (Lang::Python, "o=__builtins__.__dict__['ev'+'al']"),
+            (Lang::Python, "from os import system; system('id')"),
+            (Lang::Python, "import os as o; o.system('id')"),
+            (Lang::Python, "print(f\"{__import__('os').system('id')}\")"),
+            (
+                Lang::Js,
+                "require('fs').rm(process.env.HOME,{recursive:true},()=>{})",
+            ),
+            (Lang::Js, "require('child_process').execSync('x')"),
+            (Lang::Js, "const f=require('f'+'s'); f.rmSync('/h')"),
+            (Lang::Js, "const {rmSync} = require('fs'); rmSync('/h')"),
+            (Lang::Js, "process.binding('spawn_sync')"),
+            (Lang::Js, "import('child_process').then(c=>c.exec('id'))"),
+            (Lang::Js, "globalThis['ev'+'al']('1')"),
+            (Lang::Js, "fetch('https://x.example')"),
+            (Lang::Js, "Deno.removeSync('/h')"),
+            (Lang::Js, "Bun.spawnSync(['rm'])"),
+            (Lang::Ruby, "require 'fileutils'; FileUtils.rm_rf(Dir.home)"),
+            (Lang::Ruby, "`rm -rf ~`"),
+            (Lang::Ruby, "system(\"x\")"),
+            (Lang::Ruby, "Kernel.send(:sys' + 'tem', \"id\")"),
+            (Lang::Ruby, "File.delete('x')"),
+            (Lang::Ruby, "open('|id')"),
+            (Lang::Perl, "`rm -rf ~`"),
+            (Lang::Perl, "qx{rm -rf ~}"),
+            (Lang::Perl, "unlink glob(\"~/.ssh/*\")"),
+            (Lang::Perl, "s/x/`id`/e"),
+            (Lang::Perl, "use File::Path rmtree;"),
+            (Lang::Perl, "system \"rm\", \"-rf\", $ENV{HOME}"),
+            (Lang::Perl, "open(my $f, '>', 'x')"),
+            (Lang::Perl, "open(F, \"| sh\")"),
+            (Lang::Php, "system(\"x\");"),
+            (Lang::Php, "$f=\"sys\".\"tem\"; $f(\"id\");"),
+            (Lang::Php, "unlink(getenv(\"HOME\").\"/.bashrc\");"),
+            (Lang::Lua, "os.execute(\"x\")"),
+            (Lang::Lua, "os.remove(os.getenv(\"HOME\")..\"/.bashrc\")"),
+            (Lang::Awk, "BEGIN { print \"rm -rf ~\" | \"sh\" }"),
+            (Lang::Awk, "BEGIN { \"id\" | getline }"),
+            (Lang::Awk, "{ print > \"/h/.bashrc\" }"),
+            (Lang::Awk, "BEGIN{system(\"id\")}"),
+            (Lang::R, "system(\"rm -rf ~\")"),
+        ] {
+            assert!(reach(l, c), "{l:?}: {c}");
+        }
+    }
+}
