@@ -271,8 +271,8 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
     if let Ok(rel) = p.strip_prefix(home) {
         let rel = rel.to_string_lossy();
         let under = |d: &str| rel == d || rel.starts_with(&format!("{d}/"));
-        if under(".ssh") && lower != "config" {
-            return Some("SSH keys");
+        if under(".ssh") {
+            return Some("SSH keys and config");
         }
         if [
             ".aws",

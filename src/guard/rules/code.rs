@@ -710,7 +710,16 @@ fn python(s: &str, code: &str, r: &mut Reach) {
         "getuid",
         "urandom",
     ];
-    // Imports: module roots and the names they are bound to.
+    // Imports: module roots and the names they are bound to. A module imported and never
+    // used (`python -c "import subprocess"`) reaches for nothing.
+    let body: String = s
+        .split(['\n', ';'])
+        .filter(|st| {
+            let t = st.trim();
+            !t.starts_with("import ") && !t.starts_with("from ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut os_names: Vec<String> = Vec::new();
     let mut path_names: Vec<String> = Vec::new();
     for stmt in s.split(['\n', ';']) {
@@ -723,14 +732,16 @@ fn python(s: &str, code: &str, r: &mut Reach) {
                     (Some("as"), Some(a)) => a.to_string(),
                     _ => module.split('.').next().unwrap_or("").to_string(),
                 };
-                classify_py_module(
-                    module,
-                    r,
-                    &PROCESS_MODULES,
-                    &FILE_MODULES,
-                    &NET_MODULES,
-                    &DYN_MODULES,
-                );
+                if contains_token(&body, &alias) {
+                    classify_py_module(
+                        module,
+                        r,
+                        &PROCESS_MODULES,
+                        &FILE_MODULES,
+                        &NET_MODULES,
+                        &DYN_MODULES,
+                    );
+                }
                 if module == "os" {
                     os_names.push(alias.clone());
                 }
@@ -741,17 +752,30 @@ fn python(s: &str, code: &str, r: &mut Reach) {
         } else if let Some(rest) = t.strip_prefix("from ") {
             let mut w = rest.splitn(2, " import ");
             let module = w.next().unwrap_or("").trim();
-            let names = w.next().unwrap_or("");
-            classify_py_module(
-                module,
-                r,
-                &PROCESS_MODULES,
-                &FILE_MODULES,
-                &NET_MODULES,
-                &DYN_MODULES,
-            );
+            let names: Vec<&str> = w
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(|n| {
+                    n.split_whitespace()
+                        .last()
+                        .unwrap_or("")
+                        .trim_matches(['(', ')'])
+                })
+                .collect();
+            if names.iter().any(|n| *n == "*" || contains_token(&body, n)) {
+                classify_py_module(
+                    module,
+                    r,
+                    &PROCESS_MODULES,
+                    &FILE_MODULES,
+                    &NET_MODULES,
+                    &DYN_MODULES,
+                );
+            }
             if module == "os" {
-                for n in names.split(',').map(|n| {
+                let imported = rest.splitn(2, " import ").nth(1).unwrap_or("");
+                for n in imported.split(',').map(|n| {
                     n.split_whitespace()
                         .next()
                         .unwrap_or("")

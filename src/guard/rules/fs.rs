@@ -513,6 +513,8 @@ fn names(j: &mut Judge, inv: &Invocation, name: &str) {
                 );
             }
             for p in paths {
+                // Filtered, the names are some entries under the folder; unfiltered, all of it.
+                let p = if *filtered { p.join("_") } else { p };
                 let place = j.paths.place(&p);
                 let whole = !*filtered && matches!(place, Place::RepoRoot | Place::RepoAncestor);
                 if deletes && whole {
@@ -648,6 +650,9 @@ fn file_operands(j: &mut Judge, inv: &Invocation, name: &str) {
                 .map(|w| (*w).clone())
                 .collect()
         }
+        "yq" if has_flag(&inv.args, 'i', &["--inplace"]) => {
+            ops.iter().skip(1).map(|w| (*w).clone()).collect()
+        }
         "curl" => {
             let mut v = option_values(
                 &inv.args,
@@ -778,8 +783,21 @@ fn file_operands(j: &mut Judge, inv: &Invocation, name: &str) {
         return;
     }
     let data = data_args(inv, name);
+    // A copy's or move's destination is written, not read; its sources are read (copying a
+    // secret is reading it).
+    let dest: Option<&Word> = if matches!(name, "cp" | "mv" | "install" | "rsync" | "scp" | "ln") {
+        if option_values(&inv.args, &["-t"], &["--target-directory"]).is_empty() {
+            ops.last().copied()
+        } else {
+            None
+        }
+    } else {
+        None
+    };
     for w in inv.args.iter() {
-        let skip = writes.iter().any(|x| x == w) && !matches!(name, "mv" | "cp")
+        let skip = (writes.iter().any(|x| x == w)
+            && !matches!(name, "mv" | "cp" | "install" | "rsync" | "scp" | "ln"))
+            || dest.is_some_and(|d| std::ptr::eq(d, w))
             || data.iter().any(|d| std::ptr::eq(*d, w));
         if skip {
             continue;
@@ -805,10 +823,32 @@ fn tar_writes(inv: &Invocation) -> Vec<Word> {
     };
     if mode('x', "--extract") || mode('x', "--get") {
         let d = option_values(&inv.args, &["-C"], &["--directory"]);
-        if d.is_empty() {
-            return vec![Word::lit("./_")];
+        let dir = d.first().and_then(|w| w.arg.lit()).map(str::to_string);
+        let mut out: Vec<Word> = match &dir {
+            None => vec![Word::lit("./_")],
+            Some(_) => d.iter().map(in_folder).collect(),
+        };
+        // Members named on the command line land there too (`tar xf x.tar .forge/config.yaml`).
+        let archive = option_values(&inv.args, &["-f"], &["--file"]);
+        let mut ops: Vec<&Word> = operands(&inv.args);
+        if !first.starts_with('-') && !ops.is_empty() {
+            ops.remove(0);
+            if first.contains('f') && archive.is_empty() && !ops.is_empty() {
+                ops.remove(0);
+            }
         }
-        return d.into_iter().map(|w| in_folder(&w)).collect();
+        for m in ops {
+            if archive.iter().any(|a| a == m) || d.iter().any(|x| x == m) {
+                continue;
+            }
+            if let Some(s) = m.arg.lit() {
+                out.push(Word::lit(match &dir {
+                    Some(d) => format!("{}/{s}", d.trim_end_matches('/')),
+                    None => s.to_string(),
+                }));
+            }
+        }
+        return out;
     }
     if mode('c', "--create") || mode('r', "--append") || mode('u', "--update") {
         let mut f = option_values(&inv.args, &["-f"], &["--file"]);

@@ -109,6 +109,27 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
         }
     }
     config.extend(env_config(inv));
+    for (n, v) in &inv.env {
+        if matches!(
+            n.as_str(),
+            "GIT_SSH_COMMAND"
+                | "GIT_SSH"
+                | "GIT_EXTERNAL_DIFF"
+                | "GIT_PROXY_COMMAND"
+                | "GIT_ASKPASS"
+                | "GIT_EXEC_PATH"
+                | "GIT_TEMPLATE_DIR"
+                | "GIT_EDITOR"
+                | "GIT_SEQUENCE_EDITOR"
+                | "GIT_PAGER"
+                | "GIT_DIR"
+                | "GIT_WORK_TREE"
+                | "GIT_INDEX_FILE"
+        ) && !plain_program(v)
+        {
+            j.hit_at(&CONFIG_EXEC, &inv.origin, format!("`{shown}` runs with `{n}={}`, which makes git run another program or use another repository; ask the person", v.display()));
+        }
+    }
     let sub = args.get(i).copied().flatten();
     for (k, v) in &config {
         judge_config(j, inv, k, v.as_deref(), sub, &shown);
@@ -338,6 +359,28 @@ fn short_flag(r: &[Option<&str>], c: char, value_opts: &str) -> bool {
         }
     }
     false
+}
+
+/// A value that names a program on PATH with plain arguments (`cat`, `true`, `less -R`, `ssh
+/// -i key`), not a path to a script or shell code.
+fn plain_program(v: &crate::guard::shell::Arg) -> bool {
+    let Some(s) = v.lit() else { return false };
+    let first = s.split_whitespace().next().unwrap_or("");
+    !first.contains('/')
+        && !s.contains(['|', ';', '&', '$', '`', '>', '<', '('])
+        && !matches!(
+            first,
+            "sh" | "bash"
+                | "zsh"
+                | "dash"
+                | "python"
+                | "python3"
+                | "perl"
+                | "ruby"
+                | "node"
+                | "eval"
+                | "env"
+        )
 }
 
 fn is_false(v: &str) -> bool {
@@ -665,6 +708,15 @@ pub(super) fn written(inv: &Invocation) -> Vec<Word> {
     };
     let picked: Vec<&Word> = match sub {
         "rm" | "mv" | "checkout" | "restore" | "init" => ops,
+        // `git stash push -- .forge`: those files go back to HEAD.
+        "stash"
+            if ops
+                .first()
+                .and_then(|w| w.arg.lit())
+                .is_some_and(|s| matches!(s, "push" | "save")) =>
+        {
+            ops[1..].to_vec()
+        }
         "clone" => ops.get(1).copied().into_iter().collect(),
         "worktree" if ops.first().and_then(|w| w.arg.lit()) == Some("add") => {
             ops.get(1).copied().into_iter().collect()

@@ -218,8 +218,21 @@ impl<'a> Judge<'a> {
                 "this defines a function that spawns copies of itself".into(),
             );
         }
-        for r in &a.writes {
-            let by = r.by.map(|i| &a.invocations[i]);
+        for o in &a.opaque {
+            code::judge_opaque(self, o);
+        }
+        // In the order things happen: a link made by a command is followed by the redirections
+        // of later ones (`ln .forge/config.yaml c && echo x > c`).
+        self.redirections(a, None);
+        for (i, inv) in a.invocations.iter().enumerate() {
+            self.invocation(a, i, inv);
+            self.redirections(a, Some(i));
+        }
+    }
+
+    fn redirections(&mut self, a: &Analysis, by: Option<usize>) {
+        for r in a.writes.iter().filter(|r| r.by == by) {
+            let inv = r.by.map(|i| &a.invocations[i]);
             self.write(
                 &Target {
                     word: &r.target,
@@ -229,20 +242,14 @@ impl<'a> Judge<'a> {
                 "redirects output to",
                 false,
             );
-            net::judge_redirect(self, a, r, by);
+            net::judge_redirect(self, a, r, inv);
         }
-        for r in &a.reads {
+        for r in a.reads.iter().filter(|r| r.by == by) {
             self.read(&Target {
                 word: &r.target,
                 cwd: &r.cwd,
                 origin: &r.origin,
             });
-        }
-        for o in &a.opaque {
-            code::judge_opaque(self, o);
-        }
-        for (i, inv) in a.invocations.iter().enumerate() {
-            self.invocation(a, i, inv);
         }
     }
 
@@ -324,11 +331,22 @@ pub fn option_values(args: &[Word], short: &[&str], long: &[&str]) -> Vec<Word> 
             }
             i += 2;
             continue;
-        } else if let Some(sh) = short
-            .iter()
-            .find(|sh| sh.len() == 2 && s.starts_with(**sh) && s.len() > 2 && !s.starts_with("--"))
-        {
-            out.push(Word::lit(&s[sh.len()..]));
+        } else if s.starts_with('-') && !s.starts_with("--") && s.len() > 2 {
+            // A cluster: `-tDIR` (attached) or `-Dt DIR` (the value-taking letter last).
+            for sh in short.iter().filter(|sh| sh.len() == 2) {
+                let letter = sh.chars().nth(1).unwrap_or(' ');
+                if let Some(p) = s[1..].find(letter) {
+                    if p + 2 == s.len() {
+                        if let Some(v) = args.get(i + 1) {
+                            out.push(v.clone());
+                        }
+                        i += 1;
+                    } else if p == 0 {
+                        out.push(Word::lit(&s[2..]));
+                    }
+                    break;
+                }
+            }
         }
         i += 1;
     }

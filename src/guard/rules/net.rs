@@ -92,6 +92,7 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, i: usize, inv: &Invocation) {
     }
     publish(j, inv, name);
     exfiltration(j, a, i, inv, name);
+    taint_outputs(j, inv, name);
     match name {
         "ssh" => {
             if ssh_has_command(inv) {
@@ -337,6 +338,48 @@ fn exfiltration(j: &mut Judge, a: &Analysis, _i: usize, inv: &Invocation, _name:
                 j.hit_at(&EXFILTRATION, &inv.origin, format!("`{shown}` sends {}, written from the environment or credentials earlier on this line", p.display()));
                 return;
             }
+        }
+    }
+}
+
+/// An archive or copy of something sensitive, written to a file: the file is sensitive too
+/// (`tar czf /tmp/h.tgz ~ && curl -T /tmp/h.tgz …`).
+fn taint_outputs(j: &mut Judge, inv: &Invocation, name: &str) {
+    if !matches!(
+        name,
+        "tar" | "zip" | "7z" | "cp" | "rsync" | "gzip" | "base64" | "gpg"
+    ) || sensitive(j, inv).is_none()
+    {
+        return;
+    }
+    let ops = operands(&inv.args);
+    let lits: Vec<&str> = inv.lit_args().flatten().collect();
+    let mut outs: Vec<String> =
+        super::option_values(&inv.args, &["-f", "-o"], &["--file", "--output"])
+            .iter()
+            .filter_map(|w| w.arg.lit().map(str::to_string))
+            .collect();
+    match name {
+        "tar"
+            if outs.is_empty()
+                && lits
+                    .first()
+                    .is_some_and(|m| !m.starts_with('-') && m.contains('f')) =>
+        {
+            outs.extend(lits.get(1).map(|s| s.to_string()));
+        }
+        "zip" | "7z" => outs.extend(
+            ops.iter()
+                .find(|w| w.arg.lit().is_some_and(|s| s != "a"))
+                .and_then(|w| w.arg.lit())
+                .map(str::to_string),
+        ),
+        "cp" | "rsync" => outs.extend(ops.last().and_then(|w| w.arg.lit()).map(str::to_string)),
+        _ => {}
+    }
+    for o in outs {
+        for p in j.resolve_all(&o, &inv.cwd, &inv.origin) {
+            j.tainted.push(p);
         }
     }
 }

@@ -86,7 +86,11 @@ impl Walker<'_> {
         let mut out = Vec::new();
         for word in brace_expand(&x.chars) {
             let word = self.leading_tilde(word, ctx);
-            for field in split_fields(&word) {
+            let ifs = match ctx.vars.get("IFS") {
+                Some(Val::Known(v)) => v.clone(),
+                _ => " \t\n".to_string(),
+            };
+            for field in split_fields(&word, &ifs) {
                 out.push(to_word(&field));
             }
         }
@@ -707,12 +711,12 @@ fn sequence(inner: &str) -> Option<Vec<String>> {
 
 /// Field splitting: unquoted expansion results split on whitespace; empty fields that came
 /// only from expansions disappear.
-fn split_fields(word: &[Ch]) -> Vec<Vec<Ch>> {
+fn split_fields(word: &[Ch], ifs: &str) -> Vec<Vec<Ch>> {
     let mut out: Vec<Vec<Ch>> = Vec::new();
     let mut cur: Vec<Ch> = Vec::new();
     let mut has_content = false;
     for c in word {
-        if c.split && c.c.is_whitespace() {
+        if c.split && ifs.contains(c.c) {
             if has_content {
                 out.push(std::mem::take(&mut cur));
                 has_content = false;
@@ -733,9 +737,12 @@ fn split_fields(word: &[Ch]) -> Vec<Vec<Ch>> {
 
 fn to_word(field: &[Ch]) -> Word {
     let text: String = field.iter().map(|c| c.c).collect();
-    let globbing = field
-        .iter()
-        .any(|c| !c.quoted && matches!(c.c, '*' | '?' | '['));
+    // `[` starts a class only when a `]` closes it (`[ -f x ]` is the test command).
+    let globbing = field.iter().enumerate().any(|(i, c)| {
+        !c.quoted
+            && (matches!(c.c, '*' | '?')
+                || (c.c == '[' && field[i + 1..].iter().skip(1).any(|d| d.c == ']')))
+    });
     let pattern = globbing.then(|| {
         let mut p = String::new();
         for c in field {

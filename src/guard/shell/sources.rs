@@ -46,6 +46,9 @@ pub enum Content {
     Unknown(String),
     /// Does not exist (and was not written earlier on the line): nothing runs.
     Missing,
+    /// Written earlier on the line by `git diff`: a patch of the repository's own files (as
+    /// code, unknowable).
+    RepoDiff,
 }
 
 impl Walker<'_> {
@@ -148,6 +151,15 @@ impl Walker<'_> {
                 });
                 return;
             }
+            Content::RepoDiff => {
+                self.out.opaque.push(Opaque {
+                    what: raw,
+                    why: "it is the output of `git diff`, written earlier on this line".into(),
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+                return;
+            }
         };
         if text.starts_with("\u{7f}ELF") {
             return;
@@ -182,6 +194,12 @@ impl Walker<'_> {
     pub(super) fn note_written(&mut self, first_write: usize, inv: Option<&Invocation>) {
         let content = match inv {
             Some(i) if i.name().is_some_and(is_downloader) => Content::Downloaded,
+            Some(i)
+                if i.name() == Some("git")
+                    && i.lit_args().flatten().find(|a| !a.starts_with('-')) == Some("diff") =>
+            {
+                Content::RepoDiff
+            }
             Some(i) => match printed_text(i, &self.files) {
                 Some(t) => Content::Text(t),
                 None => {
@@ -212,17 +230,29 @@ impl Walker<'_> {
         let Some(cwd) = inv.cwd.one().map(Path::to_path_buf) else {
             return;
         };
+        // curl writes `-o FILE`; wget `-O FILE` (its `-o` is a log); either may sit at the end
+        // of a cluster (`-sSLo x`, `-qO x`) or be attached (`-ox`).
+        let letter = if name == "wget" { 'O' } else { 'o' };
         let mut it = inv.args.iter().peekable();
         while let Some(w) = it.next() {
             let Some(a) = w.arg.lit() else { continue };
-            let value = match a {
-                "-o" | "--output" | "-O" | "--output-document" => {
-                    it.peek().and_then(|n| n.arg.lit()).map(str::to_string)
+            let value = if a == "--output" || a == "--output-document" {
+                it.peek().and_then(|n| n.arg.lit()).map(str::to_string)
+            } else if let Some(v) = a
+                .strip_prefix("--output=")
+                .or_else(|| a.strip_prefix("--output-document="))
+            {
+                Some(v.to_string())
+            } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
+                match a[1..].find(letter) {
+                    Some(p) if p + 2 == a.len() => {
+                        it.peek().and_then(|n| n.arg.lit()).map(str::to_string)
+                    }
+                    Some(p) => Some(a[p + 2..].to_string()),
+                    None => None,
                 }
-                _ => a
-                    .strip_prefix("--output=")
-                    .or_else(|| a.strip_prefix("--output-document="))
-                    .map(str::to_string),
+            } else {
+                None
             };
             if let Some(v) = value
                 && v != "-"
@@ -410,7 +440,7 @@ impl Walker<'_> {
             match self.file_content(c) {
                 Content::Missing => continue,
                 Content::Text(t) => return Some((c.clone(), t)),
-                Content::Downloaded => {
+                Content::Downloaded | Content::RepoDiff => {
                     self.out.opaque.push(Opaque {
                         what: format!("{tool} ({})", c.display()),
                         why: "the file was downloaded earlier on this line".into(),
@@ -680,7 +710,8 @@ impl Walker<'_> {
             PatchSource::Text(t) => t,
             PatchSource::File(path) => match self.file_content(&path) {
                 Content::Text(t) => t,
-                Content::Missing => return,
+                // The repository's own changes, applied back: they touch its tracked files.
+                Content::Missing | Content::RepoDiff => return,
                 _ => {
                     self.out.opaque.push(Opaque {
                         what: format!("the patch {}", path.display()),

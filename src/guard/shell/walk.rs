@@ -290,17 +290,41 @@ impl<'e> Walker<'e> {
         }
     }
 
-    /// `a && b || c`: `a` always runs, each later part only maybe.
+    /// `a && b || c`: `a` always runs; `b` runs in the state `a` left when it succeeded, `c`
+    /// in a state where something failed; afterwards the shell is in either. A command that
+    /// fails is taken to have kept the folder it started in (a failed `cd`) while its
+    /// assignments happened.
     fn and_or(&mut self, ao: &ast::AndOrList, ctx: &mut Ctx, depth: usize, background: bool) {
+        let failed = |before: &Ctx, after: &Ctx| {
+            let mut f = after.clone();
+            f.cwd = before.cwd.clone();
+            f.oldpwd = before.oldpwd.clone();
+            f.dirs = before.dirs.clone();
+            f
+        };
+        let before = ctx.clone();
         self.pipeline(&ao.first, ctx, depth, background);
-        for next in &ao.additional {
-            let p = match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => p,
-            };
-            let before = ctx.clone();
-            self.pipeline(p, ctx, depth, background);
-            ctx.merge(&before);
+        if ao.additional.is_empty() {
+            return;
         }
+        let mut fail = failed(&before, ctx);
+        for next in &ao.additional {
+            match next {
+                ast::AndOr::And(p) => {
+                    let b = ctx.clone();
+                    self.pipeline(p, ctx, depth, background);
+                    fail.merge(&failed(&b, ctx));
+                }
+                ast::AndOr::Or(p) => {
+                    let b = fail.clone();
+                    let mut alt = fail.clone();
+                    self.pipeline(p, &mut alt, depth, background);
+                    ctx.merge(&alt);
+                    fail = failed(&b, &alt);
+                }
+            }
+        }
+        ctx.merge(&fail);
     }
 
     fn pipeline(&mut self, p: &ast::Pipeline, ctx: &mut Ctx, depth: usize, background: bool) {
@@ -810,9 +834,14 @@ impl<'e> Walker<'e> {
         let mut out = String::new();
         for &i in idx {
             let inv = self.out.invocations[i].clone();
-            // A stage that reads its own input (`cat`, `tee`) passes its input through.
+            // A stage that reads its input passes it on unchanged only when it is `cat` or
+            // `tee`; anything else (`base64 -d`, `sed`) makes it unknown.
             if !inv.upstream.is_empty() && !matches!(inv.name(), Some("echo" | "printf")) {
-                continue;
+                let plain = inv.lit_args().flatten().all(|a| a.starts_with('-'));
+                if matches!(inv.name(), Some("cat") if plain) || inv.name() == Some("tee") {
+                    continue;
+                }
+                return None;
             }
             // `cat FILE`: the file, read the bounded way.
             let files: Vec<&str> = inv

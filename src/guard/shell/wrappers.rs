@@ -443,10 +443,40 @@ impl Walker<'_> {
                 "xargs" => {
                     let n = skip_options(&rest, XARGS_VALUE_OPTS);
                     call.names = self.xargs_names(&rest[..n], &call, ctx);
+                    let replace = xargs_replace(&rest[..n]);
                     call.wrappers.push("xargs".into());
                     call.argv.drain(..=n.min(call.argv.len() - 1));
                     if call.argv.is_empty() {
                         call.argv.push(Word::lit("echo"));
+                    }
+                    // `-I{}`: each input line replaces the string inside the arguments — a
+                    // file under a listed folder, a known word, or something unknown (and a
+                    // shell script built from it is computed).
+                    if let Some(r) = replace {
+                        let with: Option<String> = match &call.names {
+                            Names::Under {
+                                root: Arg::Lit(root),
+                                ..
+                            } => Some(format!("{}/{{}}", root.trim_end_matches('/'))),
+                            Names::Known(ws) if ws.len() == 1 => Some(ws[0].clone()),
+                            _ => None,
+                        };
+                        for w in call.argv.iter_mut() {
+                            if let Arg::Lit(s) = &w.arg
+                                && s.contains(&r)
+                            {
+                                *w = match &with {
+                                    Some(x) => Word::lit(s.replace(&r, x)),
+                                    None => Word {
+                                        arg: Arg::Dyn {
+                                            raw: s.clone(),
+                                            programs: vec!["xargs".into()],
+                                        },
+                                        pattern: None,
+                                    },
+                                };
+                            }
+                        }
                     }
                     continue;
                 }
@@ -746,7 +776,16 @@ impl Walker<'_> {
             }
             "make" | "gmake" => {
                 self.push_invocation(&call, path, ctx);
-                self.make(&rest, ctx, depth);
+                // In each folder it may run in.
+                let cwds: Vec<PathBuf> = ctx.cwd.paths().to_vec();
+                if cwds.len() < 2 {
+                    self.make(&rest, ctx, depth);
+                }
+                for c in cwds.iter().filter(|_| cwds.len() > 1) {
+                    let mut one = ctx.clone();
+                    one.cwd = Cwd::at(c);
+                    self.make(&rest, &mut one, depth);
+                }
                 return;
             }
             "just" => {
@@ -996,6 +1035,16 @@ impl Walker<'_> {
                 self.run_script(&script, &args, ctx, depth, false);
                 true
             }
+            Content::RepoDiff => {
+                self.push_invocation(call, Some(raw.to_string()), ctx);
+                self.out.opaque.push(Opaque {
+                    what: raw.to_string(),
+                    why: "it is the output of `git diff`, written earlier on this line".into(),
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+                true
+            }
             Content::Downloaded => {
                 self.out.opaque.push(Opaque {
                     what: raw.to_string(),
@@ -1050,6 +1099,7 @@ impl Walker<'_> {
             if let Some(v) = split {
                 match v {
                     Some(s) => {
+                        let s = env_s_vars(&s, |n| self.var(n, ctx));
                         let words: Vec<Word> =
                             split_string(&s).into_iter().map(Word::lit).collect();
                         for (k, w) in words.into_iter().enumerate() {
@@ -1201,7 +1251,7 @@ impl Walker<'_> {
                 Arg::Dyn { raw, programs } => {
                     !programs.is_empty()
                         && programs.iter().all(|p| ENV_PRINTERS.contains(&p.as_str()))
-                        && raw.starts_with("$(")
+                        && raw.trim_matches('"').starts_with("$(")
                 }
                 Arg::Lit(_) => true,
             });
@@ -2063,6 +2113,29 @@ impl Walker<'_> {
     }
 }
 
+/// The replace string of `xargs -I R` / `-iR` / `--replace[=R]`.
+fn xargs_replace(opts: &[Word]) -> Option<String> {
+    let lits: Vec<&str> = opts.iter().filter_map(|w| w.arg.lit()).collect();
+    for (i, a) in lits.iter().enumerate() {
+        if *a == "-I" {
+            return lits.get(i + 1).map(|s| s.to_string());
+        }
+        if let Some(r) = a.strip_prefix("-I").filter(|r| !r.is_empty()) {
+            return Some(r.to_string());
+        }
+        if *a == "-i" || *a == "--replace" {
+            return Some("{}".into());
+        }
+        if let Some(r) = a
+            .strip_prefix("-i")
+            .or_else(|| a.strip_prefix("--replace="))
+        {
+            return Some(r.to_string());
+        }
+    }
+    None
+}
+
 /// Programs whose output is environment settings for `eval` (`eval "$(ssh-agent -s)"`).
 const ENV_PRINTERS: [&str; 14] = [
     "ssh-agent",
@@ -2311,6 +2384,33 @@ fn option_value_of(args: &[Word], names: &[&str]) -> Option<String> {
 fn join_lits(words: &[Word]) -> Option<String> {
     let v: Option<Vec<&str>> = words.iter().map(|w| w.arg.lit()).collect();
     v.map(|v| v.join(" "))
+}
+
+/// `env -S` expands `${NAME}` (only that form; no `~`, no `$NAME`) before splitting; an
+/// unknown variable stays as written.
+fn env_s_vars(s: &str, var: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        match after.find('}') {
+            Some(end) => {
+                let name = &after[..end];
+                match var(name) {
+                    Some(v) => out.push_str(&v),
+                    None => out.push_str(&rest[at..at + 3 + end]),
+                }
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str(&rest[at..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `env -S`'s splitting: whitespace separates, quotes group, backslash escapes.
