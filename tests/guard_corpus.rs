@@ -4,7 +4,9 @@
 //!   many obfuscated), thresholds 95 % detection / 5 % false positives;
 //! - `tests/fixtures/guard/adversarial.jsonl` + `benign.jsonl` (written by
 //!   `make_sets.py` from issue 11's classes and from everyday developer work, before the engine
-//!   was tuned against them), thresholds 95 % detection / 2 % false positives.
+//!   was tuned against them), thresholds 95 % detection / 2 % false positives;
+//! - `tests/fixtures/guard/redteam.jsonl` (written by `make_redteam.py` against the finished
+//!   engine with its source open), the same thresholds.
 //!
 //! Expected decisions come from the policy (docs/guard.md), not from what the engine happens to
 //! do. Each test prints the detection rate, the false-positive rate and the exact-match rate,
@@ -519,6 +521,28 @@ fn adversarial_and_benign_sets() {
         &fixture_file("benign.jsonl"),
     ]);
     assert!(st.dangerous >= 300 && st.benign >= 500, "sets too small");
+    assert!(
+        st.detection() >= 0.95,
+        "detection rate {:.3} < 0.95 ({}/{})",
+        st.detection(),
+        st.detected,
+        st.dangerous
+    );
+    assert!(
+        st.false_positive() <= 0.02,
+        "false-positive rate {:.3} > 0.02 ({}/{})",
+        st.false_positive(),
+        st.false_pos,
+        st.benign
+    );
+}
+
+/// The red-team set: written against the finished engine with its source open (its first
+/// run is in FIRST_RUN.md). Same thresholds.
+#[test]
+fn red_team_set() {
+    let st = measure(&[&fixture_file("redteam.jsonl")]);
+    assert!(st.dangerous >= 50 && st.benign >= 20, "set too small");
     assert!(
         st.detection() >= 0.95,
         "detection rate {:.3} < 0.95 ({}/{})",

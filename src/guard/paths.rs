@@ -320,6 +320,16 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
             ".gradle/gradle.properties",
             ".config/op",
             ".local/share/keyrings",
+            ".mozilla",
+            ".thunderbird",
+            ".config/google-chrome",
+            ".config/chromium",
+            ".config/BraveSoftware",
+            ".config/microsoft-edge",
+            "Library/Keychains",
+            "Library/Cookies",
+            "Library/Application Support/Google/Chrome",
+            "Library/Application Support/Firefox",
         ]
         .iter()
         .any(|d| under(d))

@@ -169,8 +169,38 @@ fn mcp(name: &str, input: &Value, call: &mut ToolCall) {
         .unwrap_or(name)
         .to_ascii_lowercase();
     let writes = WRITE_VERBS.iter().any(|v| tool.contains(v));
+    let runs = [
+        "exec", "run", "shell", "terminal", "command", "bash", "spawn", "process",
+    ]
+    .iter()
+    .any(|v| name.to_ascii_lowercase().contains(v));
     let mut budget = MAX_NODES;
     walk(input, None, writes, call, 0, &mut budget);
+    // `{"command": "rm", "args": ["-rf", "~"]}` or `{"argv": [...]}` of a tool that runs
+    // programs: the whole argument vector is the command.
+    if runs && let Some(o) = input.as_object() {
+        let argv = |k: &str| -> Option<Vec<String>> {
+            o.get(k)?
+                .as_array()?
+                .iter()
+                .map(|x| x.as_str().map(str::to_string))
+                .collect()
+        };
+        let args = argv("args")
+            .or_else(|| argv("arguments"))
+            .or_else(|| argv("argv"));
+        let program = ["command", "cmd", "program", "executable"]
+            .iter()
+            .find_map(|k| o.get(*k).and_then(|v| v.as_str()));
+        if let Some(args) = args {
+            let mut words: Vec<String> = program.map(|p| vec![p.to_string()]).unwrap_or_default();
+            words.extend(args);
+            // Judged as if the server ran it through a shell, its most dangerous reading.
+            let line = words.join(" ");
+            call.commands.retain(|c| Some(c.as_str()) != program);
+            call.commands.push(line);
+        }
+    }
 }
 
 fn walk(

@@ -184,6 +184,7 @@ pub(super) fn judge(j: &mut Judge, _a: &Analysis, inv: &Invocation) {
         match code {
             Code::Text(text) => {
                 let reach = scan(lang, &text);
+                literal_paths(j, inv, &text, &reach, &shown);
                 if reach.any() {
                     let reason = format!(
                         "`{shown}` runs {from} {name} code that {}; Forge does not run or fully parse inline code and no list of such calls is complete, so a person decides (or put it in a file a person reviews)",
@@ -206,6 +207,98 @@ pub(super) fn judge(j: &mut Judge, _a: &Analysis, inv: &Invocation) {
             }
         }
     }
+}
+
+/// Paths named by string literals in inline code: a secret it names is read (`print(open('.env')
+/// .read())`); Forge's or the agents' files named by code that writes files are written.
+fn literal_paths(j: &mut Judge, inv: &Invocation, code: &str, reach: &Reach, shown: &str) {
+    let home = j.paths.home.clone();
+    for lit in string_literals(code) {
+        if lit.len() < 2 || lit.len() > 300 || lit.contains(char::is_whitespace) {
+            continue;
+        }
+        let mut cands: Vec<std::path::PathBuf> = Vec::new();
+        if let Some(rest) = lit.strip_prefix("~/") {
+            cands.push(home.join(rest));
+        } else if lit.starts_with('/') {
+            cands.push(std::path::PathBuf::from(&lit));
+            // `homedir() + '/.ssh/id_rsa'`
+            if lit.starts_with("/.") {
+                cands.push(home.join(lit.trim_start_matches('/')));
+            }
+        } else {
+            cands.extend(inv.cwd.paths().iter().map(|c| c.join(&lit)));
+            if lit.starts_with('.') {
+                cands.push(home.join(&lit));
+            }
+        }
+        for c in cands {
+            let p = j
+                .paths
+                .resolve(&c.display().to_string(), std::path::Path::new("/"));
+            if let Some(kind) = crate::guard::paths::secret_kind(&p, &home) {
+                j.hit_at(
+                    &super::fs::SECRETS,
+                    &inv.origin,
+                    format!(
+                        "`{shown}` names {} ({kind}) in its code; agents may not read secrets",
+                        p.display()
+                    ),
+                );
+                return;
+            }
+            if reach.files.is_some() {
+                let rule = match j.paths.place(&p) {
+                    Place::Git | Place::ForgeState | Place::ForgeRunState => {
+                        Some(&super::forge::FORGE_STATE)
+                    }
+                    Place::AgentConfig => Some(&super::forge::AGENT_CONFIG),
+                    _ => None,
+                };
+                if let Some(rule) = rule {
+                    j.hit_at(
+                        rule,
+                        &inv.origin,
+                        format!(
+                            "`{shown}` writes files and names {}, which agents may not change",
+                            p.display()
+                        ),
+                    );
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The contents of the quoted strings in code (`'…'`, `"…"`, `` `…` ``).
+fn string_literals(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !matches!(c, '\'' | '"' | '`') {
+            continue;
+        }
+        let mut s = String::new();
+        let mut closed = false;
+        while let Some(d) = chars.next() {
+            if d == '\\' {
+                if let Some(e) = chars.next() {
+                    s.push(e);
+                }
+                continue;
+            }
+            if d == c {
+                closed = true;
+                break;
+            }
+            s.push(d);
+        }
+        if closed {
+            out.push(s);
+        }
+    }
+    out
 }
 
 enum Code {
@@ -579,6 +672,19 @@ pub(crate) fn scan(lang: Lang, code: &str) -> Reach {
                 "include",
                 "require",
                 "ReflectionFunction",
+                // Functions that call a function named by a string.
+                "array_map",
+                "array_filter",
+                "array_walk",
+                "array_reduce",
+                "usort",
+                "uasort",
+                "uksort",
+                "register_shutdown_function",
+                "register_tick_function",
+                "forward_static_call",
+                "iterator_apply",
+                "ob_start",
             ])
             .or_else(|| php_variable_call(s).then(|| "$f(…)".into()));
         }
@@ -1083,11 +1189,20 @@ fn js_member_uses(s: &str, binding: &str) -> Vec<String> {
         if let Some(close) = rest.find(')') {
             let after = &rest[close + 1..];
             if let Some(m) = after.strip_prefix('.') {
-                uses.push(
-                    m.chars()
+                let first: String = m
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                // `require('fs').promises.rm`: the method after `promises`.
+                let next: Option<String> = m[first.len()..].strip_prefix('.').map(|r| {
+                    r.chars()
                         .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect(),
-                );
+                        .collect()
+                });
+                match next {
+                    Some(n) if first == "promises" => uses.push(n),
+                    _ => uses.push(first),
+                }
             } else if after.starts_with('[') {
                 uses.push("[computed]".into());
             }
@@ -1681,7 +1796,10 @@ mod tests {
             ),
             (Lang::Python, "import subprocess; subprocess.run(['id'])"),
             (Lang::Python, "import os;os.unlink('x')"),
-            (Lang::Python, "import socket; socket.create_connection(('x', 1))"),
+            (
+                Lang::Python,
+                "import socket; socket.create_connection(('x', 1))",
+            ),
             (Lang::Python, "open('x', 'w').write('')"),
             (Lang::Python, "o=__builtins__.__dict__['ev'+'al']"),
             (Lang::Python, "from os import system; system('id')"),

@@ -264,6 +264,8 @@ fn looks_for_forge(x: &Invocation) -> bool {
         "cat" | "head" | "tail" => lits
             .iter()
             .any(|a| a.contains(".tmp/.forge") || a.contains("forge") && a.ends_with(".pid")),
+        // `ps -C forge`, `ps -o pid= -C claude`.
+        "ps" => lits.iter().any(|a| NAMES.iter().any(|n| a.contains(n))),
         _ => false,
     }
 }

@@ -728,7 +728,15 @@ fn file_operands(j: &mut Judge, inv: &Invocation, name: &str) {
             .filter_map(|a| a.strip_prefix("of="))
             .map(Word::lit)
             .collect(),
-        "git" => super::git::written(inv),
+        "git" => {
+            let mut v = super::git::written(inv);
+            v.extend(option_values(
+                &inv.args,
+                &["-o"],
+                &["--output", "--output-directory"],
+            ));
+            v
+        }
         "find" => option_values(&inv.args, &["-fprint", "-fprint0", "-fprintf", "-fls"], &[]),
         "docker" | "podman" | "kubectl" if inv.lit_args().any(|a| a == Some("cp")) => ops
             .last()

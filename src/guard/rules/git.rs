@@ -110,6 +110,16 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
     }
     config.extend(env_config(inv));
     for (n, v) in &inv.env {
+        // Hook managers' own off switches.
+        let off = match n.as_str() {
+            "HUSKY" | "LEFTHOOK" => v.lit().is_some_and(|x| matches!(x, "0" | "false")),
+            "HUSKY_SKIP_HOOKS" | "SKIP_HOOKS" | "OVERCOMMIT_DISABLE" | "GIT_HOOKS_DISABLED" => true,
+            "SKIP" | "LEFTHOOK_EXCLUDE" => v.lit().is_none_or(|x| !x.is_empty()),
+            _ => false,
+        };
+        if off {
+            j.hit_at(&NO_VERIFY, &inv.origin, format!("`{shown}` runs with `{n}={}`, which switches the project's git hooks off; fix what they report instead", v.display()));
+        }
         if matches!(
             n.as_str(),
             "GIT_SSH_COMMAND"

@@ -64,6 +64,7 @@ pub const DEFAULT_RULES: &[&Rule] = &[
     &git::CONFIG_EXEC,
     &net::PIPE_TO_SHELL,
     &net::EXFILTRATION,
+    &net::REMOTE_SHELL,
     &net::PUBLISH,
     &net::REMOTE_EXEC,
     &net::CONTAINER_HOST,

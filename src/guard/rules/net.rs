@@ -16,6 +16,11 @@ pub const EXFILTRATION: Rule = Rule {
     decision: Decision::Deny,
     summary: "sending the environment, credentials or HOME to the network (`env | curl -d @-`, `curl -d \"$(printenv)\"`, `tar cz ~ | ssh host`, `git credential fill | nc`)",
 };
+pub const REMOTE_SHELL: Rule = Rule {
+    id: "remote-shell",
+    decision: Decision::Deny,
+    summary: "a shell handed to another machine: `nc -e /bin/sh`, `ncat --exec`, `socat … EXEC:`, `bash -i >& /dev/tcp/…`",
+};
 pub const PUBLISH: Rule = Rule {
     id: "publish",
     decision: Decision::Deny,
@@ -37,7 +42,8 @@ pub const CONTAINER_PRIVILEGED: Rule = Rule {
     summary: "a privileged container (`--privileged`, host namespaces, added capabilities, devices) or one given folders outside the project",
 };
 
-pub(crate) const DOWNLOADERS: [&str; 8] = [
+/// Programs whose output comes from the network (for code piped into an interpreter).
+pub(crate) const DOWNLOADERS: [&str; 14] = [
     "curl",
     "wget",
     "fetch",
@@ -46,6 +52,12 @@ pub(crate) const DOWNLOADERS: [&str; 8] = [
     "https",
     "xh",
     "lwp-request",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "openssl",
 ];
 
 const INTERPRETERS: [&str; 16] = [
@@ -91,8 +103,18 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, i: usize, inv: &Invocation) {
         }
     }
     publish(j, inv, name);
+    if let Some(what) = prints_credentials(inv) {
+        j.hit_at(
+            &super::fs::SECRETS,
+            &inv.origin,
+            format!(
+                "`{shown}` prints {what}; agents may not read credentials (a person can run it)"
+            ),
+        );
+    }
     exfiltration(j, a, i, inv, name);
     taint_outputs(j, inv, name);
+    remote_shell(j, inv, name);
     match name {
         "ssh" => {
             if ssh_has_command(inv) {
@@ -124,6 +146,40 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, i: usize, inv: &Invocation) {
                 format!("`{shown}` asks the cloud metadata service for the machine's credentials"),
             );
         }
+    }
+}
+
+/// A shell whose input and output go to another machine.
+fn remote_shell(j: &mut Judge, inv: &Invocation, name: &str) {
+    let lits: Vec<&str> = inv.lit_args().flatten().collect();
+    let shown = inv.display();
+    let hit = match name {
+        "nc" | "ncat" | "netcat" | "nc.traditional" | "nc.openbsd" => lits.iter().any(|a| {
+            matches!(*a, "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec")
+                || a.starts_with("--exec=")
+                || a.starts_with("--sh-exec=")
+                || (a.starts_with('-')
+                    && !a.starts_with("--")
+                    && (a.ends_with('e') || a.ends_with('c'))
+                    && a.len() <= 4)
+        }),
+        "socat" => lits.iter().any(|a| {
+            let u = a.to_ascii_uppercase();
+            u.starts_with("EXEC:")
+                || u.starts_with("SYSTEM:")
+                || u.contains(",EXEC:")
+                || u.starts_with("EXEC,")
+        }),
+        _ => false,
+    };
+    if hit {
+        j.hit_at(
+            &REMOTE_SHELL,
+            &inv.origin,
+            format!(
+                "`{shown}` hands a shell to another machine; agents may not open remote shells"
+            ),
+        );
     }
 }
 
@@ -179,10 +235,92 @@ fn publish(j: &mut Judge, inv: &Invocation, name: &str) {
     }
 }
 
+/// Commands whose output is a credential: running them shows it to the agent (and whoever
+/// reads its transcript).
+pub(super) fn prints_credentials(inv: &Invocation) -> Option<&'static str> {
+    let name = inv.name()?;
+    let l: Vec<&str> = inv.lit_args().flatten().collect();
+    let has = |s: &str| l.contains(&s);
+    Some(match name {
+        "gh" if has("auth") && has("token") => "a GitHub token",
+        "glab" if has("auth") && l.iter().any(|a| a.contains("token")) => "a GitLab token",
+        "gcloud"
+            if l.iter().any(|a| {
+                a.starts_with("print-access-token") || a.starts_with("print-identity-token")
+            }) =>
+        {
+            "a cloud token"
+        }
+        "aws"
+            if l.iter().any(|a| {
+                matches!(
+                    *a,
+                    "export-credentials" | "get-session-token" | "get-login-password"
+                )
+            }) || (has("configure") && has("get") && l.iter().any(|a| a.contains("secret"))) =>
+        {
+            "cloud credentials"
+        }
+        "az" if has("get-access-token") => "a cloud token",
+        "kubectl" | "oc" if has("--raw") || l.iter().any(|a| a.starts_with("--show-secret")) => {
+            "cluster credentials"
+        }
+        "pass" | "gopass"
+            if l.first().is_some_and(|a| {
+                !matches!(
+                    *a,
+                    "ls" | "list"
+                        | "find"
+                        | "search"
+                        | "init"
+                        | "git"
+                        | "--help"
+                        | "insert"
+                        | "generate"
+                        | "rm"
+                )
+            }) =>
+        {
+            "a stored password"
+        }
+        "op" if has("read") || l.iter().any(|a| a.starts_with("--reveal")) => "a stored password",
+        "security"
+            if l.iter()
+                .any(|a| a.starts_with("find-") && a.ends_with("password")) =>
+        {
+            "a keychain password"
+        }
+        "vault" if has("read") || (has("kv") && has("get")) => "a stored secret",
+        "gpg" | "gpg2" if l.iter().any(|a| a.starts_with("--export-secret")) => "private keys",
+        "heroku" if has("auth:token") => "an API token",
+        "doctl" if has("auth") && has("token") => "an API token",
+        n if n.starts_with("docker-credential-") && has("get") => "registry credentials",
+        "printenv"
+            if l.iter()
+                .any(|a| !a.starts_with('-') && secret_var(&format!("${a}"))) =>
+        {
+            "a secret from the environment"
+        }
+        "echo" | "printf"
+            if inv.upstream.is_empty()
+                && inv
+                    .args
+                    .iter()
+                    .any(|w| matches!(&w.arg, Arg::Dyn { raw, .. } if secret_var(raw))) =>
+        {
+            "a secret from the environment"
+        }
+        _ => return None,
+    })
+}
+
 /// Why a command's output is sensitive, if it is: the environment, credentials, an archive
 /// of HOME.
 fn sensitive(j: &Judge, inv: &Invocation) -> Option<String> {
     let name = inv.name()?;
+    if let Some(what) = prints_credentials(inv) {
+        return Some(what.to_string());
+    }
     let lits: Vec<&str> = inv.lit_args().flatten().collect();
     match name {
         "env" | "printenv"
@@ -193,6 +331,15 @@ fn sensitive(j: &Judge, inv: &Invocation) -> Option<String> {
         "printenv" => return Some("environment variables".into()),
         "set" | "export" | "declare" | "typeset" | "compgen" => {
             return Some("the shell's variables (tokens and keys)".into());
+        }
+        "history" | "fc" => {
+            return Some("the shell's history (tokens typed on the command line)".into());
+        }
+        "ps" if lits.iter().any(|a| {
+            (!a.starts_with('-') && a.contains('e')) || (a.starts_with('-') && a.contains('E'))
+        }) =>
+        {
+            return Some("the environment of running processes".into());
         }
         "git"
             if lits.iter().any(|a| matches!(*a, "fill" | "get"))
@@ -388,6 +535,23 @@ fn taint_outputs(j: &mut Judge, inv: &Invocation, name: &str) {
 /// `/dev/tcp/…` it leaves the machine.
 pub(super) fn judge_redirect(j: &mut Judge, _a: &Analysis, r: &Redirect, by: Option<&Invocation>) {
     let Some(by) = by else { return };
+    let to_net = r
+        .target
+        .arg
+        .lit()
+        .is_some_and(|s| s.starts_with("/dev/tcp/") || s.starts_with("/dev/udp/"));
+    if to_net && by.name().is_some_and(|n| INTERPRETERS.contains(&n)) {
+        j.hit_at(
+            &REMOTE_SHELL,
+            &r.origin,
+            format!(
+                "`{}` connects a shell to {}; agents may not open remote shells",
+                by.display(),
+                r.target.arg.display()
+            ),
+        );
+        return;
+    }
     let Some(why) = sensitive(j, by) else { return };
     let Some(raw) = r.target.arg.lit() else {
         return;

@@ -224,8 +224,35 @@ impl Walker<'_> {
                         None => x.dynamic = true,
                     }
                 }
+                WordPiece::ParameterExpansion(ParameterExpr::Parameter {
+                    parameter:
+                        Parameter::Special(SpecialParameter::AllPositionalParameters {
+                            concatenate: false,
+                        }),
+                    indirect: false,
+                }) if quoted => match &ctx.positional {
+                    // `"$@"`: one word per parameter, even with spaces inside them.
+                    Some(p) => {
+                        for (i, a) in p.iter().skip(1).enumerate() {
+                            if i > 0 {
+                                x.chars.push(Ch {
+                                    c: ' ',
+                                    quoted: false,
+                                    split: true,
+                                });
+                            }
+                            x.chars.extend(chars(a, true, false));
+                        }
+                    }
+                    None => x.dynamic = true,
+                },
                 WordPiece::ParameterExpansion(e) => match self.param(e, ctx, depth) {
-                    Some(v) => x.chars.extend(chars(&v, quoted, !quoted)),
+                    Some(v) => {
+                        // A loop variable over a glob (`for f in build/*`) stands for each
+                        // match: it globs even inside quotes.
+                        let glob = matches!(e, ParameterExpr::Parameter { parameter: Parameter::Named(n), .. } if matches!(ctx.vars.get(n), Some(Val::Glob(_))));
+                        x.chars.extend(chars(&v, quoted && !glob, !quoted));
+                    }
                     None => x.dynamic = true,
                 },
                 WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
@@ -398,7 +425,7 @@ impl Walker<'_> {
     /// A variable's value: set on the line, or one the environment fixes.
     pub(super) fn var(&self, n: &str, ctx: &Ctx) -> Option<String> {
         match ctx.vars.get(n) {
-            Some(Val::Known(v)) => return Some(v.clone()),
+            Some(Val::Known(v)) | Some(Val::Glob(v)) => return Some(v.clone()),
             Some(Val::Unknown) => return None,
             None => {}
         }
@@ -449,8 +476,32 @@ impl Walker<'_> {
         let first_operand = || args.iter().find(|a| !a.starts_with('-')).copied();
         match inv.name()? {
             "pwd" => cwd.map(|c| c.display().to_string()),
-            "git" if args.contains(&"--show-toplevel") => Some(self.env.root.display().to_string()),
-            "git" if args.contains(&"rev-parse") => Some("0000000000".into()),
+            "git" if args.contains(&"rev-parse") => {
+                let root = self.env.root.display().to_string();
+                if args.contains(&"--show-toplevel") {
+                    Some(root)
+                } else if args
+                    .iter()
+                    .any(|a| matches!(*a, "--git-dir" | "--absolute-git-dir" | "--git-common-dir"))
+                {
+                    Some(format!("{root}/.git"))
+                } else if args.iter().any(|a| a.starts_with("--git-path")) {
+                    None
+                } else if args
+                    .iter()
+                    .any(|a| matches!(*a, "--show-cdup" | "--show-prefix"))
+                {
+                    Some(String::new())
+                } else if args
+                    .iter()
+                    .any(|a| !a.starts_with('-') && *a != "rev-parse")
+                {
+                    // A revision: a hash.
+                    Some("0000000000".into())
+                } else {
+                    None
+                }
+            }
             "mktemp" => Some(mktemp_path(&args, &self.env.temp)),
             "dirname" => {
                 let p = first_operand()?;

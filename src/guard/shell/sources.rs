@@ -221,6 +221,62 @@ impl Walker<'_> {
         }
     }
 
+    /// Files a command copies, moves or `tee`s earlier on the line: known when their source is,
+    /// unknown otherwise (a later `sh x.sh` must not find "nothing there").
+    pub(super) fn note_copies(&mut self, inv: &Invocation) {
+        let Some(name) = inv.name() else { return };
+        let Some(cwd) = inv.cwd.one().map(Path::to_path_buf) else {
+            return;
+        };
+        let ops: Vec<&str> = inv
+            .args
+            .iter()
+            .filter_map(|w| w.arg.lit())
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        let (sources, dests): (Vec<&str>, Vec<&str>) = match name {
+            "cp" | "mv" | "install" | "ln" | "rsync" if ops.len() >= 2 => {
+                (ops[..ops.len() - 1].to_vec(), vec![ops[ops.len() - 1]])
+            }
+            "tee" | "sponge" => (vec![], ops.clone()),
+            "dd" => (
+                inv.lit_args()
+                    .flatten()
+                    .filter_map(|a| a.strip_prefix("if="))
+                    .collect(),
+                inv.lit_args()
+                    .flatten()
+                    .filter_map(|a| a.strip_prefix("of="))
+                    .collect(),
+            ),
+            _ => return,
+        };
+        let content = if matches!(name, "tee" | "sponge") {
+            match &inv.stdin {
+                Stdin::Text(Arg::Lit(t)) => Content::Text(t.clone()),
+                _ => Content::Unknown("written from input Forge cannot know".into()),
+            }
+        } else if let [one] = sources.as_slice() {
+            match self.file_content(&cwd.join(one)) {
+                Content::Missing => {
+                    Content::Unknown(format!("copied from {one}, which Forge cannot find"))
+                }
+                c => c,
+            }
+        } else {
+            Content::Unknown(format!("written by `{name}` earlier on this line"))
+        };
+        for d in dests {
+            let mut p = crate::guard::paths::real(&cwd.join(d));
+            if p.is_dir()
+                && let Some(src) = sources.first()
+            {
+                p = p.join(Path::new(src).file_name().unwrap_or_default());
+            }
+            self.files.insert(p, content.clone());
+        }
+    }
+
     /// `curl -o x`, `wget -O x`: files a downloader writes.
     pub(super) fn note_downloads(&mut self, inv: &Invocation) {
         let Some(name) = inv.name() else { return };
@@ -398,7 +454,16 @@ impl Walker<'_> {
         if !seen.insert(target.to_string()) || seen.len() > 64 || depth > super::MAX_DEPTH {
             return;
         }
-        let Some(rule) = mk.rules.get(target) else {
+        // A pattern rule (`%.o: %.c`, `%:`) when no rule names the target.
+        let pattern_rule = mk.rules.iter().find(|(t, _)| {
+            t.contains('%') && {
+                let (pre, post) = t.split_once('%').unwrap_or(("", ""));
+                target.starts_with(pre)
+                    && target.ends_with(post)
+                    && target.len() >= pre.len() + post.len()
+            }
+        });
+        let Some(rule) = mk.rules.get(target).or(pattern_rule.map(|(_, r)| r)) else {
             if target.contains('$') || mk.unreadable_include {
                 self.out.opaque.push(Opaque {
                     what: format!("make {target}"),

@@ -34,6 +34,8 @@ pub(super) fn analyze(line: &str, cwd: &Path, env: &Env) -> Analysis {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Val {
     Known(String),
+    /// A `for` variable over a glob: each file the pattern matches.
+    Glob(String),
     Unknown,
 }
 
@@ -418,6 +420,7 @@ impl<'e> Walker<'e> {
                 }
                 let v = match values.as_slice() {
                     [w] if !w.glob() => w.arg.lit().map(|s| Val::Known(s.to_string())),
+                    [w] => w.pattern.clone().map(Val::Glob),
                     _ => None,
                 }
                 .unwrap_or(Val::Unknown);
@@ -740,9 +743,12 @@ impl<'e> Walker<'e> {
             && let Some(body) = self.functions.get(&name).cloned()
             && !self.calling.contains(&name)
         {
-            self.calling.push(name);
+            self.calling.push(name.clone());
             let ast::FunctionBody(body, _) = &*body;
-            let saved = ctx.positional.take();
+            let mut positional = vec![name.clone()];
+            positional.extend(call.argv[1..].iter().map(|w| w.arg.display().to_string()));
+            let known = call.argv[1..].iter().all(|w| w.arg.lit().is_some());
+            let saved = std::mem::replace(&mut ctx.positional, known.then_some(positional));
             self.compound(body, ctx, depth + 1, stage);
             ctx.positional = saved;
             self.calling.pop();
@@ -751,6 +757,9 @@ impl<'e> Walker<'e> {
         self.invoke(call, ctx, depth);
         let inv = self.out.invocations.get(first).cloned();
         self.note_written(first_write, inv.as_ref());
+        if let Some(i) = &inv {
+            self.note_copies(i);
+        }
         // The redirections belong to the command just recorded (its last top-level
         // invocation), for rules that follow data from a command into a file.
         if self.out.invocations.len() > first {

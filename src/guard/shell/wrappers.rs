@@ -709,7 +709,24 @@ impl Walker<'_> {
                 if let Some(script) = rest.first() {
                     let script = script.clone();
                     self.push_invocation(&call, path, ctx);
-                    self.run_script(&script, &rest[1..], ctx, depth, true);
+                    // `source /dev/stdin <<< '…'`: the script is the input.
+                    if script.arg.lit().is_some_and(|s| {
+                        matches!(s, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0")
+                    }) {
+                        let c = Call {
+                            argv: vec![],
+                            wrappers: vec![],
+                            env: vec![],
+                            stdin: call.stdin.clone(),
+                            upstream: call.upstream.clone(),
+                            names: Names::None,
+                        };
+                        let saved = ctx.origin.clone();
+                        self.shell_stdin_here(&c, ctx, depth);
+                        ctx.origin = saved;
+                    } else {
+                        self.run_script(&script, &rest[1..], ctx, depth, true);
+                    }
                 }
                 return;
             }
@@ -749,7 +766,29 @@ impl Walker<'_> {
             "sed" | "gsed" => {
                 let idx = self.push_invocation(&call, path, ctx);
                 let inv = self.out.invocations[idx].clone();
-                for script in super::sed_scripts(&inv) {
+                let mut scripts = super::sed_scripts(&inv);
+                // `sed -f FILE`: the script is in a file, read like any code.
+                let lits: Vec<Option<&str>> = rest.iter().map(|w| w.arg.lit()).collect();
+                for (k, a) in lits.iter().enumerate() {
+                    let file = match a {
+                        Some("-f" | "--file") => lits.get(k + 1).copied().flatten(),
+                        Some(x) if x.starts_with("--file=") => Some(&x["--file=".len()..]),
+                        _ => None,
+                    };
+                    if let Some(f) = file.and_then(|f| self.locate(f, ctx)) {
+                        match self.file_content(&f) {
+                            Content::Text(t) => scripts.push(t),
+                            Content::Missing => {}
+                            _ => self.out.opaque.push(Opaque {
+                                what: format!("sed -f {}", f.display()),
+                                why: "its script cannot be read".into(),
+                                downloaded: false,
+                                origin: ctx.origin.clone(),
+                            }),
+                        }
+                    }
+                }
+                for script in scripts {
                     for cmd in super::sed_commands(&script) {
                         match cmd {
                             super::SedCmd::Exec(c) => {
@@ -827,7 +866,8 @@ impl Walker<'_> {
                 return;
             }
             "vim" | "nvim" | "vi" | "ex" | "view" | "gvim" => {
-                self.push_invocation(&call, path, ctx);
+                let idx = self.push_invocation(&call, path, ctx);
+                self.option_code(&name, &rest, idx, ctx, depth);
                 for (i, a) in lits.iter().enumerate() {
                     let cmd = match a {
                         Some("-c" | "--cmd") => lits.get(i + 1).copied().flatten(),
@@ -877,9 +917,24 @@ impl Walker<'_> {
             _ => {}
         }
         let idx = self.push_invocation(&call, path, ctx);
-        // Code an interpreter runs from a file: the rules judge it by where it lives.
-        let _ = idx;
         self.note_downloads(&self.out.invocations[idx].clone());
+        self.option_code(&name, &rest, idx, ctx, depth);
+    }
+
+    /// Commands handed over as option values (`tar --to-command`, `ssh -o ProxyCommand`).
+    fn option_code(&mut self, name: &str, rest: &[Word], idx: usize, ctx: &mut Ctx, depth: usize) {
+        for text in option_commands(name, rest) {
+            let mut sub = ctx.child(ctx.origin.clone());
+            match text {
+                Some(t) => self.line(&t, &mut sub, depth + 1),
+                None => self.out.opaque.push(Opaque {
+                    what: crate::text::clip(&self.out.invocations[idx].display(), 120),
+                    why: "it runs a command given in a form Forge cannot read".into(),
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                }),
+            }
+        }
     }
 
     /// Records the call as it is; returns its index.
@@ -1412,6 +1467,17 @@ impl Walker<'_> {
         }
     }
 
+    /// `source` of standard input: the text runs in this shell.
+    fn shell_stdin_here(&mut self, call: &Call, ctx: &mut Ctx, depth: usize) {
+        match &call.stdin {
+            Stdin::Text(Arg::Lit(text)) => {
+                let text = text.clone();
+                self.line(&text, ctx, depth + 1);
+            }
+            _ => self.shell_stdin(call, ctx, depth),
+        }
+    }
+
     /// A shell reading its script from standard input.
     fn shell_stdin(&mut self, call: &Call, ctx: &mut Ctx, depth: usize) {
         match &call.stdin {
@@ -1770,7 +1836,8 @@ impl Walker<'_> {
         ctx: &mut Ctx,
         depth: usize,
     ) {
-        self.push_invocation(call, path, ctx);
+        let idx = self.push_invocation(call, path, ctx);
+        self.option_code("ssh", rest, idx, ctx, depth);
         const VALUE: &str = "bcDEeFIiJLlmOopQRSWw";
         let mut i = 0;
         while i < rest.len() {
@@ -2134,6 +2201,120 @@ fn xargs_replace(opts: &[Word]) -> Option<String> {
         }
     }
     None
+}
+
+/// Shell commands a program runs from its options (`None`: one Forge cannot read).
+fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> {
+    let lits: Vec<Option<&str>> = rest.iter().map(|w| w.arg.lit()).collect();
+    let mut out = Vec::new();
+    // `--opt VALUE` / `--opt=VALUE` / `-o VALUE`.
+    let mut value = |opts: &[&str], out: &mut Vec<Option<String>>| {
+        for (i, a) in lits.iter().enumerate() {
+            let Some(a) = a else { continue };
+            for o in opts {
+                if a == o {
+                    out.push(lits.get(i + 1).copied().flatten().map(str::to_string));
+                } else if let Some(v) = a
+                    .strip_prefix(&format!("{o}="))
+                    .filter(|_| o.starts_with("--"))
+                {
+                    out.push(Some(v.to_string()));
+                }
+            }
+        }
+    };
+    match name {
+        "tar" | "gtar" | "bsdtar" => {
+            value(
+                &[
+                    "--to-command",
+                    "--use-compress-program",
+                    "-I",
+                    "--rsh-command",
+                    "--info-script",
+                    "-F",
+                    "--new-volume-script",
+                ],
+                &mut out,
+            );
+            for a in lits.iter().flatten() {
+                if let Some(v) = a.strip_prefix("--checkpoint-action=") {
+                    if let Some(cmd) = v.strip_prefix("exec=") {
+                        out.push(Some(cmd.to_string()));
+                    }
+                }
+            }
+        }
+        "zip" => value(&["-TT", "--unzip-command"], &mut out),
+        "rsync" => value(&["-e", "--rsh", "--rsync-path"], &mut out),
+        "ssh" | "scp" | "sftp" => {
+            for (i, a) in lits.iter().enumerate() {
+                let opt = match a {
+                    Some("-o") => lits.get(i + 1).copied().flatten(),
+                    Some(x) if x.starts_with("-o") && x.len() > 2 => Some(&x[2..]),
+                    _ => None,
+                };
+                if let Some(o) = opt {
+                    let (k, v) = o.split_once(['=', ' ']).unwrap_or((o, ""));
+                    if matches!(
+                        k.to_ascii_lowercase().as_str(),
+                        "proxycommand" | "localcommand" | "knownhostscommand" | "remotecommand"
+                    ) {
+                        out.push(Some(v.trim().to_string()));
+                    }
+                }
+            }
+            if name != "ssh" {
+                value(&["-S"], &mut out);
+            }
+        }
+        "man" => value(&["-P", "--pager", "--html"], &mut out),
+        "git" if lits.contains(&Some("difftool")) => value(&["-x", "--extcmd"], &mut out),
+        "gdb" => {
+            let mut cmds = Vec::new();
+            value(&["-ex", "--eval-command", "-iex"], &mut cmds);
+            for c in cmds.into_iter().flatten() {
+                if let Some(s) = c.strip_prefix("shell ").or_else(|| c.strip_prefix('!')) {
+                    out.push(Some(s.to_string()));
+                }
+            }
+        }
+        "tcpdump" => value(&["-z"], &mut out),
+        "fzf" => {
+            value(&["--preview"], &mut out);
+            let mut binds = Vec::new();
+            value(&["--bind"], &mut binds);
+            for b in binds.into_iter().flatten() {
+                if let Some(at) = b.find("execute(") {
+                    out.push(Some(b[at + 8..].trim_end_matches(')').to_string()));
+                }
+            }
+        }
+        "psql" | "mysql" | "mariadb" | "sqlite3" => {
+            for a in lits.iter().flatten() {
+                for esc in ["\\!", ".shell ", ".system ", "system "] {
+                    if let Some(at) = a.find(esc) {
+                        out.push(Some(
+                            a[at + esc.len()..].trim_start_matches('!').to_string(),
+                        ));
+                    }
+                }
+            }
+        }
+        "vim" | "nvim" | "vi" | "ex" | "view" => {
+            for a in lits.iter().flatten() {
+                if a.contains("system(")
+                    || a.contains("systemlist(")
+                    || a.contains("jobstart(")
+                    || a.contains("termopen(")
+                {
+                    out.push(None);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
 }
 
 /// Programs whose output is environment settings for `eval` (`eval "$(ssh-agent -s)"`).
