@@ -233,7 +233,17 @@ impl Guard {
         home: &Path,
         project: Option<&GuardConfig>,
     ) -> std::result::Result<Guard, String> {
-        let dir = config::user_dir(home);
+        Guard::for_project_in(root, home, project, &config::user_dir(home))
+    }
+
+    /// [`Guard::for_project`] with the person's Forge folder given (tests, tools).
+    pub fn for_project_in(
+        root: &Path,
+        home: &Path,
+        project: Option<&GuardConfig>,
+        dir: &Path,
+    ) -> std::result::Result<Guard, String> {
+        let dir = dir.to_path_buf();
         let phase = load_phase(root)?;
         let mut g = Guard::new(root, home, None, phase);
         if let Some(p) = project {

@@ -1,4 +1,7 @@
-//! The policy on single commands; the broad corpus is in `tests/guard_corpus.rs`.
+//! The policy on single commands; the broad corpora are in `tests/guard_corpus.rs`.
+
+mod classes;
+mod person;
 
 use super::*;
 
