@@ -17,8 +17,10 @@ pub mod code;
 pub mod forge;
 pub mod fs;
 pub mod git;
+pub mod inline;
 pub mod net;
 pub mod system;
+pub mod targets;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -15,16 +15,24 @@
 //! reading: a program name computed at run time ([`Arg::Dyn`]), a folder lost to a `cd`
 //! ([`Cwd::unknown`]), code in a file Forge cannot read ([`Opaque`]).
 
+mod elsewhere;
+mod embedded;
 mod expand;
+mod make;
+mod pattern;
+mod programs;
+mod sed;
 mod sources;
 mod walk;
 mod wrappers;
 
 use std::path::{Path, PathBuf};
 
-pub(crate) use expand::component_could_match;
-pub use expand::{ansi_c, expand_braces, shell_glob_matches};
-pub use sources::{SedCmd, read_code_file, sed_commands, sed_executes, sed_scripts};
+pub use expand::{ansi_c, expand_braces};
+pub(crate) use pattern::component_could_match;
+pub use pattern::shell_glob_matches;
+pub use sed::{SedCmd, sed_commands, sed_executes, sed_scripts};
+pub use sources::read_code_file;
 pub use wrappers::find_filtered;
 
 /// Longest command line analysed; longer ones are refused unread.
