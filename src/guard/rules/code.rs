@@ -97,7 +97,7 @@ pub(super) fn judge(j: &mut Judge, _a: &Analysis, inv: &Invocation) {
     let Some(name) = inv.name() else { return };
     // A library preloaded into every program the command starts.
     for (n, v) in &inv.env {
-        if n == "LD_PRELOAD" || n == "LD_LIBRARY_PATH" && false {
+        if n == "LD_PRELOAD" {
             j.hit_contained(
                 &UNREAD_CODE,
                 &inv.origin,
@@ -423,10 +423,17 @@ fn script_file(j: &mut Judge, inv: &Invocation, lang: Lang, raw: &str, name: &st
                     }
                 }
             }
-            Place::Outside | Place::RepoAncestor => {
-                if p.exists() && !p.starts_with("/usr") && !p.starts_with("/opt") {
-                    j.hit_contained(&UNREAD_CODE, &inv.origin, format!("`{shown}` runs {}, outside the project, where Forge does not read code", p.display()));
-                }
+            Place::Outside | Place::RepoAncestor
+                if p.exists() && !p.starts_with("/usr") && !p.starts_with("/opt") =>
+            {
+                j.hit_contained(
+                    &UNREAD_CODE,
+                    &inv.origin,
+                    format!(
+                        "`{shown}` runs {}, outside the project, where Forge does not read code",
+                        p.display()
+                    ),
+                );
             }
             _ => {}
         }

@@ -128,7 +128,7 @@ fn kill(j: &mut Judge, a: &Analysis, inv: &Invocation, name: &str) {
             // `pgrep -f forge | xargs kill`, `ps | grep forge | … | xargs kill`.
             let computed = inv.args.iter().any(|w| matches!(&w.arg, Arg::Dyn { .. }))
                 || !matches!(inv.names, Names::None | Names::Known(_));
-            if computed && a.invocations.iter().any(|x| looks_for_forge(x)) {
+            if computed && a.invocations.iter().any(looks_for_forge) {
                 hit(j);
             }
             if let Names::Known(words) = &inv.names

@@ -345,10 +345,9 @@ fn rsync(j: &mut Judge, inv: &Invocation) {
     let shown = inv.display();
     if lits.iter().any(|a| a.starts_with("--del"))
         && let Some(dest) = operands(&inv.args).last()
+        && dest.arg.lit().is_none_or(|s| !is_remote(s))
     {
-        if dest.arg.lit().is_none_or(|s| !is_remote(s)) {
-            delete_target(j, inv, dest, &shown);
-        }
+        delete_target(j, inv, dest, &shown);
     }
     if lits.iter().any(|a| is_long(a, "--remove-source-files")) {
         let all = operands(&inv.args);

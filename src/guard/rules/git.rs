@@ -259,10 +259,8 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
                 j.hit_at(&BRANCH_FORCE, &inv.origin, format!("`{shown}` deletes an unmerged branch or moves one by force; use `git branch -d` or ask the person"));
             }
         }
-        "rebase" => {
-            if has("--interactive") || short('i', "xs") || has("--root") {
-                j.hit_at(&AMEND, &inv.origin, format!("`{shown}` rewrites local commits interactively; make new commits instead, or ask the person"));
-            }
+        "rebase" if (has("--interactive") || short('i', "xs") || has("--root")) => {
+            j.hit_at(&AMEND, &inv.origin, format!("`{shown}` rewrites local commits interactively; make new commits instead, or ask the person"));
         }
         "filter-branch" | "filter-repo" | "replace" => {
             j.hit_at(
@@ -657,7 +655,7 @@ fn pathspecs<'w>(rest: &'w [Word], value_opts: &[&str]) -> Vec<&'w Word> {
     while i < rest.len() {
         match rest[i].arg.lit() {
             Some("--") if !after => after = true,
-            Some(s) if !after && value_opts.iter().any(|o| s == *o) => i += 1,
+            Some(s) if !after && value_opts.contains(&s) => i += 1,
             Some(s) if !after && s.starts_with('-') && s.len() > 1 => {}
             _ => out.push(&rest[i]),
         }

@@ -439,7 +439,7 @@ fn python(s: &str, code: &str, r: &mut Reach) {
                 );
             }
             if module == "os" {
-                let imported = rest.splitn(2, " import ").nth(1).unwrap_or("");
+                let imported = rest.split_once(" import ").map(|x| x.1).unwrap_or("");
                 for n in imported.split(',').map(|n| {
                     n.split_whitespace()
                         .next()
@@ -866,50 +866,48 @@ fn perl_subst_eval(code: &str) -> bool {
                     || c[i - 1] == '$'
                     || c[i - 1] == '@'
                     || c[i - 1] == '%'))
+            && let Some(&d) = c.get(i + 1)
+            && !d.is_alphanumeric()
+            && !d.is_whitespace()
+            && d != '='
+            && d != ';'
         {
-            if let Some(&d) = c.get(i + 1)
-                && !d.is_alphanumeric()
-                && !d.is_whitespace()
-                && d != '='
-                && d != ';'
-            {
-                let close = match d {
-                    '{' => '}',
-                    '(' => ')',
-                    '[' => ']',
-                    '<' => '>',
-                    x => x,
-                };
-                let mut j = i + 2;
-                let parts = if close != d { 2 } else { 2 };
-                let mut seen = 0;
-                while j < c.len() && seen < parts {
-                    if c[j] == '\\' {
-                        j += 2;
-                        continue;
-                    }
-                    if c[j] == close {
-                        seen += 1;
-                        if close != d && seen == 1 {
-                            // `s{…}{…}`: skip to the second opening bracket.
-                            while j + 1 < c.len() && c[j + 1] != d {
-                                j += 1;
-                            }
+            let close = match d {
+                '{' => '}',
+                '(' => ')',
+                '[' => ']',
+                '<' => '>',
+                x => x,
+            };
+            let mut j = i + 2;
+            let parts = 2;
+            let mut seen = 0;
+            while j < c.len() && seen < parts {
+                if c[j] == '\\' {
+                    j += 2;
+                    continue;
+                }
+                if c[j] == close {
+                    seen += 1;
+                    if close != d && seen == 1 {
+                        // `s{…}{…}`: skip to the second opening bracket.
+                        while j + 1 < c.len() && c[j + 1] != d {
                             j += 1;
                         }
+                        j += 1;
                     }
-                    j += 1;
                 }
-                let flags: String = c[j.min(c.len())..]
-                    .iter()
-                    .take_while(|x| x.is_ascii_alphabetic())
-                    .collect();
-                if flags.contains('e') {
-                    return true;
-                }
-                i = j;
-                continue;
+                j += 1;
             }
+            let flags: String = c[j.min(c.len())..]
+                .iter()
+                .take_while(|x| x.is_ascii_alphabetic())
+                .collect();
+            if flags.contains('e') {
+                return true;
+            }
+            i = j;
+            continue;
         }
         i += 1;
     }

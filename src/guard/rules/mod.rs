@@ -316,7 +316,7 @@ pub fn option_values(args: &[Word], short: &[&str], long: &[&str]) -> Vec<Word> 
         if s == "--" {
             break;
         }
-        if short.contains(&s) || long.iter().any(|l| s == *l) {
+        if short.contains(&s) || long.contains(&s) {
             if let Some(v) = args.get(i + 1) {
                 out.push(v.clone());
             }

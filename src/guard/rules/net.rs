@@ -116,10 +116,8 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, i: usize, inv: &Invocation) {
     taint_outputs(j, inv, name);
     remote_shell(j, inv, name);
     match name {
-        "ssh" => {
-            if ssh_has_command(inv) {
-                j.hit_at(&REMOTE_EXEC, &inv.origin, format!("`{shown}` runs a command on another machine, where neither Forge nor a sandbox here sees what it does; a person should run it"));
-            }
+        "ssh" if ssh_has_command(inv) => {
+            j.hit_at(&REMOTE_EXEC, &inv.origin, format!("`{shown}` runs a command on another machine, where neither Forge nor a sandbox here sees what it does; a person should run it"));
         }
         "kubectl" | "oc" if inv.lit_args().next() == Some(Some("exec")) => {
             j.hit_at(

@@ -48,16 +48,12 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
     }
     let lits: Vec<Option<&str>> = inv.lit_args().collect();
     match name {
-        "kill" => {
-            if kill_targets(&lits).iter().any(|t| matches!(*t, "-1" | "1")) {
-                j.hit_at(
-                    &KILL_EVERYTHING,
-                    &inv.origin,
-                    format!(
-                        "`{shown}` signals every process you own; kill the one process by its pid"
-                    ),
-                );
-            }
+        "kill" if kill_targets(&lits).iter().any(|t| matches!(*t, "-1" | "1")) => {
+            j.hit_at(
+                &KILL_EVERYTHING,
+                &inv.origin,
+                format!("`{shown}` signals every process you own; kill the one process by its pid"),
+            );
         }
         "pkill" | "killall" | "skill" | "slay" => {
             let (patterns, _, _, regex) = super::forge::kill_patterns(inv, name);

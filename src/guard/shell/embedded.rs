@@ -231,10 +231,10 @@ pub(super) fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> 
                 &mut out,
             );
             for a in lits.iter().flatten() {
-                if let Some(v) = a.strip_prefix("--checkpoint-action=") {
-                    if let Some(cmd) = v.strip_prefix("exec=") {
-                        out.push(Some(cmd.to_string()));
-                    }
+                if let Some(v) = a.strip_prefix("--checkpoint-action=")
+                    && let Some(cmd) = v.strip_prefix("exec=")
+                {
+                    out.push(Some(cmd.to_string()));
                 }
             }
         }

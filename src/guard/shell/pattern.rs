@@ -55,7 +55,10 @@ pub(crate) fn glob_match(p: &[char], s: &[char], path: bool) -> bool {
 }
 
 /// A `[…]` class at `p[at]`: its members (as ranges), whether negated, and where it ends.
-fn class(p: &[char], at: usize) -> Option<(Vec<(char, char)>, bool, usize)> {
+/// A bracket class: its ranges, whether it is negated, and where it ends.
+type Class = (Vec<(char, char)>, bool, usize);
+
+fn class(p: &[char], at: usize) -> Option<Class> {
     let mut i = at + 1;
     let negate = matches!(p.get(i), Some('!') | Some('^'));
     if negate {

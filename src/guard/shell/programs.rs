@@ -354,7 +354,7 @@ impl Walker<'_> {
                 self.shell(&rest, &call, path, ctx, depth);
                 return;
             }
-            "busybox" | "toybox" if rest.first().is_some() => {
+            "busybox" | "toybox" if !rest.is_empty() => {
                 call.wrappers.push(name.clone());
                 call.argv.remove(0);
                 self.invoke(call, ctx, depth);
@@ -982,7 +982,6 @@ impl Walker<'_> {
         c.wrappers.push("parallel".into());
         match text {
             Some(t) => {
-                let t = t.replace("{}", "{}");
                 let mut sub = ctx.child(ctx.origin.clone());
                 // The template is a command line; `{}` stands for each input.
                 self.line(&t, &mut sub, depth + 1);
