@@ -99,7 +99,17 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, i: usize, inv: &Invocation) {
             matches!(&w.arg, Arg::Dyn { programs, .. } if programs.iter().any(|p| DOWNLOADERS.contains(&p.as_str())))
         });
         if from_pipe || from_subst {
-            j.hit_at(&PIPE_TO_SHELL, &inv.origin, format!("`{shown}` runs code straight from the network; download the file, review it, then run it"));
+            let what = if from_pipe {
+                let up: Vec<&str> = inv
+                    .upstream
+                    .iter()
+                    .filter_map(|&u| a.invocations[u].name())
+                    .collect();
+                format!("{} | {name}", up.join(" | "))
+            } else {
+                shown.clone()
+            };
+            j.hit_at(&PIPE_TO_SHELL, &inv.origin, format!("`{what}` runs code straight from the network; download the file, review it, then run it"));
         }
     }
     publish(j, inv, name);

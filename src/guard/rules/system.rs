@@ -40,10 +40,15 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
         .any(|w| matches!(w.as_str(), "sudo" | "doas" | "pkexec" | "su" | "runuser"))
         || matches!(name, "sudo" | "doas" | "su" | "pkexec")
     {
+        let how = inv
+            .wrappers
+            .iter()
+            .find(|w| matches!(w.as_str(), "sudo" | "doas" | "pkexec" | "su" | "runuser"))
+            .map_or_else(|| "as another user".to_string(), |w| format!("with {w}"));
         j.hit_at(
             &PRIVILEGE,
             &inv.origin,
-            format!("`{shown}` runs as another user; a person should run it if it is needed"),
+            format!("`{shown}` runs {how}; a person should run it if it is needed"),
         );
     }
     let lits: Vec<Option<&str>> = inv.lit_args().collect();
