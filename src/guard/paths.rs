@@ -357,6 +357,19 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
     {
         return Some("system credentials");
     }
+    // Raw disks and memory hold every file's bytes, secrets included.
+    if let Some(dev) = s.strip_prefix("/dev/")
+        && ([
+            "sd", "nvme", "vd", "xvd", "hd", "mmcblk", "dm-", "md", "loop",
+        ]
+        .iter()
+        .any(|d| dev.starts_with(d))
+            || dev.starts_with("mapper/")
+            || dev.starts_with("disk/")
+            || matches!(dev, "mem" | "kmem" | "port"))
+    {
+        return Some("a raw disk or memory device (every file's bytes, secrets included)");
+    }
     if let Some(rest) = s.strip_prefix("/proc/")
         && (rest.ends_with("/environ") || rest == "environ")
     {

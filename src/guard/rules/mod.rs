@@ -79,6 +79,7 @@ pub const DEFAULT_RULES: &[&Rule] = &[
     &system::KILL_EVERYTHING,
     &system::SHUTDOWN,
     &system::PRIVILEGE,
+    &system::EXTERNAL_DESTROY,
     &system::SCHEDULE,
     &super::phase::RED_SCOPE,
     &super::phase::GREEN_SCOPE,

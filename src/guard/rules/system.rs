@@ -25,6 +25,11 @@ pub const PRIVILEGE: Rule = Rule {
     decision: Decision::Ask,
     summary: "`sudo`/`doas`/`su`/`pkexec`: running as another user",
 };
+pub const EXTERNAL_DESTROY: Rule = Rule {
+    id: "destroy-external",
+    decision: Decision::Ask,
+    summary: "destroying what lives outside the repository and no sandbox or git can bring back: cloud resources (`terraform destroy`, `aws … delete`), clusters (`kubectl delete`), databases (`DROP DATABASE`, `FLUSHALL`), container volumes, system services, the firewall, user accounts, repositories and releases on a forge",
+};
 pub const SCHEDULE: Rule = Rule {
     id: "schedule",
     decision: Decision::Ask,
@@ -146,6 +151,9 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
         }
         _ => {}
     }
+    if let Some(what) = destroys_external(inv, name, &lits) {
+        j.hit_at(&EXTERNAL_DESTROY, &inv.origin, format!("`{shown}` {what}, outside the repository and beyond what git or a sandbox can restore; a person should run it"));
+    }
     if inv.wrappers.iter().any(|w| w == "systemd-run") {
         j.hit_at(
             &SCHEDULE,
@@ -153,6 +161,112 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
             format!("`{shown}` runs as a job outside this session and any sandbox"),
         );
     }
+}
+
+/// What a command destroys outside the repository, if it does.
+fn destroys_external(inv: &Invocation, name: &str, lits: &[Option<&str>]) -> Option<&'static str> {
+    let l: Vec<&str> = lits.iter().flatten().copied().collect();
+    let has = |s: &str| l.contains(&s);
+    let any = |f: &dyn Fn(&str) -> bool| l.iter().any(|a| f(a));
+    let computed = inv.args.iter().any(|w| w.arg.lit().is_none());
+    let sql = |l: &[&str]| {
+        l.iter().any(|a| {
+            let u = a.to_ascii_uppercase();
+            u.contains("DROP DATABASE")
+                || u.contains("DROP SCHEMA")
+                || u.contains("DROP TABLE")
+                || u.contains("TRUNCATE ")
+                || (u.contains("DELETE FROM") && !u.contains("WHERE"))
+        })
+    };
+    Some(match name {
+        "terraform" | "tofu" | "pulumi" | "cdk" | "cdktf" if has("destroy") => {
+            "destroys cloud infrastructure"
+        }
+        "terraform" | "tofu" if has("apply") && any(&|a| a.starts_with("-destroy")) => {
+            "destroys cloud infrastructure"
+        }
+        "kubectl" | "oc"
+            if l.first()
+                .is_some_and(|v| matches!(*v, "delete" | "drain" | "replace"))
+                || has("delete") && l.iter().position(|a| *a == "delete") == Some(0) =>
+        {
+            "deletes cluster resources"
+        }
+        "helm"
+            if l.first()
+                .is_some_and(|v| matches!(*v, "uninstall" | "delete" | "del" | "un")) =>
+        {
+            "removes a cluster release"
+        }
+        "aws"
+            if any(&|a| a.starts_with("delete-") || a.starts_with("terminate-") || a == "rb")
+                || (has("s3") && has("rm")) =>
+        {
+            "deletes cloud resources"
+        }
+        "gcloud" | "az" | "doctl" | "linode-cli" | "hcloud"
+            if any(&|a| matches!(a, "delete" | "destroy" | "remove")) =>
+        {
+            "deletes cloud resources"
+        }
+        "gsutil" if any(&|a| matches!(a, "rm" | "rb")) => "deletes cloud storage",
+        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "clickhouse-client" | "cockroach"
+            if sql(&l) =>
+        {
+            "drops or empties database data"
+        }
+        "dropdb" | "dropuser" => "drops a database",
+        "redis-cli"
+            if any(&|a| {
+                a.eq_ignore_ascii_case("flushall") || a.eq_ignore_ascii_case("flushdb")
+            }) =>
+        {
+            "empties a Redis database"
+        }
+        "mongo" | "mongosh" if any(&|a| a.contains("dropDatabase") || a.contains(".drop(")) => {
+            "drops a MongoDB database"
+        }
+        "docker" | "podman"
+            if (has("volume") && any(&|a| matches!(a, "rm" | "prune")))
+                || (has("system") && has("prune") && any(&|a| a == "--volumes"))
+                || (matches!(l.first().copied(), Some("rm" | "rmi" | "kill")) && computed) =>
+        {
+            "removes containers, images or volumes"
+        }
+        "gh" if (has("repo") && has("delete"))
+            || (has("release") && has("delete"))
+            || (has("api")
+                && any(&|a| {
+                    a.eq_ignore_ascii_case("DELETE") || a.eq_ignore_ascii_case("-XDELETE")
+                })) =>
+        {
+            "deletes a repository or release on the forge"
+        }
+        "npm" | "pnpm" | "yarn" if has("unpublish") || has("deprecate") => {
+            "withdraws a published package"
+        }
+        "systemctl"
+            if any(&|a| matches!(a, "stop" | "disable" | "mask" | "kill")) && !has("--user") =>
+        {
+            "stops or disables system services"
+        }
+        "service" if any(&|a| matches!(a, "stop" | "disable")) => "stops a system service",
+        "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd"
+            if any(&|a| {
+                matches!(
+                    a,
+                    "-F" | "--flush" | "-X" | "flush" | "disable" | "reset" | "--panic-off"
+                )
+            }) =>
+        {
+            "flushes or disables the firewall"
+        }
+        "useradd" | "userdel" | "usermod" | "passwd" | "chpasswd" | "groupdel" | "visudo" => {
+            "changes user accounts"
+        }
+        _ => return None,
+    })
 }
 
 /// The pids a `kill` targets (after its signal and options).

@@ -93,7 +93,12 @@ impl Walker<'_> {
                         Arg::Dyn { raw, .. } => {
                             let n = raw.split('=').next().unwrap_or("").to_string();
                             if !n.is_empty() && !n.contains('$') {
-                                ctx.set(&n, Val::Unknown);
+                                let v = if n == "PATH" {
+                                    super::walk::path_prefix(raw)
+                                } else {
+                                    Val::Unknown
+                                };
+                                ctx.set(&n, v);
                                 if export {
                                     ctx.exported.insert(n);
                                 }

@@ -657,7 +657,12 @@ impl<'e> Walker<'e> {
                             let word = self.expand_value(w, ctx, depth);
                             let v = match &word {
                                 Arg::Lit(s) => Val::Known(s.clone()),
+                                Arg::Dyn { .. } if name == "PATH" => path_prefix(&w.value),
                                 Arg::Dyn { .. } => Val::Unknown,
+                            };
+                            let word = match (&v, name.as_str()) {
+                                (Val::Known(p), "PATH") => Arg::Lit(p.clone()),
+                                _ => word,
                             };
                             assigns.push((name, v, word));
                         }
@@ -874,6 +879,24 @@ impl<'e> Walker<'e> {
             out.push_str(&super::sources::printed_text(&inv, &self.files)?);
         }
         Some(out)
+    }
+}
+
+/// `PATH=/tmp/x:$PATH`: the folders put first are known even when the rest is not (the rest
+/// are the system's; only the first matter for what a bare name runs).
+pub(super) fn path_prefix(raw: &str) -> Val {
+    let value = raw
+        .split_once('=')
+        .map_or(raw, |(_, v)| v)
+        .trim_matches('"');
+    let known: Vec<&str> = value
+        .split(':')
+        .take_while(|d| !d.contains('$') && !d.contains('`'))
+        .collect();
+    if known.is_empty() {
+        Val::Unknown
+    } else {
+        Val::Known(known.join(":"))
     }
 }
 

