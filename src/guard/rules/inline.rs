@@ -457,6 +457,33 @@ fn python(s: &str, code: &str, r: &mut Reach) {
             }
         }
     }
+    // Code built at run time first: it names the act best (`getattr(os, …)`).
+    for d in [
+        "eval(",
+        "exec(",
+        "compile(",
+        "getattr(",
+        "setattr(",
+        "delattr(",
+        "__import__",
+        "globals(",
+        "locals(",
+        "vars(",
+        "__builtins__",
+        "__dict__",
+        "__class__",
+        "__subclasses__",
+        "__globals__",
+        "__code__",
+        "__getattribute__",
+        "breakpoint(",
+        "sys.modules",
+    ] {
+        if contains_token(s, d) {
+            r.dynamic
+                .get_or_insert_with(|| d.trim_end_matches('(').to_string());
+        }
+    }
     // `os.X` with X outside the safe list; `os` used any other way is aliasing.
     for os in &os_names {
         for (at, _) in s.match_indices(os.as_str()) {
@@ -522,32 +549,6 @@ fn python(s: &str, code: &str, r: &mut Reach) {
     }
     if write_mode(code, "open(") {
         r.files.get_or_insert_with(|| "open(…, \"w\")".into());
-    }
-    for d in [
-        "eval(",
-        "exec(",
-        "compile(",
-        "getattr(",
-        "setattr(",
-        "delattr(",
-        "__import__",
-        "globals(",
-        "locals(",
-        "vars(",
-        "__builtins__",
-        "__dict__",
-        "__class__",
-        "__subclasses__",
-        "__globals__",
-        "__code__",
-        "__getattribute__",
-        "breakpoint(",
-        "sys.modules",
-    ] {
-        if contains_token(s, d) {
-            r.dynamic
-                .get_or_insert_with(|| d.trim_end_matches('(').to_string());
-        }
     }
     for n in ["urlopen", "requests.", "socket."] {
         if s.contains(n) {
