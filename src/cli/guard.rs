@@ -171,7 +171,7 @@ pub fn run(cmd: Command) -> Result<i32> {
             let cwd = folder(cwd)?;
             let (guard, _) = guard_for(&cwd)?;
             let guard = guard.sandboxed(sandboxed);
-            for u in &guard.untrusted {
+            for u in &guard.untrusted() {
                 eprintln!(
                     "forge: note: ignored until a person trusts it (`forge guard trust`): {u}"
                 );
@@ -293,17 +293,14 @@ fn rules_cmd(json: bool) -> Result<i32> {
             .iter()
             .map(|r| serde_json::json!({"id": r.id, "decision": r.decision, "what": r.summary}))
             .collect();
-        let untrusted = guard
-            .as_ref()
-            .map(|g| g.untrusted.clone())
-            .unwrap_or_default();
+        let untrusted = guard.as_ref().map(|g| g.untrusted()).unwrap_or_default();
         super::print_json(&serde_json::json!({"rules": rows, "untrusted": untrusted}));
     } else {
         for r in rules::DEFAULT_RULES {
             println!("{:5} {:22} {}", r.decision.as_str(), r.id, r.summary);
         }
         if let Some(g) = guard {
-            for u in &g.untrusted {
+            for u in &g.untrusted() {
                 println!("ignored until trusted (`forge guard trust`): {u}");
             }
         }

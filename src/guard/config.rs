@@ -163,6 +163,44 @@ impl GuardConfig {
         out
     }
 
+    /// Rules without an `id` named by their position (`project-rule-2`), so that setting some
+    /// aside does not rename the others.
+    pub fn with_default_ids(mut self, prefix: &str) -> GuardConfig {
+        for (i, r) in self.rules.iter_mut().enumerate() {
+            if r.id.is_none() {
+                r.id = Some(format!("{prefix}-{i}"));
+            }
+        }
+        self
+    }
+
+    /// Whether anything relaxes the default policy (cheap: checked on every hook call).
+    pub fn has_relaxing(&self) -> bool {
+        self.rules.iter().any(|r| !r.relaxes.is_empty())
+            || self
+                .decisions
+                .iter()
+                .any(|(id, d)| super::rules::rule(id).is_some_and(|r| *d < r.decision))
+    }
+
+    /// The relaxing parts and the rest, moved apart (no copies: the hook splits a config with
+    /// a thousand rules on every call).
+    pub fn split_relaxing(self) -> (GuardConfig, GuardConfig) {
+        let (relax_rules, rules): (Vec<RuleConfig>, Vec<RuleConfig>) =
+            self.rules.into_iter().partition(|r| !r.relaxes.is_empty());
+        let (relax_dec, decisions): (BTreeMap<String, Decision>, BTreeMap<String, Decision>) = self
+            .decisions
+            .into_iter()
+            .partition(|(id, d)| super::rules::rule(id).is_some_and(|r| *d < r.decision));
+        (
+            GuardConfig {
+                rules: relax_rules,
+                decisions: relax_dec,
+            },
+            GuardConfig { rules, decisions },
+        )
+    }
+
     /// The config without its relaxing parts (what applies until a person trusts it).
     pub fn without_relaxing(&self) -> GuardConfig {
         GuardConfig {
@@ -184,23 +222,17 @@ impl GuardConfig {
     /// A fingerprint of the relaxing parts: trust covers exactly these; any change to them needs
     /// trusting again.
     pub fn relaxing_fingerprint(&self) -> String {
-        let relaxing = GuardConfig {
-            rules: self
-                .rules
-                .iter()
-                .filter(|r| !r.relaxes.is_empty())
-                .cloned()
-                .collect(),
-            decisions: self
-                .decisions
-                .iter()
-                .filter(|(id, d)| super::rules::rule(id).is_some_and(|r| **d < r.decision))
-                .map(|(k, v)| (k.clone(), *v))
-                .collect(),
-        };
-        let json = serde_json::to_vec(&relaxing).unwrap_or_default();
-        let digest = Sha256::digest(&json);
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        let mut h = Sha256::new();
+        for r in self.rules.iter().filter(|r| !r.relaxes.is_empty()) {
+            h.update(serde_json::to_vec(r).unwrap_or_default());
+            h.update(b"\n");
+        }
+        for (id, d) in &self.decisions {
+            if super::rules::rule(id).is_some_and(|r| *d < r.decision) {
+                h.update(format!("{id}={}\n", d.as_str()));
+            }
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 

@@ -169,8 +169,8 @@ pub struct Guard {
     sandboxed: bool,
     /// The person's Forge folder, when allow-once exceptions apply (`for_project`).
     user_dir: Option<PathBuf>,
-    /// Relaxing parts of the project's config ignored until a person trusts them.
-    pub untrusted: Vec<String>,
+    /// Relaxing parts of the project's config, set aside until a person trusts them.
+    untrusted: Option<GuardConfig>,
     env: shell::Env,
 }
 
@@ -204,24 +204,37 @@ impl Guard {
             phase,
             sandboxed: false,
             user_dir: None,
-            untrusted: Vec::new(),
+            untrusted: None,
             env,
         };
         if let Some(c) = config {
-            g.add(c, Source::Project);
+            g.add(c.clone(), Source::Project);
         }
         g
     }
 
-    fn add(&mut self, c: &GuardConfig, source: Source) {
-        self.rules
-            .extend(c.rules.iter().cloned().map(|r| (r, source)));
-        for (k, v) in &c.decisions {
+    fn add(&mut self, c: GuardConfig, source: Source) {
+        let prefix = match source {
+            Source::Project => "project-rule",
+            Source::User => "user-rule",
+        };
+        let c = c.with_default_ids(prefix);
+        self.rules.extend(c.rules.into_iter().map(|r| (r, source)));
+        for (k, v) in c.decisions {
             // The person's own decision wins over the project's.
-            if source == Source::User || !self.decisions.contains_key(k) {
-                self.decisions.insert(k.clone(), *v);
+            if source == Source::User || !self.decisions.contains_key(&k) {
+                self.decisions.insert(k, v);
             }
         }
+    }
+
+    /// What in the project's config relaxes the default policy and is ignored until a person
+    /// trusts it (`forge guard trust`), described for a person.
+    pub fn untrusted(&self) -> Vec<String> {
+        self.untrusted
+            .as_ref()
+            .map(GuardConfig::relaxing)
+            .unwrap_or_default()
     }
 
     /// The guard for a project as the hooks and `forge guard check` use it: the project's
@@ -231,7 +244,7 @@ impl Guard {
     pub fn for_project(
         root: &Path,
         home: &Path,
-        project: Option<&GuardConfig>,
+        project: Option<GuardConfig>,
     ) -> std::result::Result<Guard, String> {
         Guard::for_project_in(root, home, project, &config::user_dir(home))
     }
@@ -240,25 +253,27 @@ impl Guard {
     pub fn for_project_in(
         root: &Path,
         home: &Path,
-        project: Option<&GuardConfig>,
+        project: Option<GuardConfig>,
         dir: &Path,
     ) -> std::result::Result<Guard, String> {
         let dir = dir.to_path_buf();
         let phase = load_phase(root)?;
         let mut g = Guard::new(root, home, None, phase);
         if let Some(p) = project {
-            let relaxing = p.relaxing();
-            let trusted = relaxing.is_empty()
+            let trusted = !p.has_relaxing()
                 || trust::is_trusted(&dir, &g.paths.root, &p.relaxing_fingerprint());
+            // Ids by position in the file, before anything is set aside.
+            let p = p.with_default_ids("project-rule");
             if trusted {
                 g.add(p, Source::Project);
             } else {
-                g.add(&p.without_relaxing(), Source::Project);
-                g.untrusted = relaxing;
+                let (relaxing, rest) = p.split_relaxing();
+                g.add(rest, Source::Project);
+                g.untrusted = Some(relaxing);
             }
         }
         if let Some(u) = config::load_user(&dir)? {
-            g.add(&u, Source::User);
+            g.add(u, Source::User);
         }
         g.user_dir = Some(dir);
         Ok(g)
@@ -460,10 +475,10 @@ impl Guard {
                     continue;
                 }
             }
-            let id = r.id.clone().unwrap_or_else(|| match source {
-                Source::Project => format!("project-rule-{i}"),
-                Source::User => format!("user-rule-{i}"),
-            });
+            // `add` named every rule by its position.
+            let id =
+                r.id.clone()
+                    .unwrap_or_else(|| format!("{source:?}-rule-{i}"));
             if !r.relaxes.is_empty() {
                 findings.retain(|f| !r.relaxes.contains(&f.rule));
             }

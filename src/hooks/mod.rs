@@ -461,7 +461,7 @@ pub fn guard_for(cwd: &Path) -> crate::Result<(Guard, Option<(Project, Config)>)
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/root"));
-    let (root, project) = match Project::discover(cwd) {
+    let (root, mut project) = match Project::discover(cwd) {
         Ok(p) => {
             let c = Config::load_cached(&p.config_path(), &p.tmp_dir().join("cache"))?;
             (p.root.clone(), Some((p, c)))
@@ -474,15 +474,16 @@ pub fn guard_for(cwd: &Path) -> crate::Result<(Guard, Option<(Project, Config)>)
             None,
         ),
     };
-    let guard = Guard::for_project(&root, &home, project.as_ref().map(|(_, c)| &c.guard)).map_err(
-        |message| crate::Error::State {
+    // The guard takes the `guard:` section over (a thousand rules are not copied per call).
+    let section = project.as_mut().map(|(_, c)| std::mem::take(&mut c.guard));
+    let guard =
+        Guard::for_project(&root, &home, section).map_err(|message| crate::Error::State {
             path: root.join(crate::repo::TMP_DIR).join("active-run"),
             message,
             recovery:
                 "Fix or remove the run state or ~/.config/forge/guard.yaml (a person), then retry."
                     .into(),
-        },
-    )?;
+        })?;
     Ok((guard, project))
 }
 

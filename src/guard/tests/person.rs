@@ -27,7 +27,7 @@ fn setup() -> Setup {
 
 impl Setup {
     fn guard(&self, project: Option<&GuardConfig>) -> Guard {
-        Guard::for_project_in(&self.root, &self.home, project, &self.user).unwrap()
+        Guard::for_project_in(&self.root, &self.home, project.cloned(), &self.user).unwrap()
     }
 }
 
@@ -166,7 +166,7 @@ fn relaxing_project_rules_apply_only_once_a_person_trusts_them() {
         g.check_command("git commit --amend", &s.root).decision,
         Decision::Ask
     );
-    assert_eq!(g.untrusted.len(), 2, "{:?}", g.untrusted);
+    assert_eq!(g.untrusted().len(), 2, "{:?}", g.untrusted());
     // Rules that only add restrictions apply at once.
     assert_eq!(g.check_command("kubectl get pods", &s.root).rule, "no-prod");
     trust::trust(&s.user, &s.root, &cfg.relaxing_fingerprint(), "human:ada").unwrap();
@@ -176,7 +176,7 @@ fn relaxing_project_rules_apply_only_once_a_person_trusts_them() {
         g.check_command("git commit --amend", &s.root).decision,
         Decision::Allow
     );
-    assert!(g.untrusted.is_empty());
+    assert!(g.untrusted().is_empty());
     // A change to the relaxing parts needs trusting again.
     let mut changed = cfg.clone();
     changed.rules[0].relaxes.push("git-clean".into());
