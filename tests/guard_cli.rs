@@ -110,6 +110,18 @@ fn an_exception_a_person_grants_lets_exactly_that_call_through_once() {
     let o = p.forge(&["guard", "allow-once", "--for", "10m", "--", line]);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(o.stdout.starts_with("Allowed once, until "), "{o:?}");
+    // Checking by hand does not use it up.
+    let o = p.forge(&[
+        "guard",
+        "check",
+        "--",
+        "git",
+        "push",
+        "--force",
+        "origin",
+        "feature/x",
+    ]);
+    assert_eq!(o.code, 1, "{o:?}");
     // Another call is not covered; this one is, once.
     assert_eq!(p.bash("git push --force origin main").0, "deny");
     assert_eq!(p.bash(line).0, "allow");

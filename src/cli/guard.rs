@@ -170,7 +170,8 @@ pub fn run(cmd: Command) -> Result<i32> {
         } => {
             let cwd = folder(cwd)?;
             let (guard, _) = guard_for(&cwd)?;
-            let guard = guard.sandboxed(sandboxed);
+            // A check never uses up a person's allow-once exception.
+            let guard = guard.sandboxed(sandboxed).without_exceptions();
             for u in &guard.untrusted() {
                 eprintln!(
                     "forge: note: ignored until a person trusts it (`forge guard trust`): {u}"

@@ -295,6 +295,13 @@ impl Guard {
         self
     }
 
+    /// Judges without a person's allow-once exceptions (`forge guard check` must not use one
+    /// up).
+    pub fn without_exceptions(mut self) -> Guard {
+        self.user_dir = None;
+        self
+    }
+
     pub fn check_command(&self, line: &str, cwd: &Path) -> GuardResult {
         let (findings, _) = self.judge_command(line, cwd);
         let r = GuardResult::from_findings(findings, self.sandboxed);
