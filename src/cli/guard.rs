@@ -34,6 +34,7 @@ Exit codes: 0 allow, 1 deny, 3 ask, 2 usage error.",
         /// session`): code Forge cannot read is then contained instead of asked about.
         #[arg(long)]
         sandboxed: bool,
+        /// Print the decision, its rule, reason and every finding as JSON.
         #[arg(long)]
         json: bool,
         /// The command line (quote it, or put it after `--`).
@@ -41,8 +42,15 @@ Exit codes: 0 allow, 1 deny, 3 ask, 2 usage error.",
         command: Vec<String>,
     },
     /// List the default rules with their ids, and what this project and you add or relax.
-    #[command(after_help = "Examples:\n  forge guard rules\n  forge guard rules --json")]
+    #[command(
+        long_about = "Lists the default rules (decision, id, what each covers), then the rules and decisions \
+in force from ~/.config/forge/guard.yaml (`user`) and this project's .forge/config.yaml (`project`), \
+then the project's relaxing parts that are ignored until a person trusts them (`forge guard trust`).",
+        after_help = "Examples:\n  forge guard rules\n  forge guard rules --json"
+    )]
     Rules {
+        /// Print as JSON: the default rules, the rules and decisions you and the project add, and the
+        /// project's relaxing parts not yet trusted.
         #[arg(long)]
         json: bool,
     },
@@ -70,6 +78,7 @@ cannot write, and every grant is recorded on the timeline. The guard denies agen
         /// List the exceptions still valid instead of adding one.
         #[arg(long)]
         list: bool,
+        /// The exact command line the agent will run (quote it, or put it after `--`).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
@@ -106,6 +115,7 @@ its scope applies again. Refused while a `forge run` drives the run.",
         /// Show the phase in force without lifting it.
         #[arg(long)]
         show: bool,
+        /// The project folder (default: the current folder).
         #[arg(long)]
         cwd: Option<PathBuf>,
     },
@@ -294,13 +304,25 @@ fn rules_cmd(json: bool) -> Result<i32> {
             .iter()
             .map(|r| serde_json::json!({"id": r.id, "decision": r.decision, "what": r.summary}))
             .collect();
+        let added: Vec<_> = guard
+            .as_ref()
+            .map(|g| g.added())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(from, id, d, what)| serde_json::json!({"from": from, "id": id, "decision": d, "what": what}))
+            .collect();
         let untrusted = guard.as_ref().map(|g| g.untrusted()).unwrap_or_default();
-        super::print_json(&serde_json::json!({"rules": rows, "untrusted": untrusted}));
+        super::print_json(
+            &serde_json::json!({"rules": rows, "added": added, "untrusted": untrusted}),
+        );
     } else {
         for r in rules::DEFAULT_RULES {
             println!("{:5} {:22} {}", r.decision.as_str(), r.id, r.summary);
         }
         if let Some(g) = guard {
+            for (from, id, d, what) in g.added() {
+                println!("{:5} {:22} {from}: {what}", d.as_str(), id);
+            }
             for u in &g.untrusted() {
                 println!("ignored until trusted (`forge guard trust`): {u}");
             }

@@ -228,6 +228,50 @@ impl Guard {
         }
     }
 
+    /// The person's and the project's rules and decisions in force, described for a person:
+    /// `(where from, id, decision, what)`.
+    pub fn added(&self) -> Vec<(&'static str, String, Decision, String)> {
+        let from = |s: Source| match s {
+            Source::Project => "project",
+            Source::User => "user",
+        };
+        let mut out: Vec<_> = self
+            .rules
+            .iter()
+            .map(|(r, s)| {
+                let mut what = r.reason.clone();
+                let mut on = Vec::new();
+                if let Some(p) = &r.program {
+                    on.push(format!("program {p}"));
+                }
+                if !r.args.is_empty() {
+                    on.push(format!("args {}", r.args.join(" ")));
+                }
+                if let Some(p) = &r.path {
+                    on.push(format!("path {p}"));
+                }
+                if !r.relaxes.is_empty() {
+                    on.push(format!("relaxes {}", r.relaxes.join(", ")));
+                }
+                if !on.is_empty() {
+                    what = format!("{what} ({})", on.join("; "));
+                }
+                (from(*s), r.id.clone().unwrap_or_default(), r.decision, what)
+            })
+            .collect();
+        let mut ds: Vec<_> = self.decisions.iter().collect();
+        ds.sort();
+        for (id, d) in ds {
+            out.push((
+                "decisions",
+                id.clone(),
+                *d,
+                format!("`{id}` is decided {}", d.as_str()),
+            ));
+        }
+        out
+    }
+
     /// What in the project's config relaxes the default policy and is ignored until a person
     /// trusts it (`forge guard trust`), described for a person.
     pub fn untrusted(&self) -> Vec<String> {

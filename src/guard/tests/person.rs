@@ -140,6 +140,20 @@ fn user_rules_and_decisions_apply_beside_the_projects() {
         g.check_command("$(cat cmd) -rf x", &s.root).decision,
         Decision::Ask
     );
+    // `forge guard rules` shows what the person added, with where it comes from.
+    let added = g.added();
+    assert!(
+        added
+            .iter()
+            .any(|(from, id, d, _)| *from == "user" && id == "no-kubectl" && *d == Decision::Deny),
+        "{added:?}"
+    );
+    assert!(
+        added
+            .iter()
+            .any(|(from, id, _, _)| *from == "decisions" && id == "unparseable"),
+        "{added:?}"
+    );
     // A broken user file fails closed, naming it.
     std::fs::write(s.user.join("guard.yaml"), "decisions:\n  nope: ask\n").unwrap();
     let e = Guard::for_project_in(&s.root, &s.home, None, &s.user)
