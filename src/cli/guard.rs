@@ -136,7 +136,9 @@ fn home() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/root"))
 }
 
-/// Records a person's guard act on the timeline, when the folder is a Forge project.
+/// Records a person's guard act on the timeline, when the folder is a Forge project. Besides
+/// `event`, each carries the `decision`/`rule`/`tool`/`target` fields the timeline's table
+/// view shows for guard events (`allow-once [granted] Bash: git push -f …`).
 fn record(cwd: &Path, data: serde_json::Value) {
     match Project::discover(cwd) {
         Ok(p) => forge::timeline::Recorder::for_cli(&p).record_or_warn(None, "guard", data),
@@ -280,7 +282,7 @@ pub fn run(cmd: Command) -> Result<i32> {
             let g = exceptions::grant(&dir, &guard.paths.root, &tool, &call, &by, ttl)?;
             record(
                 &cwd,
-                serde_json::json!({"event": "allow-once-granted", "tool": g.tool, "call": forge::text::clip(&g.call, 300), "expires_at": g.expires_at}),
+                serde_json::json!({"event": "allow-once-granted", "decision": "allow-once", "rule": "granted", "tool": g.tool, "target": forge::text::clip(&g.call, 300), "call": forge::text::clip(&g.call, 300), "expires_at": g.expires_at}),
             );
             println!(
                 "Allowed once, until {}, in {}: {} `{}`",
@@ -345,7 +347,10 @@ fn trust_cmd(show: bool, revoke: bool, cwd: PathBuf) -> Result<i32> {
     let fp = config.guard.relaxing_fingerprint();
     if revoke {
         trust::untrust(&dir, &root)?;
-        record(&cwd, serde_json::json!({"event": "trust-revoked"}));
+        record(
+            &cwd,
+            serde_json::json!({"event": "trust-revoked", "decision": "trust", "rule": "revoked", "tool": "config", "target": root.display().to_string()}),
+        );
         println!(
             "Trust withdrawn for {}: its relaxing rules are ignored.",
             root.display()
@@ -382,7 +387,7 @@ fn trust_cmd(show: bool, revoke: bool, cwd: PathBuf) -> Result<i32> {
     trust::trust(&dir, &root, &fp, &by)?;
     record(
         &cwd,
-        serde_json::json!({"event": "trust", "fingerprint": fp, "relaxing": relaxing}),
+        serde_json::json!({"event": "trust", "decision": "trust", "rule": "granted", "tool": "config", "target": relaxing.join("; "), "fingerprint": fp, "relaxing": relaxing}),
     );
     println!("Trusted by {by}: these apply until they change.");
     Ok(EXIT_OK)
@@ -424,7 +429,7 @@ fn lift_cmd(show: bool, cwd: PathBuf) -> Result<i32> {
         Lift::Lifted(p) => {
             record(
                 &cwd,
-                serde_json::json!({"event": "phase-lifted", "run": p.run, "slice": p.slice, "phase": p.phase}),
+                serde_json::json!({"event": "phase-lifted", "decision": "lift", "rule": format!("phase-{}", p.phase), "tool": "run", "target": format!("{} {}", p.run, p.slice), "run": p.run, "slice": p.slice, "phase": p.phase}),
             );
             println!(
                 "Lifted the {} phase scope of interrupted run `{}`; `forge run --resume {}` brings it back.",
