@@ -22,7 +22,7 @@ use super::{Judge, Rule};
 use crate::guard::Decision;
 use crate::guard::paths::Place;
 use crate::guard::shell::{
-    Analysis, Arg, Invocation, Opaque, Origin, Stdin, sed_executes, sed_scripts,
+    Analysis, Arg, Content, Invocation, Opaque, Origin, Stdin, sed_executes, sed_scripts,
 };
 
 pub const UNPARSEABLE: Rule = Rule {
@@ -93,7 +93,7 @@ pub(super) fn judge_dynamic(j: &mut Judge, _a: &Analysis, inv: &Invocation) {
     );
 }
 
-pub(super) fn judge(j: &mut Judge, _a: &Analysis, inv: &Invocation) {
+pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
     let Some(name) = inv.name() else { return };
     // A library preloaded into every program the command starts.
     for (n, v) in &inv.env {
@@ -132,7 +132,7 @@ pub(super) fn judge(j: &mut Judge, _a: &Analysis, inv: &Invocation) {
                     }
                 }
             }
-            Code::File(raw) => script_file(j, inv, lang, &raw, name, &shown),
+            Code::File(raw) => script_file(j, a, inv, lang, &raw, name, &shown),
             Code::Unknown(why) => {
                 j.hit_contained(
                     &INLINE_CODE,
@@ -307,6 +307,20 @@ fn code_of(inv: &Invocation, lang: Lang) -> Vec<(Code, &'static str)> {
             i += 1;
             continue;
         }
+        // `python -m tools.gen`: a module of the project runs like its file.
+        if lang == Lang::Python && (a == "-m" || (a.starts_with("-m") && a.len() > 2)) {
+            let module = if a == "-m" {
+                args.get(i + 1).copied().flatten()
+            } else {
+                Some(&a[2..])
+            };
+            if let Some(m) = module.filter(|m| !m.contains('/')) {
+                let path = m.replace('.', "/");
+                out.push((Code::File(format!("{path}.py")), "file"));
+                out.push((Code::File(format!("{path}/__main__.py")), "file"));
+            }
+            return out;
+        }
         // `perl -MFile::Path=rmtree`, `ruby -rfileutils`: modules loaded.
         if lang == Lang::Perl
             && let Some(m) = a.strip_prefix("-M").or_else(|| a.strip_prefix("-m"))
@@ -390,52 +404,98 @@ fn code_of(inv: &Invocation, lang: Lang) -> Vec<(Code, &'static str)> {
     out
 }
 
-/// An interpreter running a file: the project's own code (like `cargo test`) when the file is
-/// in the project; judged like inline code when it is in the temp folder (where scripts an
-/// agent writes land); unknowable elsewhere.
-fn script_file(j: &mut Judge, inv: &Invocation, lang: Lang, raw: &str, name: &str, shown: &str) {
+/// An interpreter running a file (`python3 x.py`, `node tools/gen.js`, a `#!/usr/bin/env ruby`
+/// script run by path): read, bounded, and judged by the inline-code policy when it is in the
+/// project or the temp folder, or was written earlier on the line; code elsewhere is
+/// unknowable. The same policy as for inline code, because a file is how inline code is
+/// disguised: `printf '…' > x.py && python3 x.py`, or a file written by an earlier call.
+fn script_file(
+    j: &mut Judge,
+    a: &Analysis,
+    inv: &Invocation,
+    lang: Lang,
+    raw: &str,
+    name: &str,
+    shown: &str,
+) {
     let paths = j.resolve_all(raw, &inv.cwd, &inv.origin);
     for p in paths {
-        match j.paths.place(&p) {
-            Place::InRepo(_) | Place::RepoRoot | Place::NullDevice => {}
-            Place::Temp => {
-                let Some(text) = crate::guard::shell::read_code_file(&p) else {
-                    if p.exists() {
-                        j.hit_contained(
-                            &UNREAD_CODE,
-                            &inv.origin,
-                            format!("`{shown}` runs {}, which Forge cannot read", p.display()),
-                        );
-                    }
-                    continue;
-                };
-                let reach = scan(lang, &text);
-                if reach.any() {
-                    let reason = format!(
-                        "`{shown}` runs {} ({name} code that {}); a person should look at it first",
-                        p.display(),
-                        reach.describe()
-                    );
-                    if reach.network.is_some() {
-                        j.hit_at(&INLINE_CODE, &inv.origin, reason);
-                    } else {
-                        j.hit_contained(&INLINE_CODE, &inv.origin, reason);
-                    }
-                }
+        let real = crate::guard::paths::real(&p);
+        let (text, whence) = match a.files.get(&real).or_else(|| a.files.get(&p)) {
+            Some(Content::Text(t)) => (t.clone(), "written earlier on this line"),
+            Some(Content::Downloaded) => {
+                super::net::downloaded_code(j, shown, &inv.origin);
+                continue;
             }
-            Place::Outside | Place::RepoAncestor
-                if p.exists() && !p.starts_with("/usr") && !p.starts_with("/opt") =>
-            {
+            Some(Content::Unknown(why)) => {
                 j.hit_contained(
                     &UNREAD_CODE,
                     &inv.origin,
                     format!(
-                        "`{shown}` runs {}, outside the project, where Forge does not read code",
+                        "`{shown}` runs {}, which Forge cannot read ({why})",
                         p.display()
                     ),
                 );
+                continue;
             }
-            _ => {}
+            Some(Content::RepoDiff | Content::Missing) => continue,
+            None => {
+                let whence = match j.paths.place(&real) {
+                    Place::InRepo(_) | Place::RepoRoot => "in the project",
+                    Place::Temp => "in the temp folder",
+                    Place::NullDevice => continue,
+                    Place::Outside | Place::RepoAncestor
+                        if real.exists()
+                            && !real.starts_with("/usr")
+                            && !real.starts_with("/opt") =>
+                    {
+                        j.hit_contained(
+                            &UNREAD_CODE,
+                            &inv.origin,
+                            format!(
+                                "`{shown}` runs {}, outside the project, where Forge does not read code",
+                                p.display()
+                            ),
+                        );
+                        continue;
+                    }
+                    _ => continue,
+                };
+                // Nothing there, or a folder (`node --test test/`, `bun test`): runners that
+                // take folders run the project's tests.
+                if !real.exists() || real.is_dir() {
+                    continue;
+                }
+                match crate::guard::shell::read_code_file(&real) {
+                    Some(t) => (t, whence),
+                    None => {
+                        j.hit_contained(
+                            &UNREAD_CODE,
+                            &inv.origin,
+                            format!(
+                                "`{shown}` runs {}, which Forge cannot read (not a regular UTF-8 file of at most {} KiB)",
+                                p.display(),
+                                crate::guard::shell::MAX_SOURCE / 1024
+                            ),
+                        );
+                        continue;
+                    }
+                }
+            }
+        };
+        let reach = scan(lang, &text);
+        literal_paths(j, inv, &text, &reach, shown);
+        if reach.any() {
+            let reason = format!(
+                "`{shown}` runs {} ({whence}), {name} code that {}; Forge does not run or fully parse code and no list of such calls is complete, so a person decides",
+                p.display(),
+                reach.describe()
+            );
+            if reach.network.is_some() {
+                j.hit_at(&INLINE_CODE, &inv.origin, reason);
+            } else {
+                j.hit_contained(&INLINE_CODE, &inv.origin, reason);
+            }
         }
     }
 }

@@ -32,7 +32,7 @@ pub use expand::{ansi_c, expand_braces};
 pub(crate) use pattern::component_could_match;
 pub use pattern::shell_glob_matches;
 pub use sed::{SedCmd, sed_commands, sed_executes, sed_scripts};
-pub use sources::read_code_file;
+pub use sources::{Content, MAX_SOURCE, read_code_file};
 pub use wrappers::find_filtered;
 
 /// Longest command line analysed; longer ones are refused unread.
@@ -331,6 +331,9 @@ pub struct Analysis {
     /// A function that calls itself in a pipeline or in the background: `:(){ :|:& };:`.
     pub fork_bomb: bool,
     pub opaque: Vec<Opaque>,
+    /// Files the line writes, copies or downloads, with what is known of their content (by
+    /// resolved path): an interpreter that runs one later on the line runs that content.
+    pub files: std::collections::HashMap<std::path::PathBuf, Content>,
 }
 
 /// What the analysis needs to know about the world: HOME, the repository (for `git

@@ -366,7 +366,9 @@ impl Walker<'_> {
                 return;
             }
             "python" | "python2" | "python3"
-                if lits.first() == Some(&Some("-m")) && rest.len() > 1 =>
+                if lits.first() == Some(&Some("-m"))
+                    && rest.len() > 1
+                    && !self.local_module(lits.get(1).copied().flatten(), ctx) =>
             {
                 // `python -m twine upload`: the module is the program.
                 call.wrappers.push(name.clone());
@@ -379,6 +381,24 @@ impl Walker<'_> {
         let idx = self.push_invocation(&call, path, ctx);
         self.note_downloads(&self.out.invocations[idx].clone());
         self.option_code(&name, &rest, idx, ctx, depth);
+    }
+
+    /// Whether `python -m NAME` runs a module of the folder it runs in (`NAME.py`,
+    /// `NAME/__main__.py`, on disk or written earlier on the line): then it is that file's
+    /// code, judged as such, not a program named NAME.
+    fn local_module(&self, name: Option<&str>, ctx: &Ctx) -> bool {
+        let Some(name) = name.filter(|n| !n.contains('/')) else {
+            return false;
+        };
+        let rel = name.replace('.', "/");
+        ctx.cwd.paths().iter().any(|c| {
+            [
+                c.join(format!("{rel}.py")),
+                c.join(&rel).join("__main__.py"),
+            ]
+            .iter()
+            .any(|p| p.is_file() || self.files.contains_key(&crate::guard::paths::real(p)))
+        })
     }
 
     /// Commands handed over as option values (`tar --to-command`, `ssh -o ProxyCommand`).

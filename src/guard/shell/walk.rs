@@ -27,6 +27,7 @@ pub(super) fn analyze(line: &str, cwd: &Path, env: &Env) -> Analysis {
     }
     let mut ctx = Ctx::new(Cwd::at(cwd));
     w.line(line, &mut ctx, 0);
+    w.out.files = std::mem::take(&mut w.files);
     w.out
 }
 

@@ -549,9 +549,21 @@ impl Walker<'_> {
             };
             match skip {
                 Some(n) => {
+                    // `uv run x.py` (and poetry's, pdm's…) runs the file with Python.
+                    let python_file = matches!(
+                        prog.as_str(),
+                        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye"
+                    ) && call
+                        .argv
+                        .get(n + 1)
+                        .and_then(|w| w.arg.lit())
+                        .is_some_and(|a| a.ends_with(".py"));
                     call.wrappers.push(prog);
                     let n = (n + 1).min(call.argv.len());
                     call.argv.drain(..n);
+                    if python_file {
+                        call.argv.insert(0, Word::lit("python3"));
+                    }
                     if call.argv.is_empty() {
                         if call
                             .wrappers
