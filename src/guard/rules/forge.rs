@@ -136,6 +136,14 @@ fn kill(j: &mut Judge, a: &Analysis, inv: &Invocation, name: &str) {
             {
                 hit(j);
             }
+            // `kill $PPID`: the shell's parent is the agent client (or Forge) that started it.
+            if inv.args.iter().any(|w| {
+                w.arg
+                    .lit()
+                    .is_some_and(|a| a.trim_start_matches('-') == crate::guard::shell::PARENT_PID)
+            }) {
+                hit(j);
+            }
         }
         "pkill" | "killall" | "skill" | "slay" | "tkill" => {
             let (patterns, full, icase, regex) = kill_patterns(inv, name);
@@ -264,8 +272,11 @@ fn looks_for_forge(x: &Invocation) -> bool {
         "cat" | "head" | "tail" => lits
             .iter()
             .any(|a| a.contains(".tmp/.forge") || a.contains("forge") && a.ends_with(".pid")),
-        // `ps -C forge`, `ps -o pid= -C claude`.
-        "ps" => lits.iter().any(|a| NAMES.iter().any(|n| a.contains(n))),
+        // `ps -C forge`, `ps -o pid= -C claude`; `ps -o ppid= -p $$`: the shell's parent, the
+        // agent client that started it.
+        "ps" => lits
+            .iter()
+            .any(|a| NAMES.iter().any(|n| a.contains(n)) || a.contains("ppid")),
         _ => false,
     }
 }

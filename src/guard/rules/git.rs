@@ -32,7 +32,7 @@ pub const CLEAN: Rule = Rule {
 pub const DISCARD: Rule = Rule {
     id: "git-discard",
     decision: Decision::Deny,
-    summary: "discarding uncommitted work in bulk: `checkout -- .`, `restore` of a folder, a glob or pathspec magic (`:(top)`, `'*.rs'`, `\"$PWD\"`), `checkout -f`, `switch --discard-changes`, `read-tree -u --reset`, `checkout-index -a -f`, `rm -r -f .`",
+    summary: "discarding uncommitted work in bulk: `checkout -- .`, `restore` of a folder, a glob or pathspec magic (`:(top)`, `'*.rs'`, `\"$PWD\"`), `checkout -f`, `switch --discard-changes`, `read-tree -u --reset`, `checkout-index -a -f`, `rm -r -f .`, `worktree remove --force`",
 };
 pub const STASH_DROP: Rule = Rule {
     id: "git-stash-clear",
@@ -231,6 +231,17 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
                     format!("`{shown}` resets an existing branch by force"),
                 );
             }
+        }
+        // `git worktree remove --force`: the worktree's uncommitted changes go with it.
+        "worktree"
+            if matches!(r.first(), Some(Some("remove" | "rm")))
+                && (has("--force") || short('f', "")) =>
+        {
+            j.hit_at(
+                &DISCARD,
+                &inv.origin,
+                format!("`{shown}` removes a worktree with its uncommitted changes; remove it without `--force`, or ask the person"),
+            );
         }
         "stash" => {
             if matches!(r.first(), Some(Some("clear" | "drop"))) {

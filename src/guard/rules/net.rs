@@ -5,6 +5,7 @@ use super::{Judge, Rule, operands};
 use crate::guard::Decision;
 use crate::guard::paths::{Place, secret_kind};
 use crate::guard::shell::{Analysis, Arg, Invocation, Origin, Redirect, Stdin};
+use std::path::{Path, PathBuf};
 
 pub const PIPE_TO_SHELL: Rule = Rule {
     id: "pipe-to-shell",
@@ -14,7 +15,7 @@ pub const PIPE_TO_SHELL: Rule = Rule {
 pub const EXFILTRATION: Rule = Rule {
     id: "exfiltration",
     decision: Decision::Deny,
-    summary: "sending the environment, credentials or HOME to the network (`env | curl -d @-`, `curl -d \"$(printenv)\"`, `tar cz ~ | ssh host`, `git credential fill | nc`)",
+    summary: "sending the environment, credentials, HOME or the repository with its secrets to the network (`env | curl -d @-`, `curl -d \"$(printenv)\"`, `tar cz ~ | ssh host`, `tar cz . | nc` with `.env`, `git credential fill | nc`)",
 };
 pub const REMOTE_SHELL: Rule = Rule {
     id: "remote-shell",
@@ -375,8 +376,8 @@ fn sensitive(j: &Judge, inv: &Invocation) -> Option<String> {
         }
         "az" if lits.contains(&"get-access-token") => return Some("a cloud token".into()),
         "kubectl" if lits.contains(&"--raw") => return Some("cluster credentials".into()),
-        "tar" | "zip" | "7z" | "cpio" | "rsync" | "cp" | "cat" | "base64" | "xxd" | "gzip"
-        | "bzip2" | "xz" | "zstd" | "head" | "tail" | "od" | "strings" => {
+        "tar" | "zip" | "7z" | "cpio" | "rsync" | "scp" | "cp" | "cat" | "base64" | "xxd"
+        | "gzip" | "bzip2" | "xz" | "zstd" | "head" | "tail" | "od" | "strings" => {
             for w in operands(&inv.args) {
                 let Some(raw) = w.arg.lit() else { continue };
                 for p in j.resolve_all(raw, &inv.cwd, &inv.origin) {
@@ -389,6 +390,13 @@ fn sensitive(j: &Judge, inv: &Invocation) -> Option<String> {
                     }
                     if let Some(kind) = secret_kind(&p, &j.paths.home) {
                         return Some(kind.to_string());
+                    }
+                    if let Some(s) = secret_in_folder(j, inv, name, &p) {
+                        return Some(format!(
+                            "{} with the secrets in it ({})",
+                            p.display(),
+                            s.display()
+                        ));
                     }
                 }
             }
@@ -404,6 +412,41 @@ fn sensitive(j: &Judge, inv: &Invocation) -> Option<String> {
                 return Some(format!("`{raw}`"));
             }
         }
+    }
+    None
+}
+
+/// A secret file directly in a folder an archiver or copier takes whole (`tar czf - .` of a
+/// repository with its `.env`), unless the command leaves it out (`--exclude=.env`). One level
+/// only, and bounded: the hook runs on every call.
+fn secret_in_folder(j: &Judge, inv: &Invocation, name: &str, dir: &Path) -> Option<PathBuf> {
+    if !dir.is_dir() {
+        return None;
+    }
+    let excluded: Vec<String> = super::targets::data_args(inv, name)
+        .iter()
+        .filter_map(|w| w.arg.lit())
+        .map(|s| {
+            s.rsplit_once('=')
+                .map_or(s, |(_, v)| v)
+                .trim_start_matches("./")
+                .to_string()
+        })
+        .collect();
+    for e in std::fs::read_dir(dir).ok()?.take(2000).flatten() {
+        let p = e.path();
+        if secret_kind(&p, &j.paths.home).is_none() || !p.is_file() {
+            continue;
+        }
+        let file = e.file_name().to_string_lossy().to_string();
+        let chars: Vec<char> = file.chars().collect();
+        if excluded.iter().any(|x| {
+            let pat: Vec<char> = x.chars().collect();
+            crate::guard::shell::glob_match(&pat, &chars, false)
+        }) {
+            continue;
+        }
+        return Some(p);
     }
     None
 }
@@ -447,6 +490,17 @@ fn exfiltration(j: &mut Judge, a: &Analysis, _i: usize, inv: &Invocation, _name:
         return;
     }
     let shown = inv.display();
+    // A copier that sends a sensitive source itself (`rsync -a . host:/srv` with `.env`).
+    if matches!(_name, "rsync" | "scp")
+        && let Some(why) = sensitive(j, inv)
+    {
+        j.hit_at(
+            &EXFILTRATION,
+            &inv.origin,
+            format!("`{shown}` sends {why} to another machine; agents may not send secrets out"),
+        );
+        return;
+    }
     // A sensitive stage earlier in the pipeline.
     for &u in &inv.upstream {
         if let Some(why) = sensitive(j, &a.invocations[u]) {
@@ -480,7 +534,7 @@ fn exfiltration(j: &mut Judge, a: &Analysis, _i: usize, inv: &Invocation, _name:
         let raw = raw.strip_prefix('@').unwrap_or(raw);
         for p in j.resolve_all(raw, &inv.cwd, &inv.origin) {
             if j.tainted.contains(&p) {
-                j.hit_at(&EXFILTRATION, &inv.origin, format!("`{shown}` sends {}, written from the environment or credentials earlier on this line", p.display()));
+                j.hit_at(&EXFILTRATION, &inv.origin, format!("`{shown}` sends {}, written earlier on this line from the environment, credentials or secrets", p.display()));
                 return;
             }
         }
@@ -490,7 +544,7 @@ fn exfiltration(j: &mut Judge, a: &Analysis, _i: usize, inv: &Invocation, _name:
     {
         for p in j.resolve_all(raw, &inv.cwd, &inv.origin) {
             if j.tainted.contains(&p) {
-                j.hit_at(&EXFILTRATION, &inv.origin, format!("`{shown}` sends {}, written from the environment or credentials earlier on this line", p.display()));
+                j.hit_at(&EXFILTRATION, &inv.origin, format!("`{shown}` sends {}, written earlier on this line from the environment, credentials or secrets", p.display()));
                 return;
             }
         }

@@ -410,10 +410,21 @@ pub(super) fn data_args<'i>(inv: &'i Invocation, name: &str) -> Vec<&'i Word> {
                 matches!(s, "--arg" | "--argjson" | "-e" | "--expression")
             }
             "find" => true,
+            // Patterns of what to leave out or take in, not files read.
+            "tar" | "bsdtar" | "gtar" => matches!(s, "--exclude" | "--include"),
+            "rsync" => matches!(s, "--exclude" | "--include" | "--filter" | "-f"),
+            "zip" => matches!(s, "-x" | "-i" | "--exclude" | "--include"),
             _ => false,
         };
         if takes_data && let Some(v) = args.get(i + 1) {
             out.push(v);
+        }
+        if matches!(name, "tar" | "bsdtar" | "gtar" | "rsync" | "zip")
+            && ["--exclude=", "--include=", "--filter="]
+                .iter()
+                .any(|o| s.starts_with(o))
+        {
+            out.push(a);
         }
         // `--env-file=.env` and the like.
         if (name == "docker" || name == "podman") && s.starts_with("--env-file=") {

@@ -45,6 +45,11 @@ struct Expansion {
 /// so a path built from it stays in its folder.
 const SOME_NUMBER: &str = "4242";
 
+/// The value `$PPID` stands for: the shell's parent, which is the agent client or Forge that
+/// started it. A number like [`SOME_NUMBER`] (so `/proc/$PPID/environ` is a path), but its own,
+/// so `kill $PPID` can be told apart.
+pub const PARENT_PID: &str = "4241";
+
 impl Walker<'_> {
     /// The words a shell word becomes.
     pub(super) fn expand(&mut self, w: &ast::Word, ctx: &mut Ctx, depth: usize) -> Vec<Word> {
@@ -437,8 +442,9 @@ impl Walker<'_> {
             "TMPDIR" => Some(self.env.temp.display().to_string()),
             "USER" | "LOGNAME" => std::env::var(n).ok(),
             "IFS" => Some(" \t\n".into()),
-            "RANDOM" | "SRANDOM" | "SECONDS" | "EPOCHSECONDS" | "BASHPID" | "PPID" | "UID"
-            | "EUID" | "LINENO" => Some(SOME_NUMBER.into()),
+            "PPID" => Some(PARENT_PID.into()),
+            "RANDOM" | "SRANDOM" | "SECONDS" | "EPOCHSECONDS" | "BASHPID" | "UID" | "EUID"
+            | "LINENO" => Some(SOME_NUMBER.into()),
             _ => None,
         }
     }
