@@ -159,14 +159,17 @@ fn actor(cwd: &Path) -> String {
 fn parse_duration(s: &str) -> Option<Duration> {
     let (n, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
     let n: u64 = n.parse().ok()?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86400,
+    let per = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
         _ => return None,
     };
-    Some(Duration::from_secs(secs))
+    // At most a year: an exception is for one call soon, not a standing rule.
+    n.checked_mul(per)
+        .filter(|s| (1..=366 * 86400).contains(s))
+        .map(Duration::from_secs)
 }
 
 pub fn run(cmd: Command) -> Result<i32> {
@@ -255,7 +258,7 @@ pub fn run(cmd: Command) -> Result<i32> {
             }
             let ttl = parse_duration(&valid_for).ok_or_else(|| {
                 Error::usage(format!(
-                    "--for {valid_for}: give a duration such as 90s, 10m, 2h or 1d"
+                    "--for {valid_for}: give a duration such as 90s, 10m, 2h or 1d (at most 366d)"
                 ))
             })?;
             let (tool, call) = match (tool, input) {
