@@ -32,7 +32,10 @@ impl Person {
             .env("FORGE_CONFIG_DIR", self.home.path().join("forge"))
             .env("FORGE_ACTOR", "human:Ada")
             .env_remove("XDG_CONFIG_HOME")
-            .env_remove("CLAUDECODE");
+            .env_remove("CLAUDECODE")
+            .env_remove("GEMINI_CLI")
+            .env_remove("CODEX_SANDBOX")
+            .env_remove("FORGE_ROLE");
         c
     }
 
@@ -130,6 +133,14 @@ fn an_exception_a_person_grants_lets_exactly_that_call_through_once() {
     assert!(tl.contains("allow-once-granted"), "{tl}");
     assert!(tl.contains("\"rule\":\"allow-once\""), "{tl}");
     assert!(tl.contains("human:Ada"), "{tl}");
+    // Run where an agent's environment shows, the command refuses too (behind the guard).
+    let out = p
+        .cmd(&["guard", "allow-once", "--", "rm -rf /"])
+        .env("CLAUDECODE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a person's act"));
     // Bad durations are usage errors that say how to write one.
     let o = p.forge(&["guard", "allow-once", "--for", "soon", "--", "x"]);
     assert_eq!(o.code, 2, "{o:?}");

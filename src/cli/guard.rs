@@ -240,6 +240,9 @@ pub fn run(cmd: Command) -> Result<i32> {
         } => {
             let cwd = folder(cwd)?;
             let dir = config::user_dir(&home());
+            if !list {
+                person_only("allow-once")?;
+            }
             if list {
                 let grants = exceptions::list(&dir);
                 if grants.is_empty() {
@@ -296,8 +299,40 @@ pub fn run(cmd: Command) -> Result<i32> {
             );
             Ok(EXIT_OK)
         }
-        Command::Trust { show, revoke, cwd } => trust_cmd(show, revoke, folder(cwd)?),
-        Command::Lift { show, cwd } => lift_cmd(show, folder(cwd)?),
+        Command::Trust { show, revoke, cwd } => {
+            if !show {
+                person_only("trust")?;
+            }
+            trust_cmd(show, revoke, folder(cwd)?)
+        }
+        Command::Lift { show, cwd } => {
+            if !show {
+                person_only("lift")?;
+            }
+            lift_cmd(show, folder(cwd)?)
+        }
+    }
+}
+
+/// A person's acts refuse to run where the environment says an agent runs them — a second
+/// line behind the guard, which denies agents these commands (`human-only`) however they are
+/// spelled. An agent could clear these variables; the guard is what stops it.
+fn person_only(what: &str) -> Result<()> {
+    let agent = ["CLAUDECODE", "GEMINI_CLI", "CODEX_SANDBOX", "FORGE_ROLE"]
+        .into_iter()
+        .find(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+        .map(str::to_string)
+        .or_else(|| {
+            std::env::var("FORGE_ACTOR")
+                .ok()
+                .filter(|a| a.starts_with("agent:"))
+                .map(|a| format!("FORGE_ACTOR={a}"))
+        });
+    match agent {
+        Some(v) => Err(Error::usage(format!(
+            "`forge guard {what}` is a person's act, and this looks like an agent's session ({v} is set): run it in your own terminal"
+        ))),
+        None => Ok(()),
     }
 }
 
