@@ -5,6 +5,7 @@
 #
 #   bash bench/hooks.sh                 # builds forge --release unless FORGE=path is given
 #   RUNS=500 BENCH_DIR=/tmp/x bash bench/hooks.sh
+#   BASE=/path/to/older/forge bash bench/hooks.sh   # adds the older build's rows, same runs
 #
 # Needs: gcc (with static glibc), python3, node + npm (tdd-guard is installed from the npm
 # registry into $BENCH_DIR on first use). Timing is done by bench/spawn_timer.c: it spawns the
@@ -58,9 +59,24 @@ PY
 }
 make_project "$BENCH_DIR/p0" 0
 make_project "$BENCH_DIR/p1000" 1000
+# A heavier line for the guard: it reads a Makefile recipe and a project script, and looks at
+# inline Python, as it does for `make test && sh scripts/check.sh && python3 -c …`.
+mkdir -p "$BENCH_DIR/p0/scripts"
+printf 'test:\n\tcargo test --all\nlint:\n\tcargo clippy -- -D warnings\n' > "$BENCH_DIR/p0/Makefile"
+printf '#!/bin/sh\nset -e\nfor f in src/*.rs; do grep -q "fn " "$f"; done\nrm -rf target/tmp\n' > "$BENCH_DIR/p0/scripts/check.sh"
+python3 - "$BENCH_DIR/p0" <<'PY'
+import json, os, sys
+proj = sys.argv[1]
+p = json.load(open(os.path.join(proj, "payload.json")))
+p["tool_input"] = {"command": "make test && sh scripts/check.sh && python3 -c 'import json; print(json.load(open(\"package.json\")))' | head", "description": "check"}
+json.dump(p, open(os.path.join(proj, "heavy.json"), "w"))
+PY
 # The first call of each writes the parsed-config cache; the timed runs use it, as agents do.
 "$FORGE" hook claude pre-tool-use < "$BENCH_DIR/p0/payload.json" >/dev/null
 "$FORGE" hook claude pre-tool-use < "$BENCH_DIR/p1000/payload.json" >/dev/null
+if [ -n "${BASE:-}" ]; then
+  "$BASE" hook claude pre-tool-use < "$BENCH_DIR/p1000/payload.json" >/dev/null
+fi
 
 python=$(python3 -c 'import sys; print(sys.executable)')
 if [ ! -x "$BENCH_DIR/node/node_modules/.bin/tdd-guard" ] && command -v npm >/dev/null; then
@@ -77,6 +93,11 @@ rows=()
 rows+=("$(measure "no-op static binary" "$BENCH_DIR/p0/payload.json" "$BENCH_DIR/noop")")
 rows+=("$(measure "forge hook claude pre-tool-use" "$BENCH_DIR/p0/payload.json" "$FORGE" hook claude pre-tool-use)")
 rows+=("$(measure "forge, 1,000 project rules" "$BENCH_DIR/p1000/payload.json" "$FORGE" hook claude pre-tool-use)")
+rows+=("$(measure "forge, a line that reads a Makefile and a script" "$BENCH_DIR/p0/heavy.json" "$FORGE" hook claude pre-tool-use)")
+if [ -n "${BASE:-}" ]; then
+  rows+=("$(measure "BASE hook claude pre-tool-use" "$BENCH_DIR/p0/payload.json" "$BASE" hook claude pre-tool-use)")
+  rows+=("$(measure "BASE, 1,000 project rules" "$BENCH_DIR/p1000/payload.json" "$BASE" hook claude pre-tool-use)")
+fi
 rows+=("$(measure "Python one-file hook" "$BENCH_DIR/p0/payload.json" "$python" "$here/hooks/py_guard.py")")
 if [ -x "$BENCH_DIR/node/node_modules/.bin/tdd-guard" ]; then
   node=$(command -v node)

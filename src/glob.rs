@@ -1,6 +1,7 @@
-//! Path globs for project rules and phase scopes: `*` and `?` stay within one path segment,
-//! `**` crosses segments, a trailing `/` means everything below. Hand-written because a rule set
-//! is loaded on every hook call: compiling a thousand regexes would cost more than the decision.
+//! Path globs, shared by the guard (project rules, phase scopes) and `forge run`'s gates (test
+//! and code areas): `*` and `?` stay within one path segment, `**` crosses segments, a trailing
+//! `/` means everything below. Hand-written because a rule set is loaded on every hook call:
+//! compiling a thousand regexes would cost more than the decision.
 
 /// Whether `path` (repository-relative, `/`-separated) matches `pattern`.
 pub fn matches(pattern: &str, path: &str) -> bool {

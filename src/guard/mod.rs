@@ -1,19 +1,37 @@
-//! The guardrails gate: judges an agent's tool call — a shell command on a real parse, or a file
-//! write/read — against the default policy, the project's rules and the phase of a running
-//! slice, and answers allow, ask or deny with the rule that decided and a reason to act on.
+//! The guardrails gate: judges an agent's tool call — a shell command on a real parse, files
+//! written or read, an MCP tool's input — against the default policy, the person's and the
+//! project's rules and the phase of a running slice, and answers allow, ask or deny with the
+//! rule that decided and a reason to act on.
+//!
+//! - `shell/` turns a command line into data ([`shell::Analysis`]): what runs, in which folder,
+//!   writing and reading what; it reads scripts, recipes and package scripts in the project;
+//! - `rules/` judges that data; each file holds one family of rules ([`rules::DEFAULT_RULES`]);
+//! - `tools.rs` reads each agent's tool inputs; `paths.rs` places paths; `phase.rs` is a
+//!   running slice's scope; `config.rs` the `guard:` config (project and user);
+//!   `exceptions.rs` a person's allow-once grants; `trust.rs` trust in a clone's relaxing rules.
+//!
+//! A missed command leads to one file: the program's family in `rules/`, or `shell/` when the
+//! command was never seen.
 
-pub use crate::glob;
+pub mod config;
+pub mod exceptions;
 pub mod paths;
-pub mod policy;
+pub mod phase;
+pub mod rules;
 pub mod shell;
+pub mod tools;
+pub mod trust;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+pub use config::{GuardConfig, OneOrMany, RuleConfig};
 use paths::{Paths, Place};
-use policy::Judge;
+pub use phase::{Phase, load_phase};
+use rules::Judge;
+pub use tools::{ToolCall, canonical_tool, classify_tool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "lowercase")]
@@ -42,12 +60,21 @@ impl Decision {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// One rule that matched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     pub decision: Decision,
     pub rule: String,
     pub reason: String,
+    /// The finding exists only because Forge cannot know what runs (code it cannot read), and
+    /// what runs would stay inside the session sandbox: with [`Guard::sandboxed`], it is
+    /// allowed with a note instead.
+    #[serde(skip_serializing_if = "is_false")]
+    pub contained: bool,
 }
 
 /// The answer for one tool call: the most restrictive finding decides.
@@ -59,9 +86,21 @@ pub struct GuardResult {
     pub findings: Vec<Finding>,
 }
 
+/// The rule id of a decision a person's allow-once exception made.
+pub const ALLOW_ONCE: &str = "allow-once";
+
 impl GuardResult {
-    fn from_findings(mut findings: Vec<Finding>) -> GuardResult {
+    fn from_findings(mut findings: Vec<Finding>, sandboxed: bool) -> GuardResult {
         findings.dedup();
+        if sandboxed {
+            for f in findings
+                .iter_mut()
+                .filter(|f| f.contained && f.decision != Decision::Allow)
+            {
+                f.decision = Decision::Allow;
+                f.reason = format!("contained by the session sandbox: {}", f.reason);
+            }
+        }
         // The first of the most restrictive: rules that know the command best report first.
         let top = findings
             .iter()
@@ -71,14 +110,8 @@ impl GuardResult {
             })
             .cloned();
         match top {
-            Some(f) if f.decision != Decision::Allow => GuardResult {
-                decision: f.decision,
-                rule: f.rule,
-                reason: f.reason,
-                findings,
-            },
             Some(f) => GuardResult {
-                decision: Decision::Allow,
+                decision: f.decision,
                 rule: f.rule,
                 reason: f.reason,
                 findings,
@@ -103,6 +136,7 @@ impl GuardResult {
                 decision: Decision::Deny,
                 rule: rule.to_string(),
                 reason,
+                contained: false,
             }],
         }
     }
@@ -118,434 +152,217 @@ impl GuardResult {
     }
 }
 
-/// `guard:` in `.forge/config.yaml`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct GuardConfig {
-    #[serde(default)]
-    pub rules: Vec<RuleConfig>,
+/// Where a rule came from, for its default id and for trust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Project,
+    User,
 }
 
-/// A project rule. Every condition given must hold; at least one is required.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleConfig {
-    /// A name for messages; defaults to `project-rule-<n>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    pub decision: Decision,
-    pub reason: String,
-    /// The program (base name), after wrappers such as `sudo` or `env`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub program: Option<String>,
-    /// Arguments that must all be present (globs with `*`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    /// A path glob, relative to the repository root, matched against the files the call writes
-    /// (or reads, for read tools).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// Tool names the rule applies to (`Bash`, `Write`, `Edit`, `Read`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<OneOrMany>,
-    /// Default rule ids this allow rule relaxes. A project rule can relax a default only by
-    /// naming it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub relaxes: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
-}
-
-/// By hand rather than `#[serde(untagged)]`, which buffers every value: the hook reads up to
-/// thousands of rules per tool call.
-impl<'de> Deserialize<'de> for OneOrMany {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = OneOrMany;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a tool name or a list of tool names")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<OneOrMany, E> {
-                Ok(OneOrMany::One(v.to_string()))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> std::result::Result<OneOrMany, A::Error> {
-                let mut v = Vec::new();
-                while let Some(x) = seq.next_element::<String>()? {
-                    v.push(x);
-                }
-                Ok(OneOrMany::Many(v))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-impl OneOrMany {
-    fn contains(&self, s: &str) -> bool {
-        match self {
-            OneOrMany::One(x) => x == s,
-            OneOrMany::Many(v) => v.iter().any(|x| x == s),
-        }
-    }
-}
-
-impl GuardConfig {
-    /// Checks the rules; the message names the key.
-    pub fn validate(&self) -> std::result::Result<(), String> {
-        for (i, r) in self.rules.iter().enumerate() {
-            let key = format!("guard.rules[{i}]");
-            if r.program.is_none() && r.path.is_none() && r.tool.is_none() {
-                return Err(format!(
-                    "`{key}` matches nothing: give at least one of `program`, `path`, `tool`"
-                ));
-            }
-            if !r.args.is_empty() && r.program.is_none() {
-                return Err(format!("`{key}.args` needs `program`"));
-            }
-            if !r.relaxes.is_empty() && r.decision != Decision::Allow {
-                return Err(format!(
-                    "`{key}.relaxes` only makes sense with `decision: allow`"
-                ));
-            }
-            for id in &r.relaxes {
-                if !policy::DEFAULT_RULES.iter().any(|(d, _, _)| d == id) {
-                    return Err(format!(
-                        "`{key}.relaxes`: `{id}` is not a default rule; see `forge guard rules` for the ids"
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The phase of a running slice, from the run state (`forge run` writes it).
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct Phase {
-    pub run: String,
-    pub slice: String,
-    /// `red` or `green`.
-    pub phase: String,
-    pub test_areas: Vec<String>,
-    pub code_areas: Vec<String>,
-    /// The tests verified red, which green may not touch.
-    pub red_tests: Vec<String>,
-    /// The answer file the current agent writes (planner, verifier, coverage reviewer),
-    /// repository-relative.
-    #[serde(default)]
-    pub output: Option<String>,
-}
-
-/// The run state fields the guard reads: `.tmp/.forge/active-run` names the run, and its
-/// `.tmp/.forge/runs/<slug>/state.json` has `current: {slice, phase}` and the slices.
-#[derive(Deserialize)]
-struct RunState {
-    #[serde(default)]
-    current: Option<Current>,
-    #[serde(default)]
-    slices: Vec<SliceState>,
-}
-
-#[derive(Deserialize)]
-struct Current {
-    slice: String,
-    phase: String,
-    #[serde(default)]
-    red_tests: Vec<String>,
-    #[serde(default)]
-    output: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct SliceState {
-    id: String,
-    #[serde(default)]
-    test_areas: Vec<String>,
-    #[serde(default)]
-    code_areas: Vec<String>,
-}
-
-/// The phase of the active run, if a run is in its red or green phase. A run state that exists
-/// but cannot be read is an error: the guard then fails closed.
-pub fn load_phase(root: &Path) -> std::result::Result<Option<Phase>, String> {
-    let tmp = root.join(crate::repo::TMP_DIR);
-    let slug = match std::fs::read_to_string(tmp.join("active-run")) {
-        Ok(s) => s.trim().to_string(),
-        Err(_) => return Ok(None),
-    };
-    if slug.is_empty() {
-        return Ok(None);
-    }
-    // A run no `forge run` is driving (killed, or stopped without cleaning up) enforces no
-    // phase: the run holds its folder's lock for as long as it drives agents.
-    let run_dir = tmp.join("runs").join(&slug);
-    if run_dir.is_dir() && matches!(crate::state::try_lock_dir(&run_dir), Ok(Some(_))) {
-        return Ok(None);
-    }
-    let path = run_dir.join("state.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let state: RunState = serde_json::from_str(&text)
-        .map_err(|e| format!("{} does not parse: {e}", path.display()))?;
-    let Some(cur) = state.current else {
-        return Ok(None);
-    };
-    // `final` is Forge committing: no agent runs then.
-    if !matches!(
-        cur.phase.as_str(),
-        "plan" | "red" | "verify" | "review" | "green"
-    ) {
-        return Ok(None);
-    }
-    if cur.phase == "plan" {
-        return Ok(Some(Phase {
-            run: slug,
-            slice: String::new(),
-            phase: cur.phase,
-            output: cur.output,
-            ..Phase::default()
-        }));
-    }
-    let slice = state
-        .slices
-        .iter()
-        .find(|s| s.id == cur.slice)
-        .ok_or_else(|| {
-            format!(
-                "{}: current slice `{}` is not among its slices",
-                path.display(),
-                cur.slice
-            )
-        })?;
-    Ok(Some(Phase {
-        run: slug,
-        slice: cur.slice,
-        phase: cur.phase,
-        test_areas: slice.test_areas.clone(),
-        code_areas: slice.code_areas.clone(),
-        red_tests: cur.red_tests,
-        output: cur.output,
-    }))
-}
-
-/// A tool call as the guard sees it, whatever the agent calls its tools.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolCall {
-    /// A shell command line.
-    Shell(String),
-    /// Files written (Write, Edit, MultiEdit, NotebookEdit, apply_patch; Gemini write_file,
-    /// replace).
-    Write(Vec<String>),
-    /// Files or folders read (Read, Grep, Glob, LS; Gemini read_file, …).
-    Read(Vec<String>),
-    /// A tool with no file or shell effect Forge judges (web search, todo lists, …).
-    Other,
-}
-
-/// The canonical tool name used by project rules (`tool: Write`).
-pub fn canonical_tool(name: &str) -> &str {
-    match name {
-        "Bash" | "run_shell_command" | "shell" | "exec_command" | "local_shell" => "Bash",
-        "Write" | "write_file" | "create_file" => "Write",
-        "Edit" | "replace" | "edit_file" | "MultiEdit" | "apply_patch" => "Edit",
-        "NotebookEdit" => "NotebookEdit",
-        "Read" | "read_file" | "read_many_files" => "Read",
-        "Grep" | "grep_search" | "search_file_content" => "Grep",
-        "Glob" | "glob" => "Glob",
-        "LS" | "list_directory" => "LS",
-        other => other,
-    }
-}
-
-/// Reads the tool input the way each agent writes it. Input Forge cannot understand for a tool
-/// it must judge is an error (the caller denies).
-pub fn classify_tool(
-    name: &str,
-    input: &serde_json::Value,
-) -> std::result::Result<ToolCall, String> {
-    let field = |keys: &[&str]| -> Option<String> {
-        keys.iter()
-            .find_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string))
-    };
-    match canonical_tool(name) {
-        "Bash" => {
-            let cmd = field(&["command", "cmd"]).or_else(|| {
-                // Codex's shell tool may send argv as an array.
-                input.get("command").and_then(|v| v.as_array()).map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str())
-                        .map(shell_quote)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-            });
-            cmd.map(ToolCall::Shell)
-                .ok_or_else(|| format!("{name} input has no `command` string"))
-        }
-        "Write" | "Edit" | "NotebookEdit" => {
-            if name == "apply_patch" {
-                let patch = field(&["command", "patch", "input"])
-                    .ok_or_else(|| "apply_patch input has no patch text".to_string())?;
-                return Ok(ToolCall::Write(patch_paths(&patch)));
-            }
-            let p = field(&[
-                "file_path",
-                "path",
-                "notebook_path",
-                "absolute_path",
-                "filePath",
-            ])
-            .ok_or_else(|| format!("{name} input has no `file_path`"))?;
-            Ok(ToolCall::Write(vec![p]))
-        }
-        "Read" | "Grep" | "Glob" | "LS" => {
-            let mut paths: Vec<String> = [
-                "file_path",
-                "path",
-                "absolute_path",
-                "dir_path",
-                "notebook_path",
-            ]
-            .iter()
-            .filter_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string))
-            .collect();
-            if let Some(arr) = input.get("paths").and_then(|v| v.as_array()) {
-                paths.extend(arr.iter().filter_map(|v| v.as_str()).map(str::to_string));
-            }
-            Ok(ToolCall::Read(paths))
-        }
-        _ => Ok(ToolCall::Other),
-    }
-}
-
-/// Files named by a Codex `apply_patch` envelope.
-fn patch_paths(patch: &str) -> Vec<String> {
-    patch
-        .lines()
-        .filter_map(|l| {
-            [
-                "*** Add File: ",
-                "*** Update File: ",
-                "*** Delete File: ",
-                "*** Move to: ",
-            ]
-            .iter()
-            .find_map(|p| l.strip_prefix(p))
-            .map(|s| s.trim().to_string())
-        })
-        .collect()
-}
-
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// The guard for one repository: paths, project rules and the current phase.
+/// The guard for one repository: paths, the person's and the project's rules, the current
+/// phase, and whether commands run inside the session sandbox.
 pub struct Guard {
     pub paths: Paths,
-    rules: Vec<RuleConfig>,
+    rules: Vec<(RuleConfig, Source)>,
+    decisions: HashMap<String, Decision>,
     phase: Option<Phase>,
-    /// The budget limits from the same config, so the hook checks spend without loading it
-    /// twice.
-    pub budget: crate::budget::BudgetConfig,
+    sandboxed: bool,
+    /// The person's Forge folder, when allow-once exceptions apply (`for_project`).
+    user_dir: Option<PathBuf>,
+    /// Relaxing parts of the project's config, set aside until a person trusts them.
+    untrusted: Option<GuardConfig>,
+    env: shell::Env,
 }
 
 impl Guard {
+    /// The guard with the given project rules, taken as given (trusted), no user rules and no
+    /// allow-once exceptions: for tests and for callers that decided trust themselves.
     pub fn new(
         root: &Path,
         home: &Path,
         config: Option<&GuardConfig>,
         phase: Option<Phase>,
     ) -> Guard {
-        Guard::with_rules(
-            root,
-            home,
-            config.map(|c| c.rules.clone()).unwrap_or_default(),
-            phase,
-        )
-    }
-
-    fn with_rules(root: &Path, home: &Path, rules: Vec<RuleConfig>, phase: Option<Phase>) -> Guard {
         let mut paths = Paths::new(root, home);
         paths.run_output = phase
             .as_ref()
             .and_then(|p| p.output.as_ref())
             .map(|o| paths.root.join(o));
-        Guard {
+        let env = shell::Env {
+            home: paths.home.clone(),
+            root: paths.root.clone(),
+            temp: paths
+                .temp
+                .first()
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("/tmp")),
+        };
+        let mut g = Guard {
             paths,
-            rules,
+            rules: Vec::new(),
+            decisions: HashMap::new(),
             phase,
-            budget: crate::budget::BudgetConfig::default(),
+            sandboxed: false,
+            user_dir: None,
+            untrusted: None,
+            env,
+        };
+        if let Some(c) = config {
+            g.add(c.clone(), Source::Project);
+        }
+        g
+    }
+
+    fn add(&mut self, c: GuardConfig, source: Source) {
+        let prefix = match source {
+            Source::Project => "project-rule",
+            Source::User => "user-rule",
+        };
+        let c = c.with_default_ids(prefix);
+        self.rules.extend(c.rules.into_iter().map(|r| (r, source)));
+        for (k, v) in c.decisions {
+            // The person's own decision wins over the project's.
+            if source == Source::User || !self.decisions.contains_key(&k) {
+                self.decisions.insert(k, v);
+            }
         }
     }
 
-    /// The guard for the repository containing `cwd`: its `.forge/config.yaml` rules (a broken
-    /// config is an error) and the active run's phase.
-    pub fn for_cwd(cwd: &Path) -> Result<Guard> {
-        if !cwd.is_absolute() {
-            return Err(Error::usage(format!(
-                "the folder {} is not an absolute path",
-                cwd.display()
-            )));
-        }
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/root"));
-        let mut budget = crate::budget::BudgetConfig::default();
-        let (root, config) = match crate::repo::Project::discover(cwd) {
-            Ok(p) => {
-                let c = crate::config::Config::load_cached(
-                    &p.config_path(),
-                    &p.tmp_dir().join("cache"),
-                )?;
-                budget = c.budget;
-                (p.root, Some(c.guard))
-            }
-            Err(_) => (
-                find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf()),
-                None,
-            ),
+    /// The person's and the project's rules and decisions in force, described for a person:
+    /// `(where from, id, decision, what)`.
+    pub fn added(&self) -> Vec<(&'static str, String, Decision, String)> {
+        let from = |s: Source| match s {
+            Source::Project => "project",
+            Source::User => "user",
         };
-        let phase = load_phase(&root).map_err(|message| Error::State {
-            path: root.join(crate::repo::TMP_DIR).join("active-run"),
-            message,
-            recovery: "Fix or remove the run state (a person), then retry.".into(),
-        })?;
-        let mut g = Guard::with_rules(
-            &root,
-            &home,
-            config.map(|c| c.rules).unwrap_or_default(),
-            phase,
-        );
-        g.budget = budget;
+        let mut out: Vec<_> = self
+            .rules
+            .iter()
+            .map(|(r, s)| {
+                let mut what = r.reason.clone();
+                let mut on = Vec::new();
+                if let Some(p) = &r.program {
+                    on.push(format!("program {p}"));
+                }
+                if !r.args.is_empty() {
+                    on.push(format!("args {}", r.args.join(" ")));
+                }
+                if let Some(p) = &r.path {
+                    on.push(format!("path {p}"));
+                }
+                if !r.relaxes.is_empty() {
+                    on.push(format!("relaxes {}", r.relaxes.join(", ")));
+                }
+                if !on.is_empty() {
+                    what = format!("{what} ({})", on.join("; "));
+                }
+                (from(*s), r.id.clone().unwrap_or_default(), r.decision, what)
+            })
+            .collect();
+        let mut ds: Vec<_> = self.decisions.iter().collect();
+        ds.sort();
+        for (id, d) in ds {
+            out.push((
+                "decisions",
+                id.clone(),
+                *d,
+                format!("`{id}` is decided {}", d.as_str()),
+            ));
+        }
+        out
+    }
+
+    /// What in the project's config relaxes the default policy and is ignored until a person
+    /// trusts it (`forge guard trust`), described for a person.
+    pub fn untrusted(&self) -> Vec<String> {
+        self.untrusted
+            .as_ref()
+            .map(GuardConfig::relaxing)
+            .unwrap_or_default()
+    }
+
+    /// The guard for a project as the hooks and `forge guard check` use it: the project's
+    /// config (its relaxing parts only if a person trusted them), the person's own rules from
+    /// `~/.config/forge/guard.yaml`, their allow-once exceptions, and the active run's phase. A
+    /// user config or run state that cannot be read is an error (the caller fails closed).
+    pub fn for_project(
+        root: &Path,
+        home: &Path,
+        project: Option<GuardConfig>,
+    ) -> std::result::Result<Guard, String> {
+        Guard::for_project_in(root, home, project, &config::user_dir(home))
+    }
+
+    /// [`Guard::for_project`] with the person's Forge folder given (tests, tools).
+    pub fn for_project_in(
+        root: &Path,
+        home: &Path,
+        project: Option<GuardConfig>,
+        dir: &Path,
+    ) -> std::result::Result<Guard, String> {
+        let dir = dir.to_path_buf();
+        let phase = load_phase(root)?;
+        let mut g = Guard::new(root, home, None, phase);
+        if let Some(p) = project {
+            let trusted = !p.has_relaxing()
+                || trust::is_trusted(&dir, &g.paths.root, &p.relaxing_fingerprint());
+            // Ids by position in the file, before anything is set aside.
+            let p = p.with_default_ids("project-rule");
+            if trusted {
+                g.add(p, Source::Project);
+            } else {
+                let (relaxing, rest) = p.split_relaxing();
+                g.add(rest, Source::Project);
+                g.untrusted = Some(relaxing);
+            }
+        }
+        if let Some(u) = config::load_user(&dir)? {
+            g.add(u, Source::User);
+        }
+        g.user_dir = Some(dir);
         Ok(g)
     }
 
+    /// Commands will run inside `forge sandbox --profile session` (the live-session sandbox):
+    /// findings that exist only because Forge cannot read what runs — a script outside the
+    /// project, inline interpreter code that touches files or processes — become allowed with
+    /// a note ("contained by the session sandbox"), since the kernel confines what that code
+    /// can write. Everything else is judged exactly as without it: git semantics inside the
+    /// project (history, branches, config, force-push, `reset --hard`), exfiltration to the
+    /// network, killing Forge, Forge's and the agents' control files, jobs that run later or
+    /// elsewhere.
+    ///
+    /// The PreToolUse hook sets it when it rewrites a Bash call to run in the session sandbox
+    /// (and only for Bash: Write/Edit tools run in the agent's own process). Default: false.
+    pub fn sandboxed(mut self, on: bool) -> Guard {
+        self.sandboxed = on;
+        self
+    }
+
+    /// Judges without a person's allow-once exceptions (`forge guard check` must not use one
+    /// up).
+    pub fn without_exceptions(mut self) -> Guard {
+        self.user_dir = None;
+        self
+    }
+
     pub fn check_command(&self, line: &str, cwd: &Path) -> GuardResult {
-        let analysis = shell::analyze(line, cwd, &self.paths.home);
-        let mut judge = Judge::new(&self.paths);
+        let (findings, _) = self.judge_command(line, cwd);
+        let r = GuardResult::from_findings(findings, self.sandboxed);
+        self.exception("Bash", line, r)
+    }
+
+    fn judge_command(&self, line: &str, cwd: &Path) -> (Vec<Finding>, Vec<PathBuf>) {
+        let analysis = shell::analyze_in(line, cwd, &self.env);
+        let mut judge = Judge::new(&self.paths, &self.decisions);
         judge.analysis(&analysis);
         let written = std::mem::take(&mut judge.written);
         let mut findings = judge.findings;
-        self.phase_scope(&written, &mut findings);
+        if let Some(ph) = &self.phase {
+            phase::scope(ph, &self.paths, &written, &mut findings);
+        }
         self.project_rules("Bash", Some(&analysis), &written, &[], &mut findings);
-        GuardResult::from_findings(findings)
+        (findings, written)
     }
 
     pub fn check_tool(&self, tool: &str, input: &serde_json::Value, cwd: &Path) -> GuardResult {
@@ -558,54 +375,99 @@ impl Guard {
                 );
             }
         };
-        match call {
-            ToolCall::Shell(line) => self.check_command(&line, cwd),
-            ToolCall::Write(files) => {
-                let mut judge = Judge::new(&self.paths);
-                for f in &files
+        let canon = canonical_tool(tool);
+        if canon == "Bash" {
+            let line = call.commands.first().cloned().unwrap_or_default();
+            return self.check_command(&line, cwd);
+        }
+        let mut findings = Vec::new();
+        let cwd = match &call.cwd {
+            Some(c) => self.paths.resolve(&self.expand_home(c), cwd),
+            None => cwd.to_path_buf(),
+        };
+        // Commands inside an MCP tool's input run like shell commands (outside any sandbox).
+        let mut written = Vec::new();
+        for c in &call.commands {
+            let (f, w) = self.judge_command(c, &cwd);
+            findings.extend(f.into_iter().filter(|f| {
+                !f.rule.starts_with("project-rule") && !f.rule.starts_with("user-rule")
+            }));
+            written.extend(w);
+        }
+        let mut judge = Judge::new(&self.paths, &self.decisions);
+        let here = shell::Cwd::at(&cwd);
+        let origin = shell::Origin::Line;
+        for f in &call.written {
+            let w = shell::Word::lit(self.expand_home(f));
+            judge.write(
+                &rules::Target {
+                    word: &w,
+                    cwd: &here,
+                    origin: &origin,
+                },
+                "edits",
+                false,
+            );
+        }
+        let mut read = Vec::new();
+        let reads: Vec<String> = call
+            .read
+            .iter()
+            .cloned()
+            .chain(
+                call.urls
                     .iter()
-                    .map(|f| self.expand_home(f))
-                    .collect::<Vec<_>>()
-                {
-                    let w = shell::Word::lit(f.clone());
-                    judge.write(
-                        &policy::Target {
-                            word: &w,
-                            cwd: Some(cwd),
-                        },
-                        "edits",
-                    );
-                }
-                let written = std::mem::take(&mut judge.written);
-                let mut findings = judge.findings;
-                self.phase_scope(&written, &mut findings);
-                self.project_rules(canonical_tool(tool), None, &written, &[], &mut findings);
-                GuardResult::from_findings(findings)
+                    .filter_map(|u| u.strip_prefix("file://").map(str::to_string)),
+            )
+            .collect();
+        for f in &reads {
+            let f = self.expand_home(f);
+            let w = shell::Word::lit(f.clone());
+            judge.read(&rules::Target {
+                word: &w,
+                cwd: &here,
+                origin: &origin,
+            });
+            read.push(self.paths.resolve(&f, &cwd));
+        }
+        for u in &call.urls {
+            if rules::net::metadata_endpoint(u) {
+                judge.hit(&rules::fs::SECRETS, format!("`{u}` is a cloud metadata endpoint, which hands out the machine's credentials; agents may not read them"));
             }
-            ToolCall::Read(files) => {
-                let mut judge = Judge::new(&self.paths);
-                let mut read = Vec::new();
-                for f in &files
-                    .iter()
-                    .map(|f| self.expand_home(f))
-                    .collect::<Vec<_>>()
-                {
-                    let w = shell::Word::lit(f.clone());
-                    judge.read(&policy::Target {
-                        word: &w,
-                        cwd: Some(cwd),
-                    });
-                    read.push(self.paths.resolve(f, cwd));
-                }
-                let mut findings = judge.findings;
-                self.project_rules(canonical_tool(tool), None, &[], &read, &mut findings);
-                GuardResult::from_findings(findings)
-            }
-            ToolCall::Other => {
-                let mut findings = Vec::new();
-                self.project_rules(canonical_tool(tool), None, &[], &[], &mut findings);
-                GuardResult::from_findings(findings)
-            }
+        }
+        written.extend(std::mem::take(&mut judge.written));
+        findings.extend(judge.findings);
+        if let Some(ph) = &self.phase {
+            phase::scope(ph, &self.paths, &written, &mut findings);
+        }
+        self.project_rules(canon, None, &written, &read, &mut findings);
+        // Tool calls run in the agent's own process, never in the sandbox.
+        let r = GuardResult::from_findings(findings, false);
+        self.exception(canon, &tools::exact_call(tool, input), r)
+    }
+
+    /// A person's allow-once exception for exactly this call turns a deny or ask into allow
+    /// (and is used up).
+    fn exception(&self, tool: &str, call: &str, r: GuardResult) -> GuardResult {
+        if r.decision == Decision::Allow {
+            return r;
+        }
+        let Some(dir) = &self.user_dir else { return r };
+        match exceptions::take(dir, &self.paths.root, canonical_tool(tool), call) {
+            Some(g) => GuardResult {
+                decision: Decision::Allow,
+                rule: ALLOW_ONCE.into(),
+                reason: format!(
+                    "{} allowed this exact call once at {} (it would have been {} [{}]: {})",
+                    g.by,
+                    g.granted_at,
+                    r.decision.as_str(),
+                    r.rule,
+                    r.reason
+                ),
+                findings: r.findings,
+            },
+            None => r,
         }
     }
 
@@ -618,65 +480,9 @@ impl Guard {
         }
     }
 
-    fn phase_scope(&self, written: &[PathBuf], findings: &mut Vec<Finding>) {
-        let Some(ph) = &self.phase else { return };
-        for p in written {
-            let Place::InRepo(rel) = self.paths.place(p) else {
-                continue;
-            };
-            let in_tests = ph.test_areas.iter().any(|g| glob::matches(g, &rel));
-            if matches!(ph.phase.as_str(), "plan" | "verify" | "review") {
-                if self.paths.run_output.as_deref() == Some(p.as_path()) {
-                    continue;
-                }
-                let role = match ph.phase.as_str() {
-                    "plan" => "planning",
-                    "verify" => "the verifier's check",
-                    _ => "the coverage review",
-                };
-                findings.push(Finding {
-                    decision: Decision::Deny,
-                    rule: "phase-read-only".into(),
-                    reason: format!(
-                        "run `{}` is in {role}, which is read-only: do not change {rel}; write only your answer to {}",
-                        ph.run,
-                        ph.output.as_deref().unwrap_or("$FORGE_OUTPUT")
-                    ),
-                });
-                continue;
-            }
-            let is_red_test = ph
-                .red_tests
-                .iter()
-                .any(|t| t.trim_start_matches("./") == rel);
-            if ph.phase == "red" && !in_tests {
-                findings.push(Finding {
-                    decision: Decision::Deny,
-                    rule: "phase-red-scope".into(),
-                    reason: format!(
-                        "run `{}` slice `{}` is in its red phase: only test files may change ({}), not {rel}",
-                        ph.run,
-                        ph.slice,
-                        ph.test_areas.join(", ")
-                    ),
-                });
-            }
-            if ph.phase == "green" {
-                let in_code = ph.code_areas.iter().any(|g| glob::matches(g, &rel));
-                if is_red_test || in_tests || !in_code {
-                    findings.push(Finding {
-                        decision: Decision::Deny,
-                        rule: "phase-green-scope".into(),
-                        reason: format!(
-                            "run `{}` slice `{}` is in its green phase: make the test pass by changing code ({}), not {rel}",
-                            ph.run,
-                            ph.slice,
-                            ph.code_areas.join(", ")
-                        ),
-                    });
-                }
-            }
-        }
+    /// The phase in force, if any.
+    pub fn phase(&self) -> Option<&Phase> {
+        self.phase.as_ref()
     }
 
     fn project_rules(
@@ -687,7 +493,7 @@ impl Guard {
         read: &[PathBuf],
         findings: &mut Vec<Finding>,
     ) {
-        for (i, r) in self.rules.iter().enumerate() {
+        for (i, (r, source)) in self.rules.iter().enumerate() {
             if let Some(t) = &r.tool
                 && !t.contains(tool)
             {
@@ -697,9 +503,11 @@ impl Guard {
                 let Some(a) = analysis else { continue };
                 let hit = a.invocations.iter().any(|inv| {
                     inv.name() == Some(prog.as_str())
-                        && r.args
-                            .iter()
-                            .all(|pat| inv.lit_args().flatten().any(|x| glob::matches_arg(pat, x)))
+                        && r.args.iter().all(|pat| {
+                            inv.lit_args()
+                                .flatten()
+                                .any(|x| crate::glob::matches_arg(pat, x))
+                        })
                 });
                 if !hit {
                     continue;
@@ -710,15 +518,18 @@ impl Guard {
                     .iter()
                     .chain(read)
                     .any(|p| match self.paths.place(p) {
-                        Place::RepoRoot => glob::matches(pat, ""),
-                        Place::InRepo(rel) => glob::matches(pat, &rel),
-                        _ => glob::matches(pat, &p.to_string_lossy()),
+                        Place::RepoRoot => crate::glob::matches(pat, ""),
+                        Place::InRepo(rel) => crate::glob::matches(pat, &rel),
+                        _ => crate::glob::matches(pat, &p.to_string_lossy()),
                     });
                 if !hit {
                     continue;
                 }
             }
-            let id = r.id.clone().unwrap_or_else(|| format!("project-rule-{i}"));
+            // `add` named every rule by its position.
+            let id =
+                r.id.clone()
+                    .unwrap_or_else(|| format!("{source:?}-rule-{i}"));
             if !r.relaxes.is_empty() {
                 findings.retain(|f| !r.relaxes.contains(&f.rule));
             }
@@ -726,15 +537,10 @@ impl Guard {
                 decision: r.decision,
                 rule: id,
                 reason: r.reason.clone(),
+                contained: false,
             });
         }
     }
-}
-
-fn find_git_root(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
-//! Paths as the command would see them — relative to its folder, `~` expanded, `..` and
-//! symlinks resolved — placed relative to the repository.
+//! Paths as the command would see them — relative to its folder, `~` expanded, symlinks
+//! (dangling ones too) and `..` resolved the way the kernel does — placed relative to the
+//! repository, and which of them hold secrets. Judging is left to `rules/`.
 
+use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// Where a path lands.
@@ -20,10 +23,12 @@ pub enum Place {
     AgentConfig,
     /// Anywhere else inside the repository; the path relative to its root.
     InRepo(String),
-    /// The system temp folder.
+    /// The system temp folder (scratch space), outside HOME and other checkouts.
     Temp,
     /// A harmless device (`/dev/null`, `/dev/stdout`, …).
     NullDevice,
+    /// A network socket bash opens itself (`/dev/tcp/host/port`).
+    Network,
     /// Any other device: a disk, memory, a terminal of someone else.
     Device,
     Outside,
@@ -33,6 +38,7 @@ pub enum Place {
 pub struct Paths {
     /// The repository root, symlinks resolved.
     pub root: PathBuf,
+    /// HOME, symlinks resolved.
     pub home: PathBuf,
     pub temp: Vec<PathBuf>,
     /// The one file in Forge's run state the agent now running may write (its
@@ -46,25 +52,31 @@ impl Paths {
         if let Some(t) = std::env::var_os("TMPDIR") {
             temp.push(PathBuf::from(t));
         }
-        let temp = temp.iter().map(|t| real(t)).collect();
+        let mut temp: Vec<PathBuf> = temp.iter().map(|t| real(t)).collect();
+        temp.dedup();
         Paths {
             root: real(root),
-            home: home.to_path_buf(),
+            home: real(home),
             temp,
             run_output: None,
         }
     }
 
-    /// The absolute, normalised path of `raw` for a command running in `cwd`. `~` is not
-    /// expanded here: the shell parse already did where bash would (a quoted `"~"` is a folder
-    /// named `~`).
+    /// The absolute path the kernel would open for `raw` in `cwd`. `~` is not expanded here:
+    /// the shell parse already did where bash would (a quoted `"~"` is a folder named `~`).
     pub fn resolve(&self, raw: &str, cwd: &Path) -> PathBuf {
         let p = if Path::new(raw).is_absolute() {
             PathBuf::from(raw)
         } else {
             cwd.join(raw)
         };
-        real(&normalize(&p))
+        real(&p)
+    }
+
+    /// Whether `p` is HOME, inside it or one of its ancestors: never scratch space, wherever
+    /// HOME lives (some CI runners put it under /tmp).
+    pub fn touches_home(&self, p: &Path) -> bool {
+        p.starts_with(&self.home) || self.home.starts_with(p)
     }
 
     pub fn place(&self, p: &Path) -> Place {
@@ -95,30 +107,17 @@ impl Paths {
         if self.root.starts_with(p) {
             return Place::RepoAncestor;
         }
-        // The temp folder is scratch space, except next to the repository: a checkout under
-        // /tmp must not make its sibling projects fair game.
-        if let Some(t) = self
-            .temp
-            .iter()
-            .find(|t| p.starts_with(t) && p != t.as_path())
-        {
-            let parent = self.root.parent();
-            let parent_is_temp = parent.is_some_and(|pp| self.temp.iter().any(|t| t == pp));
-            let beside_repo = !parent_is_temp && parent.is_some_and(|pp| p.starts_with(pp));
-            // Another checkout under the temp folder is someone's work, not scratch space.
-            let in_project = p
-                .ancestors()
-                .take_while(|a| a != t)
-                .any(|a| a.join(".git").exists() || a.join(".forge").exists());
-            if !beside_repo && !in_project {
-                return Place::Temp;
-            }
+        if self.is_scratch(p) {
+            return Place::Temp;
         }
         if let Ok(dev) = p.strip_prefix("/dev") {
             let d = dev.to_string_lossy();
+            if d.starts_with("tcp/") || d.starts_with("udp/") {
+                return Place::Network;
+            }
             return if matches!(
                 d.as_ref(),
-                "null" | "stdout" | "stderr" | "tty" | "zero" | "random" | "urandom"
+                "null" | "stdout" | "stderr" | "stdin" | "tty" | "zero" | "random" | "urandom"
             ) || d.starts_with("fd/")
             {
                 Place::NullDevice
@@ -128,9 +127,33 @@ impl Paths {
         }
         Place::Outside
     }
+
+    /// The temp folder is scratch space, except HOME (wherever it lives), next to the
+    /// repository (a checkout under /tmp must not make its sibling projects fair game) and
+    /// inside another checkout.
+    fn is_scratch(&self, p: &Path) -> bool {
+        let Some(t) = self
+            .temp
+            .iter()
+            .find(|t| p.starts_with(t) && p != t.as_path())
+        else {
+            return false;
+        };
+        if self.touches_home(p) {
+            return false;
+        }
+        let parent = self.root.parent();
+        let parent_is_temp = parent.is_some_and(|pp| self.temp.iter().any(|t| t == pp));
+        let beside_repo = !parent_is_temp && parent.is_some_and(|pp| p.starts_with(pp));
+        let in_project = p
+            .ancestors()
+            .take_while(|a| a != t)
+            .any(|a| a.join(".git").exists() || a.join(".forge").exists());
+        !beside_repo && !in_project
+    }
 }
 
-/// `..` and `.` removed without touching the disk.
+/// `..` and `.` removed without touching the disk (the shell's logical view, used for `cd`).
 pub fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
@@ -148,83 +171,231 @@ pub fn normalize(p: &Path) -> PathBuf {
     out
 }
 
-/// Resolves symlinks in the longest existing prefix of `p`, keeping the rest: a link inside the
-/// repository that points outside is judged where it points.
+/// Most links followed while resolving one path (the kernel's own limit is 40).
+const MAX_LINKS: usize = 40;
+
+/// The path the kernel would reach: symlinks followed — a dangling one too, to where a write
+/// through it would land — and `..` applied after them, as the kernel does. Components that do
+/// not exist are kept as they are.
 pub fn real(p: &Path) -> PathBuf {
     if let Ok(c) = p.canonicalize() {
         return c;
     }
-    let mut tail = Vec::new();
-    let mut cur = p.to_path_buf();
-    while let Some(name) = cur.file_name().map(|n| n.to_os_string()) {
-        tail.push(name);
-        if !cur.pop() {
-            break;
-        }
-        if let Ok(c) = cur.canonicalize() {
-            let mut out = c;
-            for n in tail.iter().rev() {
-                out.push(n);
+    let mut rest: VecDeque<OsString> = VecDeque::new();
+    let mut out = PathBuf::from("/");
+    let push_all = |rest: &mut VecDeque<OsString>, path: &Path, front: bool| {
+        let parts: Vec<OsString> = path
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some(OsString::from("..")),
+                _ => None,
+            })
+            .collect();
+        if front {
+            for x in parts.into_iter().rev() {
+                rest.push_front(x);
             }
-            return out;
+        } else {
+            rest.extend(parts);
+        }
+    };
+    if !p.is_absolute() {
+        return normalize(p);
+    }
+    push_all(&mut rest, p, false);
+    let mut links = 0;
+    while let Some(name) = rest.pop_front() {
+        if name == ".." {
+            out.pop();
+            continue;
+        }
+        let candidate = out.join(&name);
+        let link = std::fs::symlink_metadata(&candidate)
+            .ok()
+            .filter(|m| m.file_type().is_symlink())
+            .and_then(|_| std::fs::read_link(&candidate).ok());
+        match link {
+            Some(target) if links < MAX_LINKS => {
+                links += 1;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                push_all(&mut rest, &target, true);
+            }
+            _ => out = candidate,
         }
     }
-    p.to_path_buf()
+    out
 }
 
-/// Files whose contents are credentials. Returns what kind, for the message.
+/// How many leading bytes of a file are read to tell a certificate from a private key.
+const SNIFF: usize = 4096;
+
+/// Files whose contents are credentials. Returns what kind, for the message. Public halves
+/// (`*.pub`, certificates, `known_hosts`) are not secrets.
 pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
     let name = p.file_name()?.to_string_lossy().to_string();
     let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".pub") || lower.starts_with("known_hosts") || lower == "authorized_keys" {
+        return None;
+    }
     if lower == ".env" || (lower.starts_with(".env.") && !is_env_template(&lower[5..])) {
         return Some("an environment file with secrets");
     }
-    if lower.ends_with(".pem")
+    if lower.ends_with(".pem") || lower.ends_with(".crt") || lower.ends_with(".cer") {
+        return pem_kind(p, &lower);
+    }
+    if lower.ends_with(".key")
         || lower.ends_with(".p12")
         || lower.ends_with(".pfx")
-        || lower.ends_with(".key")
+        || lower.ends_with(".jks")
+        || lower.ends_with(".keystore")
+        || lower.ends_with(".kdbx")
+        || lower.ends_with(".tfstate")
     {
-        return Some("a private key or certificate");
+        return Some("a private key, key store or state file with secrets");
     }
-    if lower.starts_with("id_rsa")
-        || lower.starts_with("id_ed25519")
-        || lower.starts_with("id_ecdsa")
-        || lower.starts_with("id_dsa")
+    if ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
+        .iter()
+        .any(|k| lower.starts_with(k))
     {
         return Some("an SSH private key");
     }
-    let in_home = |rel: &str| p.starts_with(home.join(rel));
-    if in_home(".ssh") {
-        return Some("SSH keys and config");
-    }
-    if in_home(".aws")
-        || in_home(".config/gcloud")
-        || in_home(".azure")
-        || in_home(".kube")
-        || in_home(".oci")
-    {
-        return Some("cloud credentials");
-    }
-    if in_home(".docker/config.json")
-        || in_home(".netrc")
-        || in_home(".npmrc")
-        || in_home(".pypirc")
-        || in_home(".git-credentials")
-        || in_home(".gnupg")
-        || in_home(".password-store")
-        || in_home(".config/gh")
-    {
+    if matches!(
+        lower.as_str(),
+        ".git-credentials" | ".netrc" | "_netrc" | ".pgpass" | ".my.cnf" | ".vault-token"
+    ) {
         return Some("stored credentials");
+    }
+    if let Ok(rel) = p.strip_prefix(home) {
+        let rel = rel.to_string_lossy();
+        let under = |d: &str| rel == d || rel.starts_with(&format!("{d}/"));
+        if under(".ssh") {
+            return Some("SSH keys and config");
+        }
+        if [
+            ".aws",
+            ".config/gcloud",
+            ".azure",
+            ".kube",
+            ".oci",
+            ".config/doctl",
+        ]
+        .iter()
+        .any(|d| under(d))
+        {
+            return Some("cloud credentials");
+        }
+        if [
+            ".claude/.credentials.json",
+            ".codex/auth.json",
+            ".gemini/oauth_creds.json",
+            ".config/github-copilot",
+        ]
+        .iter()
+        .any(|d| under(d))
+        {
+            return Some("an AI agent's credentials");
+        }
+        if [
+            ".docker/config.json",
+            ".npmrc",
+            ".yarnrc.yml",
+            ".pypirc",
+            ".gnupg",
+            ".password-store",
+            ".config/gh",
+            ".config/hub",
+            ".cargo/credentials",
+            ".cargo/credentials.toml",
+            ".gem/credentials",
+            ".composer/auth.json",
+            ".config/composer/auth.json",
+            ".terraform.d/credentials.tfrc.json",
+            ".config/rclone/rclone.conf",
+            ".s3cfg",
+            ".boto",
+            ".m2/settings-security.xml",
+            ".gradle/gradle.properties",
+            ".config/op",
+            ".local/share/keyrings",
+            ".mozilla",
+            ".thunderbird",
+            ".config/google-chrome",
+            ".config/chromium",
+            ".config/BraveSoftware",
+            ".config/microsoft-edge",
+            "Library/Keychains",
+            "Library/Cookies",
+            "Library/Application Support/Google/Chrome",
+            "Library/Application Support/Firefox",
+        ]
+        .iter()
+        .any(|d| under(d))
+        {
+            return Some("stored credentials");
+        }
+        if matches!(
+            rel.as_ref(),
+            ".bash_history"
+                | ".zsh_history"
+                | ".python_history"
+                | ".psql_history"
+                | ".mysql_history"
+                | ".node_repl_history"
+        ) {
+            return Some("a shell history (tokens typed on the command line)");
+        }
     }
     let s = p.to_string_lossy();
     if matches!(
         s.as_ref(),
         "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd"
     ) || s.starts_with("/etc/ssh/ssh_host_")
+        || s.starts_with("/etc/ssl/private/")
     {
         return Some("system credentials");
     }
+    // Raw disks and memory hold every file's bytes, secrets included.
+    if let Some(dev) = s.strip_prefix("/dev/")
+        && ([
+            "sd", "nvme", "vd", "xvd", "hd", "mmcblk", "dm-", "md", "loop",
+        ]
+        .iter()
+        .any(|d| dev.starts_with(d))
+            || dev.starts_with("mapper/")
+            || dev.starts_with("disk/")
+            || matches!(dev, "mem" | "kmem" | "port"))
+    {
+        return Some("a raw disk or memory device (every file's bytes, secrets included)");
+    }
+    if let Some(rest) = s.strip_prefix("/proc/")
+        && (rest.ends_with("/environ") || rest == "environ")
+    {
+        return Some("a process's environment (tokens and keys)");
+    }
     None
+}
+
+/// A `.pem`/`.crt` is a secret when it holds a private key: read its first bytes when it
+/// exists (no FIFO or device is opened); otherwise go by its name.
+fn pem_kind(p: &Path, lower: &str) -> Option<&'static str> {
+    use std::io::Read;
+    if let Ok(m) = std::fs::metadata(p)
+        && m.is_file()
+        && let Ok(f) = std::fs::File::open(p)
+    {
+        let mut head = Vec::with_capacity(SNIFF);
+        if f.take(SNIFF as u64).read_to_end(&mut head).is_ok() {
+            let text = String::from_utf8_lossy(&head);
+            return text.contains("PRIVATE KEY").then_some("a private key");
+        }
+    }
+    ["key", "priv", "secret"]
+        .iter()
+        .any(|k| lower.contains(k))
+        .then_some("a private key")
 }
 
 /// `.env.example`, `.env.sample.local`, `.env.example.bak`: templates, not secrets.
@@ -276,11 +447,17 @@ mod tests {
             Place::Outside,
             "symlink resolved"
         );
+        assert_eq!(
+            place("../etc-link/.."),
+            Place::RepoAncestor,
+            "`..` after a link goes up from where the link points, as the kernel does"
+        );
         assert_eq!(place("/tmp/scratch"), Place::Temp);
         assert_eq!(place("/var/tmp/x"), Place::Temp);
         assert_eq!(place("/var/tmp"), Place::Outside);
         assert_eq!(place("/dev/null"), Place::NullDevice);
         assert_eq!(place("/dev/sda"), Place::Device);
+        assert_eq!(place("/dev/tcp/x.example/80"), Place::Network);
         assert_eq!(place("/home/u/.bashrc"), Place::Outside);
         assert_eq!(
             place("~"),
@@ -290,16 +467,62 @@ mod tests {
     }
 
     #[test]
+    fn a_dangling_link_is_placed_where_a_write_would_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        std::os::unix::fs::symlink("/home/u/.profile-new", root.join("notes.txt")).unwrap();
+        std::os::unix::fs::symlink("notes.txt", root.join("chain")).unwrap();
+        let p = Paths::new(&root, Path::new("/home/u"));
+        assert_eq!(
+            p.resolve("notes.txt", &root),
+            Path::new("/home/u/.profile-new")
+        );
+        assert_eq!(p.resolve("chain", &root), Path::new("/home/u/.profile-new"));
+        assert_eq!(p.place(&p.resolve("chain", &root)), Place::Outside);
+    }
+
+    #[test]
+    fn a_home_under_the_temp_folder_is_not_scratch_space() {
+        let p = Paths::new(Path::new("/work/repo"), Path::new("/tmp/runner/home"));
+        assert_eq!(p.place(Path::new("/tmp/runner/home")), Place::Outside);
+        assert_eq!(p.place(Path::new("/tmp/runner/home/.ssh")), Place::Outside);
+        assert_eq!(p.place(Path::new("/tmp/runner")), Place::Outside);
+        assert_eq!(p.place(Path::new("/tmp/app-test-1")), Place::Temp);
+    }
+
+    #[test]
     fn secrets() {
         let h = Path::new("/home/u");
-        assert!(secret_kind(Path::new("/r/.env"), h).is_some());
-        assert!(secret_kind(Path::new("/r/.env.production"), h).is_some());
-        assert!(secret_kind(Path::new("/r/.env.example"), h).is_none());
-        assert!(secret_kind(Path::new("/r/.env.example.bak"), h).is_none());
-        assert!(secret_kind(Path::new("/home/u/.ssh/config"), h).is_some());
-        assert!(secret_kind(Path::new("/home/u/.aws/credentials"), h).is_some());
-        assert!(secret_kind(Path::new("/etc/shadow"), h).is_some());
-        assert!(secret_kind(Path::new("/r/src/main.rs"), h).is_none());
-        assert!(secret_kind(Path::new("/r/monkey"), h).is_none());
+        let secret = |p: &str| secret_kind(Path::new(p), h).is_some();
+        assert!(secret("/r/.env"));
+        assert!(secret("/r/.env.production"));
+        assert!(!secret("/r/.env.example"));
+        assert!(!secret("/r/.env.example.bak"));
+        assert!(secret("/home/u/.ssh/id_rsa"));
+        assert!(!secret("/home/u/.ssh/id_rsa.pub"));
+        assert!(!secret("/home/u/.ssh/known_hosts"));
+        assert!(!secret("/r/id_ed25519.pub"));
+        assert!(secret("/home/u/.aws/credentials"));
+        assert!(secret("/home/u/.claude/.credentials.json"));
+        assert!(secret("/home/u/.cargo/credentials.toml"));
+        assert!(secret("/home/u/.pgpass"));
+        assert!(secret("/r/.pgpass"));
+        assert!(secret("/proc/self/environ"));
+        assert!(secret("/proc/1234/environ"));
+        assert!(secret("/etc/shadow"));
+        assert!(!secret("/r/src/main.rs"));
+        assert!(!secret("/r/monkey"));
+        // A certificate is public; a key is not. Missing files go by name.
+        assert!(!secret("/nonexistent/cert.pem"));
+        assert!(!secret("/nonexistent/fullchain.pem"));
+        assert!(secret("/nonexistent/privkey.pem"));
+        assert!(secret("/nonexistent/server.key"));
+        let dir = tempfile::tempdir().unwrap();
+        let cert = dir.path().join("server.pem");
+        std::fs::write(&cert, "-----BEGIN CERTIFICATE-----\nx\n").unwrap();
+        assert!(secret_kind(&cert, h).is_none());
+        std::fs::write(&cert, "-----BEGIN RSA PRIVATE KEY-----\nx\n").unwrap();
+        assert!(secret_kind(&cert, h).is_some());
     }
 }

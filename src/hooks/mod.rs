@@ -217,14 +217,13 @@ pub fn handle(
                 Ok((p, _)) => session_sandbox(agent, p, &cwd),
                 Err(_) => Sandboxing::No,
             };
-            // SANDBOX-GUARD: the guard's evaluation context gets `sandboxed: bool` (guard rework,
-            // /work/wt/guard); set it here from `matches!(sandboxing, Sandboxing::Rewrite(_))`.
+            let sandboxed = matches!(sandboxing, Sandboxing::Rewrite(_));
             let mut result = match &parsed {
                 Err(e) => GuardResult::deny(
                     "malformed-input",
                     format!("{e}; Forge denies what it cannot read"),
                 ),
-                Ok((p, _)) => pre_tool_use(p, fallback_cwd, session.as_deref()),
+                Ok((p, _)) => pre_tool_use(p, fallback_cwd, session.as_deref(), sandboxed),
             };
             if let (Sandboxing::Refuse(why), Decision::Allow) = (&sandboxing, result.decision) {
                 result = GuardResult::deny("sandbox-unavailable", why.clone());
@@ -427,7 +426,15 @@ fn describe_input(input: Option<&Value>) -> String {
     crate::text::clip_words(&s, 300)
 }
 
-fn pre_tool_use(p: &Payload, fallback_cwd: &Path, session: Option<&str>) -> GuardResult {
+/// The guard's and the budget's answer. `sandboxed`: the call's command will run inside the
+/// session sandbox, so what the guard could only ask about because it cannot see the content
+/// (a script run by path, a Makefile recipe) is held by the kernel instead.
+fn pre_tool_use(
+    p: &Payload,
+    fallback_cwd: &Path,
+    session: Option<&str>,
+    sandboxed: bool,
+) -> GuardResult {
     let Some(tool) = &p.tool_name else {
         return GuardResult::deny(
             "malformed-input",
@@ -450,19 +457,20 @@ fn pre_tool_use(p: &Payload, fallback_cwd: &Path, session: Option<&str>) -> Guar
             ),
         );
     }
-    match Guard::for_cwd(&cwd) {
-        Ok(g) => {
+    match guard_for(&cwd) {
+        Ok((g, project)) => {
+            let g = g.sandboxed(sandboxed);
             let r = g.check_tool(tool, &input, &cwd);
             if r.decision == Decision::Deny {
                 return r;
             }
             // Spend: checked only when a limit is set, with the config already loaded.
-            match Project::discover(&cwd) {
-                Ok(project) => {
-                    crate::budget::note_limit_changes(&project, &g.budget);
-                    over_budget_with(&project, &g.budget, session).unwrap_or(r)
+            match project {
+                Some((project, config)) => {
+                    crate::budget::note_limit_changes(&project, &config.budget);
+                    over_budget_with(&project, &config.budget, session).unwrap_or(r)
                 }
-                Err(_) => r,
+                None => r,
             }
         }
         Err(e) => GuardResult::deny(
@@ -592,6 +600,46 @@ fn sandboxed_answer(p: &Payload, command: &str) -> HookOutput {
     }
 }
 
+/// The guard for the repository containing `cwd`, as the hooks and `forge guard check` use
+/// it: its `.forge/config.yaml` (a broken config is an error; relaxing rules only once a person
+/// trusted them), the person's own rules and allow-once exceptions, the active run's phase.
+/// Also returns the project and its config, for the budget check that follows.
+pub fn guard_for(cwd: &Path) -> crate::Result<(Guard, Option<(Project, Config)>)> {
+    if !cwd.is_absolute() {
+        return Err(crate::Error::usage(format!(
+            "the folder {} is not an absolute path",
+            cwd.display()
+        )));
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"));
+    let (root, mut project) = match Project::discover(cwd) {
+        Ok(p) => {
+            let c = Config::load_cached(&p.config_path(), &p.tmp_dir().join("cache"))?;
+            (p.root.clone(), Some((p, c)))
+        }
+        Err(_) => (
+            cwd.ancestors()
+                .find(|d| d.join(".git").exists())
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| cwd.to_path_buf()),
+            None,
+        ),
+    };
+    // The guard takes the `guard:` section over (a thousand rules are not copied per call).
+    let section = project.as_mut().map(|(_, c)| std::mem::take(&mut c.guard));
+    let guard =
+        Guard::for_project(&root, &home, section).map_err(|message| crate::Error::State {
+            path: root.join(crate::repo::TMP_DIR).join("active-run"),
+            message,
+            recovery:
+                "Fix or remove the run state or ~/.config/forge/guard.yaml (a person), then retry."
+                    .into(),
+        })?;
+    Ok((guard, project))
+}
+
 /// The PreToolUse answer in each agent's protocol. Allow prints nothing: an explicit "allow"
 /// would bypass the agent's own permission prompts, which are not Forge's to waive.
 pub fn pre_tool_answer(agent: Agent, r: &GuardResult) -> HookOutput {
@@ -660,7 +708,9 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
     };
     // An agent that `forge run` drives is judged by the run's gates: a red agent must be able
     // to stop with its one failing test, which a verify here would block.
-    if let Ok(Some(phase)) = crate::guard::load_phase(&project.root) {
+    if let Ok(Some(phase)) = crate::guard::load_phase(&project.root)
+        && phase.driven
+    {
         let msg = format!(
             "forge run `{}` is in its {} phase: its gates judge this agent's work, so the Stop hook does not verify.",
             phase.run, phase.phase

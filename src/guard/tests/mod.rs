@@ -1,4 +1,7 @@
-//! The policy on single commands; the broad corpus is in `tests/guard_corpus.rs`.
+//! The policy on single commands; the broad corpora are in `tests/guard_corpus.rs`.
+
+mod classes;
+mod person;
 
 use super::*;
 
@@ -37,7 +40,10 @@ fn destructive_commands_are_denied_with_their_rule() {
         ("git checkout -- .", "git-discard"),
         ("git stash clear", "git-stash-clear"),
         ("git branch -D main", "git-delete-main"),
-        ("git rebase -i HEAD~5", "git-history-rewrite"),
+        (
+            "git filter-branch --tree-filter 'rm -f x' HEAD",
+            "git-history-rewrite",
+        ),
         ("git commit --no-verify -m x", "no-verify"),
         ("dd if=/dev/zero of=/dev/sda", "disk-wreck"),
         ("mkfs.ext4 /dev/sdb1", "disk-wreck"),
@@ -59,7 +65,8 @@ fn destructive_commands_are_denied_with_their_rule() {
         ),
         ("sed -i s/a/b/ .git/config", "forge-state"),
         ("forge verify --reset-breaker --change c", "human-only"),
-        ("$(echo rm) -rf /", "dynamic-program"),
+        ("$(echo rm) -rf /", "rm-repo"),
+        ("$(cat cmd.txt) -rf /", "dynamic-program"),
         ("echo 'unterminated", "unparseable"),
     ] {
         let (d, r) = decide(&g, line);
@@ -330,7 +337,29 @@ fn read_only_phases_allow_only_the_agents_answer_file() {
         g.check_command("echo x > tests/other.rs", root).rule,
         "phase-read-only"
     );
-    // Once no `forge run` drives the run (killed), its phase is no longer enforced.
+    // Killing the `forge run` that drives the run does not lift its scope.
     drop(driver);
+    let phase = load_phase(root).unwrap().expect("still in force");
+    assert!(!phase.driven);
+    let g = Guard::new(root, Path::new("/home/u"), None, Some(phase));
+    let r = g.check_command("echo x > tests/other.rs", root);
+    assert_eq!(r.rule, "phase-read-only");
+    assert!(r.reason.contains("forge guard lift"), "{}", r.reason);
+    // A person lifts it; the lift covers this state of the run only.
+    assert!(matches!(phase::lift(root).unwrap(), phase::Lift::Lifted(_)));
     assert!(load_phase(root).unwrap().is_none());
+    std::fs::write(
+        tmp.join("runs/r1/state.json"),
+        r#"{"current": {"slice": "s1", "phase": "red", "red_tests": []}, "slices": [{"id": "s1", "test_areas": ["tests/"], "code_areas": ["src/"]}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        load_phase(root).unwrap().unwrap().phase,
+        "red",
+        "the run moved on: in force again"
+    );
+    // While a `forge run` drives it, it cannot be lifted.
+    let _driver = crate::state::lock_dir(&tmp.join("runs/r1")).unwrap();
+    let lifted = std::thread::scope(|s| s.spawn(|| phase::lift(root)).join().unwrap());
+    assert!(matches!(lifted.unwrap(), phase::Lift::Driven(_)));
 }

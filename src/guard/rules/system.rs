@@ -1,0 +1,320 @@
+//! The machine and its processes: stopping it, signalling every process, fork bombs, running
+//! as another user, and jobs scheduled to run after this session ends.
+
+use super::{Judge, Rule};
+use crate::guard::Decision;
+use crate::guard::shell::{Invocation, Stdin};
+
+pub const FORK_BOMB: Rule = Rule {
+    id: "fork-bomb",
+    decision: Decision::Deny,
+    summary: "a function that spawns copies of itself",
+};
+pub const KILL_EVERYTHING: Rule = Rule {
+    id: "kill-everything",
+    decision: Decision::Deny,
+    summary: "signalling every process of the user: `kill -9 -1`, `kill -- -1`, `pkill -u $USER`, `pkill .`, `killall -u`, `killall5`, `kill 1`",
+};
+pub const SHUTDOWN: Rule = Rule {
+    id: "shutdown",
+    decision: Decision::Deny,
+    summary: "shutdown, reboot, halt, poweroff (and `systemctl`/`init`/`/proc/sysrq-trigger` forms)",
+};
+pub const PRIVILEGE: Rule = Rule {
+    id: "privilege",
+    decision: Decision::Ask,
+    summary: "`sudo`/`doas`/`su`/`pkexec`: running as another user",
+};
+pub const EXTERNAL_DESTROY: Rule = Rule {
+    id: "destroy-external",
+    decision: Decision::Ask,
+    summary: "destroying what lives outside the repository and no sandbox or git can bring back: cloud resources (`terraform destroy`, `aws … delete`), clusters (`kubectl delete`), databases (`DROP DATABASE`, `FLUSHALL`), container volumes, system services, the firewall, user accounts, repositories and releases on a forge",
+};
+pub const SCHEDULE: Rule = Rule {
+    id: "schedule",
+    decision: Decision::Ask,
+    summary: "jobs that run later, outside this session and any sandbox (`at`, `batch`, `crontab`, `systemd-run`, `launchctl`); what they run is judged too",
+};
+
+pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
+    let Some(name) = inv.name() else { return };
+    let shown = inv.display();
+    if inv
+        .wrappers
+        .iter()
+        .any(|w| matches!(w.as_str(), "sudo" | "doas" | "pkexec" | "su" | "runuser"))
+        || matches!(name, "sudo" | "doas" | "su" | "pkexec")
+    {
+        let how = inv
+            .wrappers
+            .iter()
+            .find(|w| matches!(w.as_str(), "sudo" | "doas" | "pkexec" | "su" | "runuser"))
+            .map_or_else(|| "as another user".to_string(), |w| format!("with {w}"));
+        j.hit_at(
+            &PRIVILEGE,
+            &inv.origin,
+            format!("`{shown}` runs {how}; a person should run it if it is needed"),
+        );
+    }
+    let lits: Vec<Option<&str>> = inv.lit_args().collect();
+    match name {
+        "kill" if kill_targets(&lits).iter().any(|t| matches!(*t, "-1" | "1")) => {
+            j.hit_at(
+                &KILL_EVERYTHING,
+                &inv.origin,
+                format!("`{shown}` signals every process you own; kill the one process by its pid"),
+            );
+        }
+        "pkill" | "killall" | "skill" | "slay" => {
+            let (patterns, _, _, regex) = super::forge::kill_patterns(inv, name);
+            let by_user = lits
+                .iter()
+                .any(|a| matches!(a, Some("-u" | "-U" | "--user" | "--euid" | "--uid")));
+            let negated = lits.iter().any(|a| matches!(a, Some("-v" | "--inverse")));
+            let all = patterns
+                .iter()
+                .flatten()
+                .any(|p| regex && super::forge::pattern_matches_all(p));
+            if (by_user && patterns.is_empty()) || negated || all {
+                j.hit_at(
+                    &KILL_EVERYTHING,
+                    &inv.origin,
+                    format!(
+                        "`{shown}` signals every process of a user; kill the one process by its pid"
+                    ),
+                );
+            }
+        }
+        "killall5" => j.hit_at(
+            &KILL_EVERYTHING,
+            &inv.origin,
+            format!("`{shown}` signals every process"),
+        ),
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            j.hit_at(
+                &SHUTDOWN,
+                &inv.origin,
+                format!("`{shown}` stops the machine"),
+            );
+        }
+        "init" | "telinit" if lits.iter().any(|a| matches!(a, Some("0" | "6"))) => {
+            j.hit_at(
+                &SHUTDOWN,
+                &inv.origin,
+                format!("`{shown}` stops the machine"),
+            );
+        }
+        "systemctl" | "loginctl"
+            if lits.iter().any(|a| {
+                matches!(
+                    a,
+                    Some(
+                        "poweroff"
+                            | "reboot"
+                            | "halt"
+                            | "kexec"
+                            | "suspend"
+                            | "hibernate"
+                            | "emergency"
+                            | "rescue"
+                            | "kill-user"
+                            | "terminate-user"
+                    )
+                )
+            }) =>
+        {
+            j.hit_at(
+                &SHUTDOWN,
+                &inv.origin,
+                format!("`{shown}` stops the machine or a user's session"),
+            );
+        }
+        "at" | "batch"
+            if !lits
+                .iter()
+                .any(|a| matches!(a, Some("-l" | "-r" | "-d" | "-c"))) =>
+        {
+            j.hit_at(&SCHEDULE, &inv.origin, format!("`{shown}` schedules a job that runs after this session, outside any sandbox; a person should set it up"));
+        }
+        "crontab" => {
+            let installs = lits
+                .iter()
+                .any(|a| a.is_none_or(|a| !a.starts_with('-') || a == "-"))
+                || (lits.is_empty() && !matches!(inv.stdin, Stdin::None));
+            let removes = lits.iter().any(|a| matches!(a, Some("-r")));
+            if installs || removes {
+                j.hit_at(&SCHEDULE, &inv.origin, format!("`{shown}` changes the user's scheduled jobs, which run outside this session; a person should set them up"));
+            }
+        }
+        "systemd-run" | "launchctl" | "schtasks" => {
+            j.hit_at(&SCHEDULE, &inv.origin, format!("`{shown}` starts a job outside this session and any sandbox; a person should set it up"));
+        }
+        _ => {}
+    }
+    if let Some(what) = destroys_external(inv, name, &lits) {
+        j.hit_at(&EXTERNAL_DESTROY, &inv.origin, format!("`{shown}` {what}, outside the repository and beyond what git or a sandbox can restore; a person should run it"));
+    }
+    if inv.wrappers.iter().any(|w| w == "systemd-run") {
+        j.hit_at(
+            &SCHEDULE,
+            &inv.origin,
+            format!("`{shown}` runs as a job outside this session and any sandbox"),
+        );
+    }
+}
+
+/// What a command destroys outside the repository, if it does.
+fn destroys_external(inv: &Invocation, name: &str, lits: &[Option<&str>]) -> Option<&'static str> {
+    let l: Vec<&str> = lits.iter().flatten().copied().collect();
+    let has = |s: &str| l.contains(&s);
+    let any = |f: &dyn Fn(&str) -> bool| l.iter().any(|a| f(a));
+    let computed = inv.args.iter().any(|w| w.arg.lit().is_none());
+    let sql = |l: &[&str]| {
+        l.iter().any(|a| {
+            let u = a.to_ascii_uppercase();
+            u.contains("DROP DATABASE")
+                || u.contains("DROP SCHEMA")
+                || u.contains("DROP TABLE")
+                || u.contains("TRUNCATE ")
+                || (u.contains("DELETE FROM") && !u.contains("WHERE"))
+        })
+    };
+    Some(match name {
+        "terraform" | "tofu" | "pulumi" | "cdk" | "cdktf" if has("destroy") => {
+            "destroys cloud infrastructure"
+        }
+        "terraform" | "tofu" if has("apply") && any(&|a| a.starts_with("-destroy")) => {
+            "destroys cloud infrastructure"
+        }
+        "kubectl" | "oc"
+            if l.first()
+                .is_some_and(|v| matches!(*v, "delete" | "drain" | "replace"))
+                || has("delete") && l.iter().position(|a| *a == "delete") == Some(0) =>
+        {
+            "deletes cluster resources"
+        }
+        "helm"
+            if l.first()
+                .is_some_and(|v| matches!(*v, "uninstall" | "delete" | "del" | "un")) =>
+        {
+            "removes a cluster release"
+        }
+        "aws"
+            if any(&|a| a.starts_with("delete-") || a.starts_with("terminate-") || a == "rb")
+                || (has("s3") && has("rm")) =>
+        {
+            "deletes cloud resources"
+        }
+        "gcloud" | "az" | "doctl" | "linode-cli" | "hcloud"
+            if any(&|a| matches!(a, "delete" | "destroy" | "remove")) =>
+        {
+            "deletes cloud resources"
+        }
+        "gsutil" if any(&|a| matches!(a, "rm" | "rb")) => "deletes cloud storage",
+        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "clickhouse-client" | "cockroach"
+            if sql(&l) =>
+        {
+            "drops or empties database data"
+        }
+        "dropdb" | "dropuser" => "drops a database",
+        "redis-cli"
+            if any(&|a| {
+                a.eq_ignore_ascii_case("flushall") || a.eq_ignore_ascii_case("flushdb")
+            }) =>
+        {
+            "empties a Redis database"
+        }
+        "mongo" | "mongosh" if any(&|a| a.contains("dropDatabase") || a.contains(".drop(")) => {
+            "drops a MongoDB database"
+        }
+        "docker" | "podman"
+            if (has("volume") && any(&|a| matches!(a, "rm" | "prune")))
+                || (has("system") && has("prune") && any(&|a| a == "--volumes"))
+                || (matches!(l.first().copied(), Some("rm" | "rmi" | "kill")) && computed) =>
+        {
+            "removes containers, images or volumes"
+        }
+        "gh" if (has("repo") && has("delete"))
+            || (has("release") && has("delete"))
+            || (has("api")
+                && any(&|a| {
+                    a.eq_ignore_ascii_case("DELETE") || a.eq_ignore_ascii_case("-XDELETE")
+                })) =>
+        {
+            "deletes a repository or release on the forge"
+        }
+        "npm" | "pnpm" | "yarn" if has("unpublish") || has("deprecate") => {
+            "withdraws a published package"
+        }
+        "systemctl"
+            if any(&|a| matches!(a, "stop" | "disable" | "mask" | "kill")) && !has("--user") =>
+        {
+            "stops or disables system services"
+        }
+        "service" if any(&|a| matches!(a, "stop" | "disable")) => "stops a system service",
+        "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd"
+            if any(&|a| {
+                matches!(
+                    a,
+                    "-F" | "--flush" | "-X" | "flush" | "disable" | "reset" | "--panic-off"
+                )
+            }) =>
+        {
+            "flushes or disables the firewall"
+        }
+        "useradd" | "userdel" | "usermod" | "passwd" | "chpasswd" | "groupdel" | "visudo" => {
+            "changes user accounts"
+        }
+        _ => return None,
+    })
+}
+
+/// The pids a `kill` targets (after its signal and options).
+fn kill_targets<'a>(lits: &'a [Option<&'a str>]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut after = false;
+    while i < lits.len() {
+        let Some(a) = lits[i] else {
+            i += 1;
+            continue;
+        };
+        if after {
+            out.push(a);
+        } else if a == "--" {
+            after = true;
+        } else if matches!(a, "-s" | "-n" | "--signal") {
+            i += 1;
+        } else if a.starts_with('-') && i == 0 && a.len() > 1 && a != "-1" {
+            // The signal: `-9`, `-KILL`, `-SIGTERM`.
+        } else if a == "-1" && i == 0 && lits.len() > 1 {
+            // `kill -1 PID`: SIGHUP to PID.
+        } else {
+            out.push(a);
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kill_targets_skip_the_signal() {
+        let t = |v: &[&str]| {
+            let lits: Vec<Option<&str>> = v.iter().map(|s| Some(*s)).collect();
+            kill_targets(&lits)
+                .into_iter()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(t(&["-9", "-1"]), ["-1"]);
+        assert_eq!(t(&["--", "-1"]), ["-1"]);
+        assert_eq!(t(&["-s", "KILL", "-1"]), ["-1"]);
+        assert_eq!(t(&["-KILL", "-1"]), ["-1"]);
+        assert_eq!(t(&["-1", "1234"]), ["1234"]);
+        assert_eq!(t(&["1234"]), ["1234"]);
+    }
+}

