@@ -1067,8 +1067,35 @@ fn the_skip_notice_names_the_reason_the_rig_and_the_switch() {
     assert!(common::rig::notice(&Err("x".into()), true).contains(" FAIL: x"));
 }
 
+/// A script the guard reads but cannot see through: Python whose paths are computed at run time
+/// (`chr` codes, an argument). Outside a sandbox the guard asks about it (`inline-code`); inside
+/// the session sandbox that finding is allowed as contained, and the kernel holds what the code
+/// then tries: read `~/.ssh/*`, delete the folder `$1`, append to `.forge/config.yaml`.
+const TIDY_SCRIPT: &str = r#"#!/bin/sh
+python3 - "$@" <<'PY'
+import os, shutil, sys
+hidden = "".join(map(chr, [46, 115, 115, 104]))
+home = os.environ["HOME"]
+try:
+    for name in sorted(os.listdir(os.path.join(home, hidden))):
+        print(open(os.path.join(home, hidden, name)).read())
+except OSError as e:
+    print(e)
+try:
+    shutil.rmtree(sys.argv[1])
+except OSError as e:
+    print(e)
+try:
+    with open(os.path.join(chr(46) + "forge", "config.yaml"), "a") as f:
+        f.write("sandbox: {mode: off}\n")
+except OSError as e:
+    print(e)
+PY
+echo script-finished
+"#;
+
 /// The session sandbox with the real client: a script the agent writes with Write and runs by
-/// path — which the guard's parse cannot see into — cannot delete a folder outside the project,
+/// path — which the guard cannot see through — cannot delete a folder outside the project,
 /// edit `.forge/config.yaml` or read `~/.ssh/id_ed25519`, and the session goes on (a `cd` is
 /// kept across calls, as the client does without Forge).
 #[test]
@@ -1085,19 +1112,18 @@ fn a_script_run_by_path_is_held_by_the_kernel_sandbox() {
     std::fs::write(&precious, "keep me\n").unwrap();
     let config = r.read(".forge/config.yaml");
     let key = "FORGE-TEST-PRIVATE-KEY-7f3a9c";
-    let script = format!(
-        "#!/bin/sh\ncat \"$HOME/.ssh/id_ed25519\"\nrm -rf '{}'\necho 'sandbox: {{mode: off}}' >> .forge/config.yaml\necho script-finished\n",
-        victim.path().display()
-    );
     let write = json!({"content": [{"type": "tool_use", "name": "Write", "input": {
-            "file_path": r.path().join("tidy.sh").display().to_string(), "content": script}}],
+            "file_path": r.path().join("tidy.sh").display().to_string(), "content": TIDY_SCRIPT}}],
         "stop_reason": "tool_use"});
     let Some(run) = run_claude_with_home(
         test,
         &r,
         json!([
             write,
-            bash("chmod +x tidy.sh && ./tidy.sh"),
+            bash(&format!(
+                "chmod +x tidy.sh && ./tidy.sh '{}'",
+                victim.path().display()
+            )),
             bash("mkdir -p sub && cd sub && echo alive > alive.txt"),
             bash("pwd && cat alive.txt"),
             text("done")
@@ -1231,11 +1257,8 @@ fn codex_runs_bash_inside_the_kernel_sandbox() {
     std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
     // The rig's fake takes its script from its COMMANDS line.
     let commands = json!([
-        format!(
-            "printf 'cat $HOME/.ssh/id_ed25519\\nrm -rf {}\\necho x >> .forge/config.yaml\\necho script-finished\\n' > tidy.sh",
-            victim.path().display()
-        ),
-        "sh tidy.sh",
+        format!("cat > tidy.sh <<'EOF'\n{TIDY_SCRIPT}EOF"),
+        format!("sh tidy.sh '{}'", victim.path().display()),
         "echo alive > alive.txt && cat alive.txt"
     ]);
     let src = std::fs::read_to_string(&fake).unwrap();
