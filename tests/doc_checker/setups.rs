@@ -68,6 +68,21 @@ pub const SETUPS: &[Setup] = &[
         make: run_shop_stuck,
     },
     Setup {
+        name: "run-shop-interrupted",
+        what: "the run shop after `forge run discount --goal \"members get 10% off\"` was killed by its own red agent (the scripted agent's `kill-in-red`): slice `member-discount` interrupted in its red phase, its test written, <tmp>/shop",
+        make: run_shop_interrupted,
+    },
+    Setup {
+        name: "guard-shop",
+        what: "a `forge init`'d repository, committed, with scripts/clean.sh (deletes ~/.cache/shop) and tools/wipe.py (removes build/ with shutil), and a deploy script of the person's outside it, ~/bin/deploy.sh, <tmp>/shop",
+        make: guard_shop,
+    },
+    Setup {
+        name: "guard-relaxed",
+        what: "the guard shop, whose committed .forge/config.yaml relaxes the default policy: an allow rule for `git reset --hard` that relaxes git-reset-hard, and `unparseable` lowered to ask; not trusted, <tmp>/shop",
+        make: guard_relaxed,
+    },
+    Setup {
         name: "app",
         what: "a git repository with app.txt (`v1`) and `forge init`'s files in one commit, <tmp>/app",
         make: app,
@@ -231,6 +246,23 @@ fn run_shop_stuck(s: &mut Scratch) {
     shop_with_agent(s, "fail-checks");
 }
 
+fn run_shop_interrupted(s: &mut Scratch) {
+    shop_with_agent(s, "kill-in-red");
+    // The red agent writes its test, then kills the `forge run` driving it (SIGKILL).
+    let o = s
+        .process(&s.forge.display().to_string())
+        .args(["run", "discount", "--goal", "members get 10% off"])
+        .output()
+        .expect("run forge");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&o.status),
+        Some(9),
+        "setup: the red agent should have killed `forge run`: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// The shop `forge demo` runs, with tests/fixtures/run/agent.sh misbehaving as `cheat` says.
 fn shop_with_agent(s: &mut Scratch, cheat: &str) {
     repo(s, "shop");
@@ -261,4 +293,38 @@ fn fixtures(s: &mut Scratch) {
         s.cwd.join("tests/fixtures"),
     )
     .expect("link fixtures");
+}
+
+/// The clean-up script docs/guard.md judges: it deletes a folder of HOME, outside the project.
+const CLEAN_SH: &str = "#!/bin/sh\n# Clears the shop's build cache.\nrm -rf ~/.cache/shop\n";
+
+/// A project code file that changes files: the guard asks about it (outside the sandbox).
+const WIPE_PY: &str =
+    "import shutil\n\n# Starts the build over.\nshutil.rmtree(\"build\", ignore_errors=True)\n";
+
+fn guard_shop(s: &mut Scratch) {
+    repo(s, "shop");
+    s.write("scripts/clean.sh", CLEAN_SH);
+    s.write("tools/wipe.py", WIPE_PY);
+    s.forge(&["init"]);
+    commit(s, "chore: start");
+    // The person's own script, outside the project: Forge does not read it.
+    let deploy = s.root().join("home/bin/deploy.sh");
+    std::fs::create_dir_all(deploy.parent().expect("bin")).expect("create ~/bin");
+    std::fs::write(
+        deploy,
+        "#!/bin/sh\nrsync -a dist/ shop@example.com:/srv/shop/\n",
+    )
+    .expect("write ~/bin/deploy.sh");
+}
+
+/// The guard section docs/guard.md's trust section shows.
+const RELAXING_GUARD: &str = "guard:\n  rules:\n    - decision: allow\n      reason: the scratch branch is disposable\n      program: git\n      args: [reset, --hard]\n      relaxes: [git-reset-hard]\n  decisions:\n    unparseable: ask\n";
+
+fn guard_relaxed(s: &mut Scratch) {
+    guard_shop(s);
+    let config = s.cwd.join(".forge/config.yaml");
+    let text = std::fs::read_to_string(&config).expect("read the config");
+    std::fs::write(&config, format!("{text}{RELAXING_GUARD}")).expect("write the config");
+    commit(s, "chore: a disposable scratch branch");
 }
