@@ -607,6 +607,12 @@ fn a_run_killed_in_green_resumes_and_judges_what_green_left() {
             .contains("interrupted: no `forge run` is driving it"),
         "{st:?}"
     );
+    // The list of runs says so too, and `--json` carries it.
+    let list = r.forge(&["run", "--status"]);
+    assert!(list.stdout.starts_with("shop "), "{list:?}");
+    assert!(list.stdout.contains(" interrupted "), "{list:?}");
+    let list = r.forge(&["run", "--status", "--json"]).json();
+    assert_eq!(list[0]["interrupted"], true, "{list}");
     // A git lock a killed git command left behind is named, with the way out.
     r.write(".git/index.lock", "");
     let locked = r.forge(&["run", "--resume", "shop"]);

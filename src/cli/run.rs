@@ -86,32 +86,51 @@ pub fn run(args: Args) -> Result<i32> {
     })
 }
 
+/// A run recorded as running whose folder lock nobody holds: its driver was killed.
+fn interrupted(project: &Project, meta: &state::RunMeta) -> bool {
+    meta.status == state::RunStatus::Running
+        && matches!(
+            forge::state::try_lock_dir(&state::run_dir(project, &meta.slug)),
+            Ok(Some(_))
+        )
+}
+
 fn status(project: &Project, slug: &str, json: bool) -> Result<i32> {
     if slug.is_empty() {
         let runs = state::list(project)?;
         if json {
+            let runs: Vec<serde_json::Value> = runs
+                .iter()
+                .map(|m| {
+                    let mut v = serde_json::to_value(m).unwrap_or_default();
+                    v["interrupted"] = interrupted(project, m).into();
+                    v
+                })
+                .collect();
             super::print_json(&runs);
         } else if runs.is_empty() {
             println!("No runs yet. Start one with `forge run <slug> --goal \"…\"`.");
         } else {
-            for m in runs {
+            for m in &runs {
+                let status = if interrupted(project, m) {
+                    "interrupted".to_string()
+                } else {
+                    format!("{:?}", m.status).to_lowercase()
+                };
+                // The run folder is within an agent's reach: what it holds is shown inert.
                 println!(
-                    "{:<24} {:<8} {}  {}",
-                    m.slug,
-                    format!("{:?}", m.status).to_lowercase(),
-                    m.started_at,
-                    forge::text::clip(&m.goal, 60)
+                    "{:<24} {:<11} {}  {}",
+                    forge::text::inert(&m.slug, 100),
+                    status,
+                    forge::text::inert(&m.started_at, 40),
+                    forge::text::inert(&m.goal, 60)
                 );
             }
         }
         return Ok(EXIT_OK);
     }
     let (meta, st) = run::status(project, slug)?;
-    let interrupted = meta.status == state::RunStatus::Running
-        && matches!(
-            forge::state::try_lock_dir(&state::run_dir(project, slug)),
-            Ok(Some(_))
-        );
+    let interrupted = interrupted(project, &meta);
     if json {
         super::print_json(&serde_json::json!({
             "run": meta, "slices": st.slices, "current": st.current, "interrupted": interrupted,
