@@ -52,6 +52,7 @@ cd "$repo"
 git init -q -b main
 git config user.name Bench
 git config user.email bench@example.com
+git config gc.auto 0   # no background gc racing the explicit one below
 mkdir -p .forge
 cat > .forge/config.yaml <<YAML
 verify:
