@@ -1476,9 +1476,15 @@ fn claude_runs_inside_the_red_profile() {
     assert_eq!(r.read("tests/t.sh"), "ok 1\n", "{dump}");
     assert_eq!(r.read("app.txt"), "v1\n", "production code changed{dump}");
     assert!(home.join(".claude").is_dir(), "{dump}");
-    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    // The kernel's refusal reached the model, in whichever shell Claude Code picked: bash says
+    // "app.txt: Read-only file system", zsh (chosen when SHELL is unset, as in CI)
+    // "read-only file system: app.txt".
+    let requests = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .to_lowercase();
     assert!(
-        requests.contains("app.txt: Read-only file system"),
+        requests.contains("app.txt: read-only file system")
+            || requests.contains("read-only file system: app.txt"),
         "{dump}"
     );
 }
