@@ -57,6 +57,7 @@ pub(crate) fn command(cwd: &Path, args: &[&str]) -> Command {
 pub fn as_person(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
     // Their config, but no program it names runs: an agent may have planted an fsmonitor
     // command or a hook in it for the next git that reads it.
+    let _t = crate::trace::span_of("git-as-person", || args.join(" "));
     let out = Command::new(git_program())
         .args([
             "-c",
@@ -96,6 +97,7 @@ fn stdout_of(out: std::process::Output, cwd: &Path, args: &[&str]) -> Result<Vec
 
 /// [`git`] with extra environment variables (`GIT_INDEX_FILE`, …).
 pub fn git_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<Vec<u8>> {
+    let _t = crate::trace::span_of("git", || args.join(" "));
     let mut cmd = command(cwd, args);
     for (k, v) in env {
         cmd.env(k, v);
@@ -448,6 +450,7 @@ pub(crate) fn git_stdin_env(
     env: &[(&str, &Path)],
 ) -> Result<Vec<u8>> {
     use std::io::Write;
+    let _t = crate::trace::span_of("git", || args.join(" "));
     let mut cmd = command(cwd, args);
     for (k, v) in env {
         cmd.env(k, v);
