@@ -9,6 +9,13 @@
 //! check or an agent left there, a file whose mtime was set back, a link. The configured cache
 //! folders (`keep`) are the one exception, and the documented trade-off: code a check runs can
 //! write them.
+//!
+//! After each check the folder is swept back to its tree ([`Checkout::settle`]), which is also
+//! how a check that rewrote a file of the candidate is caught. Until something else could have
+//! written the folder (the caller says so: [`Checkout::invalidate`], for an agent call outside
+//! the kernel sandbox), the next [`Checkout::sync`] only applies the difference between the two
+//! trees; otherwise it sweeps the whole folder first. On a large tree a sweep is most of what a
+//! check costs Forge.
 
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -33,6 +40,9 @@ pub struct Checkout {
     keep: Vec<String>,
     /// Hashes the folder's files; its cache is Forge's memory, never the disk.
     hasher: Hasher,
+    /// The tree the folder holds exactly (besides `keep`), as of the last sweep or sync, while
+    /// nothing but Forge could have written it since.
+    clean: Option<Snapshot>,
 }
 
 impl Checkout {
@@ -58,7 +68,12 @@ impl Checkout {
                     .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
             }
         }
-        Ok(Checkout { dir, keep, hasher })
+        Ok(Checkout {
+            dir,
+            keep,
+            hasher,
+            clean: None,
+        })
     }
 
     /// Makes the folder hold exactly `tree` (plus the cache folders): every file whose content
@@ -66,8 +81,39 @@ impl Checkout {
     pub fn sync(&mut self, odb: &Odb, tree: &Snapshot) -> odb::Result<SyncStats> {
         let mut stats = SyncStats::default();
         let mut present: BTreeSet<String> = BTreeSet::new();
-        let started = SystemTime::now();
-        self.sweep(Path::new(""), tree, &mut present, &mut stats, started)?;
+        match self.clean.take() {
+            Some(was) => {
+                // Known to hold `was`: only what differs is removed (and rewritten below).
+                for (p, e) in &was.entries {
+                    if tree.entries.get(p) == Some(e) {
+                        present.insert(p.clone());
+                    } else {
+                        remove(&self.dir.join(p))?;
+                        stats.removed += 1;
+                    }
+                }
+                stats.kept = present.len();
+                // A folder of `was` that `tree` no longer needs goes too (its files are gone).
+                prune_empty(&self.dir, &was, tree);
+            }
+            None => {
+                let started = SystemTime::now();
+                self.sweep(tree, &mut present, &mut stats, started)?;
+            }
+        }
+        self.fill(odb, tree, &present, &mut stats)?;
+        self.clean = Some(tree.clone());
+        Ok(stats)
+    }
+
+    /// Writes the entries of `tree` not in `present`, from verified objects.
+    fn fill(
+        &self,
+        odb: &Odb,
+        tree: &Snapshot,
+        present: &BTreeSet<String>,
+        stats: &mut SyncStats,
+    ) -> odb::Result<()> {
         let mut todo: Vec<(&String, &Entry)> = tree
             .entries
             .iter()
@@ -87,82 +133,153 @@ impl Checkout {
             write_fresh(&self.dir, p, e, &blobs)?;
             stats.written += 1;
         }
-        Ok(stats)
+        Ok(())
     }
 
-    /// The tree's files that no longer hold the tree's content after a check ran: code under
-    /// test that rewrote its own checkout (a test that edits the test) shows here.
-    pub fn changed(&mut self, tree: &Snapshot) -> crate::Result<Vec<String>> {
+    /// Something other than Forge may have written the folder (an agent outside the kernel
+    /// sandbox can reach the temp folder): the next sync sweeps it whole.
+    pub fn invalidate(&mut self) {
+        self.clean = None;
+    }
+
+    /// After a check: the folder swept back to exactly `tree` — what the check added goes
+    /// (build output, a planted `conftest.py`), what it changed of the tree is rewritten from
+    /// verified objects — and the tree's files it had changed, named (code under test that
+    /// rewrote its own checkout, a test that edits the test).
+    pub fn settle(&mut self, odb: &Odb, tree: &Snapshot) -> odb::Result<Vec<String>> {
+        self.clean = None;
+        let mut stats = SyncStats::default();
+        let mut present: BTreeSet<String> = BTreeSet::new();
         let started = SystemTime::now();
-        let mut out = Vec::new();
-        for (p, e) in &tree.entries {
-            if !matches!(e, Entry::File { .. } | Entry::Symlink { .. }) {
-                continue;
-            }
-            if self.hasher.read(&self.dir, p, started)?.as_ref() != Some(e) {
-                out.push(p.clone());
-            }
-        }
-        Ok(out)
+        self.sweep(tree, &mut present, &mut stats, started)?;
+        let rewritten: Vec<String> = tree
+            .entries
+            .iter()
+            .filter(|(p, e)| {
+                matches!(e, Entry::File { .. } | Entry::Symlink { .. }) && !present.contains(*p)
+            })
+            .map(|(p, _)| p.clone())
+            .collect();
+        // Every file is there again before anything is reported: the folder is clean.
+        self.fill(odb, tree, &present, &mut stats)?;
+        self.clean = Some(tree.clone());
+        Ok(rewritten)
     }
 
     /// Walks the folder: keeps every file whose content is what `tree` has; removes the rest
-    /// (never following a link).
+    /// (never following a link). The listing runs on a few threads
+    /// ([`super::walk::par_walk`]); the judging and removing here.
     fn sweep(
         &mut self,
-        rel: &Path,
         tree: &Snapshot,
         present: &mut BTreeSet<String>,
         stats: &mut SyncStats,
         started: SystemTime,
     ) -> crate::Result<()> {
-        let dir = self.dir.join(rel);
-        let rd = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd,
-            Err(e) => return Err(Error::io(format!("cannot read {}", dir.display()), e)),
+        let root = self.dir.clone();
+        let keep = &self.keep;
+        let is_gitlink = |key: &str| matches!(tree.entries.get(key), Some(Entry::Gitlink { .. }));
+        let first = super::walk::Job {
+            rel: String::new(),
+            state: (),
         };
-        for item in rd {
-            let item = item.map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?;
-            let child = rel.join(item.file_name());
-            let Some(key) = child.to_str().map(str::to_string) else {
-                remove(&self.dir.join(&child))?;
-                stats.removed += 1;
-                continue;
-            };
-            if self.keep.contains(&key) {
-                continue;
-            }
-            let full = self.dir.join(&child);
-            let m = std::fs::symlink_metadata(&full)
-                .map_err(|e| Error::io(format!("cannot read {}", full.display()), e))?;
-            if m.is_dir() && !matches!(tree.entries.get(&key), Some(Entry::Gitlink { .. })) {
-                self.sweep(&child, tree, present, stats, started)?;
-                // An emptied folder no tree path needs goes too.
-                let prefix = format!("{key}/");
-                let needed = tree
-                    .entries
-                    .range(prefix.clone()..)
-                    .next()
-                    .is_some_and(|(p, _)| p.starts_with(&prefix))
-                    || self.keep.iter().any(|k| k.starts_with(&prefix));
-                if !needed {
-                    remove(&full)?;
+        let listings = super::walk::par_walk(first, |job, out: &mut Listing| {
+            let dir = root.join(&job.rel);
+            let rd = match std::fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                Err(e) => {
+                    out.errors
+                        .push(Error::io(format!("cannot read {}", dir.display()), e));
+                    return Vec::new();
                 }
-                continue;
+            };
+            let mut more = Vec::new();
+            for item in rd {
+                let item = match item {
+                    Ok(i) => i,
+                    Err(e) => {
+                        out.errors
+                            .push(Error::io(format!("cannot read {}", dir.display()), e));
+                        continue;
+                    }
+                };
+                let Some(name) = item.file_name().to_str().map(str::to_string) else {
+                    out.odd.push(dir.join(item.file_name()));
+                    continue;
+                };
+                let key = if job.rel.is_empty() {
+                    name
+                } else {
+                    format!("{}/{name}", job.rel)
+                };
+                if keep.contains(&key) {
+                    continue;
+                }
+                // `lstat` relative to the open folder, once: the hasher takes it from here.
+                match item.metadata() {
+                    Ok(m) if m.is_dir() && is_gitlink(&key) => out.gitlinks.push(key),
+                    Ok(m) if m.is_dir() => {
+                        out.dirs.push(key.clone());
+                        more.push(super::walk::Job {
+                            rel: key,
+                            state: (),
+                        });
+                    }
+                    Ok(m) => out.files.push((key, m)),
+                    Err(e) => out.errors.push(Error::io(
+                        format!("cannot read {}", dir.join(&key).display()),
+                        e,
+                    )),
+                }
             }
+            more
+        });
+        let mut all = Listing::default();
+        for l in listings {
+            all.files.extend(l.files);
+            all.dirs.extend(l.dirs);
+            all.gitlinks.extend(l.gitlinks);
+            all.odd.extend(l.odd);
+            all.errors.extend(l.errors);
+        }
+        if let Some(e) = all.errors.into_iter().next() {
+            return Err(e);
+        }
+        for p in all.odd {
+            remove(&p)?;
+            stats.removed += 1;
+        }
+        for (key, m) in all.files {
             let ok = match tree.entries.get(&key) {
                 Some(want @ (Entry::File { .. } | Entry::Symlink { .. })) => {
-                    self.hasher.read(&self.dir, &key, started)?.as_ref() == Some(want)
+                    self.hasher.read_meta(&self.dir, &key, m, started)?.as_ref() == Some(want)
                 }
-                Some(Entry::Gitlink { .. }) => m.is_dir(),
                 _ => false,
             };
             if ok {
                 present.insert(key);
                 stats.kept += 1;
             } else {
-                remove(&full)?;
+                remove(&self.dir.join(&key))?;
                 stats.removed += 1;
+            }
+        }
+        for key in all.gitlinks {
+            present.insert(key);
+            stats.kept += 1;
+        }
+        // A folder no tree path (and no cache folder) needs goes, deepest first.
+        all.dirs.sort();
+        for key in all.dirs.iter().rev() {
+            let prefix = format!("{key}/");
+            let needed = tree
+                .entries
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(p, _)| p.starts_with(&prefix))
+                || self.keep.iter().any(|k| k.starts_with(&prefix));
+            if !needed {
+                remove(&self.dir.join(key))?;
             }
         }
         Ok(())
@@ -273,6 +390,42 @@ pub fn remove_entry(root: &Path, rel: &str) -> crate::Result<()> {
 }
 
 /// Creates the parent folders of `full` under `root`, removing any file or link in their way.
+/// What a sweep's listing found.
+#[derive(Default)]
+struct Listing {
+    files: Vec<(String, std::fs::Metadata)>,
+    dirs: Vec<String>,
+    gitlinks: Vec<String>,
+    /// Names that are not UTF-8: no tree holds them.
+    odd: Vec<PathBuf>,
+    errors: Vec<Error>,
+}
+
+/// The folders of `was`'s files that `tree` has no file under, removed once empty (deepest
+/// first; a folder that still holds something, a cache among them, stays).
+fn prune_empty(root: &Path, was: &Snapshot, tree: &Snapshot) {
+    let needed = |dir: &str| {
+        let prefix = format!("{dir}/");
+        tree.entries
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(p, _)| p.starts_with(&prefix))
+    };
+    let mut dirs: BTreeSet<&str> = BTreeSet::new();
+    for p in was.entries.keys() {
+        let mut d = p.as_str();
+        while let Some((parent, _)) = d.rsplit_once('/') {
+            dirs.insert(parent);
+            d = parent;
+        }
+    }
+    for d in dirs.iter().rev() {
+        if !needed(d) {
+            let _ = std::fs::remove_dir(root.join(d));
+        }
+    }
+}
+
 fn make_parents(root: &Path, full: &Path) -> crate::Result<()> {
     let Some(parent) = full.parent() else {
         return Ok(());
@@ -383,8 +536,9 @@ mod tests {
              && printf 'y\\n' > src/a.py && touch -d 2001-01-01 src/a.py && rm link && ln -s /etc/passwd link \
              && echo cached > target/out && mkdir -p junk && echo j > junk/j",
         );
-        let s = co.sync(&odb, &tree).unwrap();
-        assert_eq!(s.kept, 2, "{s:?}");
+        // After a check: swept back, and the tree's files it changed named.
+        let rewritten = co.settle(&odb, &tree).unwrap();
+        assert_eq!(rewritten, ["link", "src/a.py"]);
         assert!(!d.join("src/__pycache__").exists());
         assert!(!d.join("junk").exists());
         assert_eq!(std::fs::read_to_string(d.join("src/a.py")).unwrap(), "x\n");
@@ -396,6 +550,14 @@ mod tests {
             std::fs::read_to_string(d.join("target/out")).unwrap(),
             "cached\n"
         );
+        assert_eq!(h.snapshot(&d, &tree).unwrap(), tree);
+
+        // An agent outside the sandbox could have written it: the next sync sweeps it whole.
+        sh(&d, "printf 'z\\n' > src/a.py && echo j > planted.py");
+        co.invalidate();
+        let s = co.sync(&odb, &tree).unwrap();
+        assert_eq!((s.kept, s.written), (3, 1), "{s:?}");
+        assert!(!d.join("planted.py").exists());
         assert_eq!(h.snapshot(&d, &tree).unwrap(), tree);
 
         // A smaller tree: what it lacks goes.

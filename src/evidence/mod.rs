@@ -13,11 +13,13 @@
 //! - [`refs`]: branches, tags, the stash and git's control files before and after an agent call.
 //! - [`checkout`]: the candidate tree written out for the checks, kept identical to it by
 //!   content between checks.
+//! - [`walk`]: a folder tree listed on a few threads, for the two above that read whole trees.
 //! - Command output is captured from the pipe by [`crate::exec`] and parsed from those bytes.
 
 pub mod checkout;
 pub mod odb;
 pub mod refs;
 pub mod snapshot;
+pub mod walk;
 
 pub use snapshot::{Change, Entry, Hasher, Snapshot};

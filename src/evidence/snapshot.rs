@@ -302,38 +302,53 @@ impl Hasher {
     /// submodule's gitlink is taken from `tracked`, and everything else not ignored is read.
     pub fn snapshot(&mut self, root: &Path, tracked: &Snapshot) -> Result<Snapshot> {
         let started = SystemTime::now();
-        let mut walk = Walk {
-            root,
-            started,
-            gitlinks: tracked
-                .entries
-                .iter()
-                .filter(|(_, e)| matches!(e, Entry::Gitlink { .. }))
-                .map(|(p, _)| p.as_str())
-                .collect(),
-            ignores: Vec::new(),
-            entries: BTreeMap::new(),
-            kept_ignored: BTreeMap::new(),
-            seen: HashSet::new(),
-            nested: Vec::new(),
-        };
+        let gitlinks: HashSet<&str> = tracked
+            .entries
+            .iter()
+            .filter(|(_, e)| matches!(e, Entry::Gitlink { .. }))
+            .map(|(p, _)| p.as_str())
+            .collect();
         // `.git/info/exclude`: the root's rules of lowest priority.
+        let mut ignores = Vec::new();
         let exclude = root.join(".git/info/exclude");
         if exclude.is_file() {
             let mut b = ignore::gitignore::GitignoreBuilder::new(root);
             b.add(&exclude);
             if let Ok(g) = b.build() {
-                walk.ignores.push(g);
+                ignores.push(g);
             }
         }
-        self.walk_dir(&mut walk, "")?;
-        let Walk {
-            mut entries,
-            kept_ignored,
-            seen,
-            nested,
-            ..
-        } = walk;
+        let t = crate::trace::span("snap-list");
+        let found = list(root, &gitlinks, ignores);
+        drop(t);
+        let t = crate::trace::span("snap-read");
+        let mut entries = BTreeMap::new();
+        for (rel, meta) in found.files {
+            if let Some(entry) = self.read_meta(root, &rel, meta, started)? {
+                entries.insert(rel, entry);
+            }
+        }
+        for rel in found.restat {
+            if let Some(entry) = self.read(root, &rel, started)? {
+                entries.insert(rel, entry);
+            }
+        }
+        for rel in &found.nested_repos {
+            entries.insert(rel.clone(), Entry::Nested);
+        }
+        // The person's small ignored files, the first ones by name (the same ones each time).
+        let mut small = found.ignored_small;
+        small.sort_by(|a, b| a.0.cmp(&b.0));
+        small.truncate(IGNORED_FILES);
+        let mut kept_ignored = BTreeMap::new();
+        for (rel, meta) in small {
+            if let Some(e) = self.read_meta(root, &rel, meta, started)? {
+                kept_ignored.insert(rel, e);
+            }
+        }
+        drop(t);
+        let _t = crate::trace::span("snap-tracked");
+        let nested: Vec<&String> = found.nested_repos.iter().chain(&found.skipped).collect();
         for (p, e) in &tracked.entries {
             if let Entry::Gitlink { .. } = e {
                 if root.join(p).is_dir() {
@@ -342,7 +357,7 @@ impl Hasher {
                 continue;
             }
             // Tracked files under an ignored folder: the walk did not go there.
-            if !seen.contains(p)
+            if !found.seen.contains(p)
                 && !nested.iter().any(|n| under(p, n))
                 && let Some(entry) = self.read(root, p, started)?
             {
@@ -353,83 +368,6 @@ impl Hasher {
             entries,
             ignored: kept_ignored,
         })
-    }
-
-    /// One folder of the walk: its listing (no stat for a folder or to find `.gitignore` and
-    /// `.git`: the listing says), its `.gitignore` rules while below it, each file read.
-    fn walk_dir(&mut self, w: &mut Walk, rel_dir: &str) -> Result<()> {
-        let dir = if rel_dir.is_empty() {
-            w.root.to_path_buf()
-        } else {
-            w.root.join(rel_dir)
-        };
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            return Ok(());
-        };
-        let mut items: Vec<(String, std::fs::FileType)> = Vec::new();
-        for e in rd.flatten() {
-            let (Ok(name), Ok(ft)) = (e.file_name().into_string(), e.file_type()) else {
-                continue;
-            };
-            items.push((name, ft));
-        }
-        if !rel_dir.is_empty() && items.iter().any(|(n, _)| n == ".git") {
-            // A repository of its own: git does not track what is in it.
-            w.nested.push(rel_dir.to_string());
-            w.entries.insert(rel_dir.to_string(), Entry::Nested);
-            return Ok(());
-        }
-        let pushed = items
-            .iter()
-            .any(|(n, ft)| n == ".gitignore" && !ft.is_dir())
-            .then(|| {
-                let mut b = ignore::gitignore::GitignoreBuilder::new(&dir);
-                b.add(dir.join(".gitignore"));
-                b.build().ok()
-            })
-            .flatten()
-            .map(|g| w.ignores.push(g))
-            .is_some();
-        for (name, ft) in items {
-            if name == ".git" {
-                continue;
-            }
-            let rel = if rel_dir.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel_dir}/{name}")
-            };
-            if is_forge_path(&rel) {
-                continue;
-            }
-            let is_dir = ft.is_dir();
-            if w.ignored(&dir.join(&name), is_dir) {
-                if ft.is_file() && w.kept_ignored.len() < IGNORED_FILES {
-                    let small = std::fs::symlink_metadata(dir.join(&name))
-                        .is_ok_and(|m| m.len() <= IGNORED_SIZE);
-                    if small && let Some(e) = self.read(w.root, &rel, w.started)? {
-                        w.kept_ignored.insert(rel, e);
-                    }
-                }
-                continue;
-            }
-            if is_dir {
-                if w.gitlinks.contains(rel.as_str()) {
-                    w.nested.push(rel);
-                } else {
-                    self.walk_dir(w, &rel)?;
-                }
-                continue;
-            }
-            if let Some(entry) = self.read(w.root, &rel, w.started)? {
-                w.entries.insert(rel.clone(), entry);
-            }
-            w.seen.insert(rel);
-        }
-        if pushed {
-            w.ignores.pop();
-        }
-        Ok(())
     }
 
     /// One path's entry, hashed from its bytes (or from the cache when its inode is unchanged);
@@ -444,6 +382,18 @@ impl Hasher {
             }
             Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
         };
+        self.read_meta(root, rel, meta, started)
+    }
+
+    /// [`Self::read`] with the path's `lstat` already taken (from a folder listing).
+    pub fn read_meta(
+        &mut self,
+        root: &Path,
+        rel: &str,
+        meta: std::fs::Metadata,
+        started: SystemTime,
+    ) -> Result<Option<Entry>> {
+        let path = root.join(rel);
         let stamp = Stamp::of(&meta);
         if let Some((s, e)) = self.cache.get(rel)
             && *s == stamp
@@ -513,23 +463,92 @@ impl Hasher {
     }
 }
 
-/// One walk of a working tree.
-struct Walk<'a> {
-    root: &'a Path,
-    started: SystemTime,
-    gitlinks: HashSet<&'a str>,
-    /// The `.gitignore` rules in force, outermost first.
-    ignores: Vec<ignore::gitignore::Gitignore>,
-    entries: BTreeMap<String, Entry>,
-    kept_ignored: BTreeMap<String, Entry>,
+/// What a walk of a working tree found: each file not ignored with its `lstat`, the small
+/// ignored files, nested repositories, and the gitlink folders it did not enter.
+#[derive(Default)]
+struct Found {
+    files: Vec<(String, std::fs::Metadata)>,
+    ignored_small: Vec<(String, std::fs::Metadata)>,
+    nested_repos: Vec<String>,
+    skipped: Vec<String>,
+    /// Files whose `lstat` failed in the listing: read again by path.
+    restat: Vec<String>,
+    /// Every file path the walk met (not ignored), read or not (a FIFO is met, not read).
     seen: HashSet<String>,
-    nested: Vec<String>,
 }
 
-impl Walk<'_> {
-    /// Whether the rules in force ignore `path`: the innermost rule that matches decides.
-    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
-        for g in self.ignores.iter().rev() {
+/// The `.gitignore` rules in force in a folder, outermost first.
+type Rules = std::sync::Arc<Vec<ignore::gitignore::Gitignore>>;
+type Job = super::walk::Job<Rules>;
+
+/// Lists the tree under `root` ([`super::walk::par_walk`]). The rules: a folder's `.gitignore`
+/// applies below it (the innermost matching rule decides), a folder holding `.git` is a nested
+/// repository, a tracked gitlink's folder is not entered, Forge's own folders are skipped.
+fn list(
+    root: &Path,
+    gitlinks: &HashSet<&str>,
+    ignores: Vec<ignore::gitignore::Gitignore>,
+) -> Found {
+    let first = Job {
+        rel: String::new(),
+        state: std::sync::Arc::new(ignores),
+    };
+    let mut all = Found::default();
+    for f in super::walk::par_walk(first, |job, found: &mut Found| {
+        list_dir(root, gitlinks, job, found)
+    }) {
+        all.files.extend(f.files);
+        all.ignored_small.extend(f.ignored_small);
+        all.nested_repos.extend(f.nested_repos);
+        all.skipped.extend(f.skipped);
+        all.restat.extend(f.restat);
+        all.seen.extend(f.seen);
+    }
+    all
+}
+
+/// One folder of [`list`]: its files into `found`, its subfolders returned as jobs.
+fn list_dir(root: &Path, gitlinks: &HashSet<&str>, job: &Job, found: &mut Found) -> Vec<Job> {
+    let rel_dir = job.rel.as_str();
+    let dir = if rel_dir.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel_dir)
+    };
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut items: Vec<(String, std::fs::FileType, std::fs::DirEntry)> = Vec::new();
+    for e in rd.flatten() {
+        let (Ok(name), Ok(ft)) = (e.file_name().into_string(), e.file_type()) else {
+            continue;
+        };
+        items.push((name, ft, e));
+    }
+    if !rel_dir.is_empty() && items.iter().any(|(n, _, _)| n == ".git") {
+        // A repository of its own: git does not track what is in it.
+        found.nested_repos.push(rel_dir.to_string());
+        return Vec::new();
+    }
+    let ignores = match items
+        .iter()
+        .any(|(n, ft, _)| n == ".gitignore" && !ft.is_dir())
+        .then(|| {
+            let mut b = ignore::gitignore::GitignoreBuilder::new(&dir);
+            b.add(dir.join(".gitignore"));
+            b.build().ok()
+        })
+        .flatten()
+    {
+        Some(g) => {
+            let mut v = (*job.state).clone();
+            v.push(g);
+            std::sync::Arc::new(v)
+        }
+        None => job.state.clone(),
+    };
+    let ignored = |path: &Path, is_dir: bool| {
+        for g in ignores.iter().rev() {
             match g.matched(path, is_dir) {
                 ignore::Match::Ignore(_) => return true,
                 ignore::Match::Whitelist(_) => return false,
@@ -537,7 +556,50 @@ impl Walk<'_> {
             }
         }
         false
+    };
+    let mut jobs = Vec::new();
+    for (name, ft, e) in items {
+        if name == ".git" {
+            continue;
+        }
+        let rel = if rel_dir.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel_dir}/{name}")
+        };
+        if is_forge_path(&rel) {
+            continue;
+        }
+        let is_dir = ft.is_dir();
+        if ignored(&dir.join(&name), is_dir) {
+            if ft.is_file()
+                && let Ok(m) = e.metadata()
+                && m.len() <= IGNORED_SIZE
+            {
+                found.ignored_small.push((rel, m));
+            }
+            continue;
+        }
+        if is_dir {
+            if gitlinks.contains(rel.as_str()) {
+                found.skipped.push(rel);
+            } else {
+                jobs.push(Job {
+                    rel,
+                    state: ignores.clone(),
+                });
+            }
+            continue;
+        }
+        // `lstat` relative to the open folder (`fstatat`), not by a path walked from `/`.
+        match e.metadata() {
+            Ok(m) => found.files.push((rel.clone(), m)),
+            // Read by path later, where an error is an error (absent is no entry).
+            Err(_) => found.restat.push(rel.clone()),
+        }
+        found.seen.insert(rel);
     }
+    jobs
 }
 
 /// The blob id of a regular file, hashed as it streams (never held whole in memory); `None`

@@ -446,7 +446,16 @@ impl Run<'_> {
         let objects = odb::Stamp::take(&self.git_dir);
         let programs = protect::PathWatch::take();
         let ledgers = protect::Ledgers::capture(self.project, &self.meta.slug);
+        let index = index_stamp(&self.git_dir);
+        // Outside the kernel sandbox the agent can reach the checks' checkout in the temp
+        // folder: the next check sweeps it whole rather than trust it.
+        if matches!(self.wall, super::Wall::Off)
+            && let Some(co) = self.checkout.as_mut()
+        {
+            co.invalidate();
+        }
         drop(t);
+        let t = crate::trace::span("agent-call");
         let fin = invoke(
             self.project,
             &self.dir,
@@ -456,6 +465,7 @@ impl Run<'_> {
             &self.config.budget,
         )?;
 
+        drop(t);
         let t = crate::trace::span("call-restore");
         // Everything the agent may not change, put back and named: HEAD and the refs first
         // (putting a ref back writes its log), then the files, logs among them.
@@ -484,8 +494,14 @@ impl Run<'_> {
         // The index is the agent's too (staged content, skip-worktree and assume-unchanged
         // flags): no gate reads it, but the person will; it goes back to the base's tree. Any
         // lock a git of the agent's left is stale: everything the agent started is dead.
-        let _ = std::fs::remove_file(self.git_dir.join("index.lock"));
-        crate::git::git(self.root(), &["read-tree", base])?;
+        // An index whose inode and ctime did not move was not written (the kernel sets the
+        // ctime on every change): nothing to reset.
+        let lock = self.git_dir.join("index.lock");
+        let locked = std::fs::symlink_metadata(&lock).is_ok();
+        if locked || index.is_none() || index != index_stamp(&self.git_dir) {
+            let _ = std::fs::remove_file(&lock);
+            crate::git::git(self.root(), &["read-tree", base])?;
+        }
         let odb = self.seen.odb(&self.project.root);
         let bad = odb::Stamp::take(&self.git_dir)
             .changes_since(&objects, &self.git_dir)
@@ -732,6 +748,13 @@ pub fn require_all(agents: &AgentsConfig, config_path: &Path) -> Result<()> {
                 .join(", ")
         ),
     })
+}
+
+/// The index file's identity and change time, `None` when absent.
+fn index_stamp(git_dir: &std::path::Path) -> Option<(u64, u64, u64, i64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(git_dir.join("index")).ok()?;
+    Some((m.dev(), m.ino(), m.size(), m.ctime(), m.ctime_nsec()))
 }
 
 #[cfg(test)]

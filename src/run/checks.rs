@@ -108,10 +108,13 @@ impl Run<'_> {
         let ledgers = super::protect::Ledgers::capture(self.project, &self.meta.slug);
         drop(t);
         let logs = self.dir.join("logs");
+        let t = crate::trace::span("check-command");
         let mut res = verify::run_command_at(self.project, &place, &logs, None, origin, cmd)?;
+        drop(t);
         let t = crate::trace::span("checkout-verify");
+        let odb = self.seen.odb(&self.project.root);
         let rewritten = match self.checkout.as_mut() {
-            Some(co) => co.changed(tree)?,
+            Some(co) => co.settle(&odb, tree)?,
             None => Vec::new(),
         };
         drop(t);

@@ -258,7 +258,8 @@ impl PathWatch {
                 continue;
             };
             for e in rd.flatten() {
-                if let Ok(m) = std::fs::symlink_metadata(e.path()) {
+                // `lstat` relative to the open folder (a PATH folder holds thousands).
+                if let Ok(m) = e.metadata() {
                     use std::os::unix::fs::MetadataExt;
                     out.insert(e.path(), (m.ino(), m.size(), m.ctime(), m.ctime_nsec()));
                 }
