@@ -551,6 +551,13 @@ impl Walker<'_> {
         if system {
             return false;
         }
+        let real = crate::guard::paths::real(&p);
+        let not_yet = !self.files.contains_key(&real)
+            && !self.files.contains_key(&p)
+            && std::fs::symlink_metadata(&p).is_err();
+        if not_yet && !super::sources::script_extension(raw) {
+            return false;
+        }
         match self.file_content(&p) {
             Content::Missing => false,
             Content::Text(t) if t.starts_with("\u{7f}ELF") || t.contains('\0') => false,

@@ -36,6 +36,91 @@ pub fn read_code_file(path: &Path) -> Option<String> {
     String::from_utf8(b).ok()
 }
 
+/// Programs that write no file content Forge does not see: they read, print, move between
+/// folders, or change only modes and times (an empty file `touch` makes runs nothing). Shells
+/// and `source` are here because the code they run is walked itself. Package managers are
+/// here because they write dependency folders and lock files, not the scripts a line then
+/// runs by name (what they run themselves is judged as package scripts); counting them would
+/// flag `npm install && npm test`.
+const NO_UNKNOWN_WRITES: &[&str] = &[
+    ".", ":", "[", "[[", "alias", "basename", "bash", "bun", "cargo", "cat", "cd", "chmod",
+    "command", "cut", "dash", "date", "diff", "dirname", "echo", "egrep", "env", "export", "false",
+    "fgrep", "file", "find", "go", "grep", "hash", "head", "id", "ls", "mkdir", "npm", "pip",
+    "pip3", "pnpm", "popd", "printenv", "printf", "pushd", "pwd", "read", "readlink", "realpath",
+    "rg", "set", "sh", "shopt", "sleep", "sort", "source", "stat", "tail", "test", "touch", "tr",
+    "true", "type", "uname", "unalias", "unset", "uv", "wc", "which", "whoami", "yarn", "zsh",
+];
+
+/// Whether a path names a script by its extension (a program run by path that does not exist
+/// yet and has none is most likely what a build earlier on the line makes: `cc -o app … &&
+/// ./app`).
+pub(super) fn script_extension(raw: &str) -> bool {
+    Path::new(raw)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| {
+            matches!(
+                e,
+                "sh" | "bash"
+                    | "zsh"
+                    | "ksh"
+                    | "py"
+                    | "pl"
+                    | "rb"
+                    | "js"
+                    | "mjs"
+                    | "cjs"
+                    | "ts"
+                    | "php"
+                    | "lua"
+                    | "tcl"
+                    | "awk"
+                    | "sed"
+                    | "mk"
+            )
+        })
+}
+
+/// git subcommands that only read.
+const GIT_READS: &[&str] = &[
+    "blame",
+    "branch",
+    "cat-file",
+    "config",
+    "describe",
+    "diff",
+    "grep",
+    "log",
+    "ls-files",
+    "ls-tree",
+    "rev-parse",
+    "shortlog",
+    "show",
+    "status",
+    "tag",
+];
+
+/// Whether `inv` may write files whose content Forge does not model. Redirections, `cp` of one
+/// file, `tee` and downloads are modelled (see [`Walker::note_written`]); their programs still
+/// count, since a folder copy or a program's own writes are not.
+pub(super) fn may_write_unknown_files(inv: &Invocation) -> bool {
+    let Some(name) = inv.name() else { return true };
+    if name == "git" {
+        let sub = inv.lit_args().flatten().find(|a| !a.starts_with('-'));
+        return !sub.is_some_and(|s| GIT_READS.contains(&s));
+    }
+    // `find … -delete`/`-exec` writes nothing new; `sort -o` writes what it sorted.
+    if name == "sort"
+        && inv
+            .lit_args()
+            .flatten()
+            .any(|a| a.starts_with("-o") || a.starts_with("--output"))
+    {
+        return true;
+    }
+    !NO_UNKNOWN_WRITES.contains(&name)
+}
+
 /// What is known of a file's content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
@@ -60,7 +145,15 @@ impl Walker<'_> {
         }
         let meta = match std::fs::metadata(&real) {
             Ok(m) => m,
-            Err(_) => return Content::Missing,
+            Err(_) => {
+                return match &self.unknown_writer {
+                    Some(by) => Content::Unknown(format!(
+                        "{} does not exist yet: `{by}` earlier on this line may write it",
+                        real.display()
+                    )),
+                    None => Content::Missing,
+                };
+            }
         };
         let inside = real.starts_with(&self.env.root)
             || (real.starts_with(&self.env.temp) && !real.starts_with(&self.env.home));

@@ -133,6 +133,10 @@ pub(super) struct Walker<'e> {
     pub aliases: HashMap<String, String>,
     /// Files written earlier on the line, by path: what is known of their content.
     pub files: HashMap<PathBuf, Content>,
+    /// A command earlier on the line that may write files Forge does not model (`tar x`,
+    /// `unzip`, `git clone`, a program it does not know): a code file missing when the line is
+    /// judged may be there when it runs, so its content is unknowable, not "nothing runs".
+    pub unknown_writer: Option<String>,
     /// `package.json` scripts set earlier on the line (`npm pkg set scripts.x=…`).
     pub package_scripts: HashMap<String, String>,
     pub files_read: usize,
@@ -223,6 +227,7 @@ impl<'e> Walker<'e> {
             calling: Vec::new(),
             aliases: HashMap::new(),
             files: HashMap::new(),
+            unknown_writer: None,
             package_scripts: HashMap::new(),
             files_read: 0,
             bytes_read: 0,
@@ -761,6 +766,12 @@ impl<'e> Walker<'e> {
             return;
         }
         self.invoke(call, ctx, depth);
+        if self.unknown_writer.is_none() {
+            self.unknown_writer = self.out.invocations[first..]
+                .iter()
+                .find(|i| super::sources::may_write_unknown_files(i))
+                .map(|i| i.name().unwrap_or("a computed program").to_string());
+        }
         let inv = self.out.invocations.get(first).cloned();
         self.note_written(first_write, inv.as_ref());
         if let Some(i) = &inv {

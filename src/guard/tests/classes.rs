@@ -183,6 +183,58 @@ fn class_01_code_the_guard_never_read_is_read() {
     );
 }
 
+/// A code file that does not exist when the line is judged may be written by a command
+/// earlier on the line whose writes Forge does not model (an archive, a generator, a clone, a
+/// copy of a folder): its content is unknowable, never "nothing runs".
+#[test]
+fn class_01_code_an_earlier_command_may_write_is_unknowable() {
+    let r = repo(&[
+        ("tools/gen.sh", "#!/bin/sh\ntar xf kit.tar\n"),
+        ("tools/hello.sh", "#!/bin/sh\necho hello\n"),
+    ]);
+    flagged(
+        &r,
+        &[
+            "tar xf a.tar && bash x.sh",
+            "unzip -o a.zip; ./run.sh",
+            "tar xzf a.tgz && make nuke",
+            "git clone https://example.com/r.git r && cd r && make",
+            "cp -r /tmp/kit/ kit/ && bash kit/install.sh",
+            "git checkout other -- x.sh && bash x.sh",
+            "bash tools/gen.sh && . ./env.sh",
+            "tar xf a.tar && npm run x",
+        ],
+    );
+    let res = r.check("tar xf a.tar && bash x.sh");
+    assert_eq!(res.decision, Decision::Ask, "{res:?}");
+    assert!(
+        res.reason.contains("does not exist yet") && res.reason.contains("`tar`"),
+        "{}",
+        res.reason
+    );
+    // Inside the session sandbox it is contained.
+    let boxed = r
+        .guard()
+        .sandboxed(true)
+        .check_command("tar xf a.tar && bash x.sh", &r.root);
+    assert_eq!(boxed.decision, Decision::Allow, "{boxed:?}");
+    // A missing script with nothing before it that writes files runs nothing.
+    allowed(
+        &r,
+        &[
+            "bash missing.sh",
+            "cd src && bash missing.sh",
+            "echo start; ls; bash missing.sh",
+            "mkdir -p out && touch out/x.sh && bash out/x.sh",
+            "bash tools/hello.sh && . ./env.sh",
+            // What a build makes and the line then runs is judged by name, as binaries are.
+            "cc -o app main.c && ./app",
+            "make && ./build/app --help",
+            "npm install && npm test",
+        ],
+    );
+}
+
 #[test]
 fn class_02_git_options_are_read_as_git_reads_them() {
     let r = repo(&[]);
