@@ -8,7 +8,8 @@
 //! `cargo test` in the working tree, after the first build, the way a green agent's attempts
 //! go: each round edits one source file, then runs the tests. Hermetic rounds include
 //! everything Forge does for a check: the content snapshot of the working tree, storing the
-//! changed blob, syncing the checkout (verified by content) and the command.
+//! changed blob, syncing the checkout (what changed since the last check), the command, and
+//! settling the checkout after it (re-read by content: what the check rewrote).
 //!
 //! Usage: hermetic_checks REPO ROUNDS COMMAND…
 
@@ -73,6 +74,8 @@ fn main() {
         };
         let r = verify::run_command_at(&project, &place, &logs, Some(5), "bench", &cmd).unwrap();
         assert!(r.ok, "the hermetic check failed: {}", r.tail);
+        let rewritten = checkout.settle(&odb, &snap).unwrap();
+        assert!(rewritten.is_empty(), "the check rewrote {rewritten:?}");
         t.elapsed()
     };
     let in_tree = || {
