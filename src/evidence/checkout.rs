@@ -3,10 +3,11 @@
 //! (a hand-made `.pyc`, a file a global excludes list hides, a build folder an agent prepared).
 //!
 //! The folder is kept between checks, and between runs, so only what changed is rewritten (an
-//! inode created costs far more than a file read), and kept honest by content: before each
-//! check every file in it is hashed by a [`Hasher`] — whose cache lives in Forge's memory and
-//! trusts only an unchanged ctime — and whatever does not match the tree goes: what the last
-//! check or an agent left there, a file whose mtime was set back, a link. The configured cache
+//! inode created costs far more than a file read), and kept honest by content: on first use,
+//! after each check, and whenever something else could have written it, every file in it is
+//! hashed by a [`Hasher`] — whose cache lives in Forge's memory and trusts only an unchanged
+//! ctime — and whatever does not match the tree goes: what a check, an agent or an earlier run
+//! left there, a file whose mtime was set back, a link. The configured cache
 //! folders (`keep`) are the one exception, and the documented trade-off: code a check runs can
 //! write them.
 //!

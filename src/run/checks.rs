@@ -41,8 +41,9 @@ pub(super) fn cargo_home() -> Option<PathBuf> {
 impl Run<'_> {
     /// The folder the checks run in: outside the repository (a build tool looking for its
     /// workspace upwards must not find the real one), one per repository, kept from run to run
-    /// (one run drives a checkout at a time; the folder is verified by content before each
-    /// check, so what a previous run or an agent left there is no risk, only work saved).
+    /// (one run drives a checkout at a time; the folder is verified by content when a run first
+    /// uses it, after each check and after each agent call outside the sandbox, so what a
+    /// previous run, a check or an agent left there is no risk, only work saved).
     fn checkout_dir(&self) -> PathBuf {
         use sha2::Digest;
         let h = sha2::Sha256::digest(self.root().as_os_str().as_encoded_bytes());
