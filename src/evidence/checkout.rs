@@ -43,6 +43,10 @@ pub struct Checkout {
     /// The tree the folder holds exactly (besides `keep`), as of the last sweep or sync, while
     /// nothing but Forge could have written it since.
     clean: Option<Snapshot>,
+    /// The folder's (device, inode) when it was opened. Its path is in the temp folder, which
+    /// an agent or a check outside the kernel sandbox can write: a link or another folder put
+    /// in its place would make a sweep remove whatever it leads to (the person's repository).
+    id: (u64, u64),
 }
 
 impl Checkout {
@@ -68,17 +72,35 @@ impl Checkout {
                     .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
             }
         }
+        let m = std::fs::symlink_metadata(&dir)
+            .map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?;
         Ok(Checkout {
             dir,
             keep,
             hasher,
             clean: None,
+            id: (m.dev(), m.ino()),
         })
+    }
+
+    /// The folder at `dir` is still the one opened — not a link, not another folder — or
+    /// nothing in it is touched: the run stops, naming it.
+    fn still_ours(&self) -> crate::Result<()> {
+        let same = std::fs::symlink_metadata(&self.dir)
+            .is_ok_and(|m| m.is_dir() && (m.dev(), m.ino()) == self.id);
+        if same {
+            return Ok(());
+        }
+        Err(Error::usage(format!(
+            "the checks' folder {} was replaced while the run used it (by an agent or a check outside the kernel sandbox): Forge removes nothing through it. Look at what is there now, remove it, then resume",
+            self.dir.display()
+        )))
     }
 
     /// Makes the folder hold exactly `tree` (plus the cache folders): every file whose content
     /// is not the tree's goes, and missing ones are written from verified objects.
     pub fn sync(&mut self, odb: &Odb, tree: &Snapshot) -> odb::Result<SyncStats> {
+        self.still_ours()?;
         let mut stats = SyncStats::default();
         let mut present: BTreeSet<String> = BTreeSet::new();
         match self.clean.take() {
@@ -148,6 +170,7 @@ impl Checkout {
     /// rewrote its own checkout, a test that edits the test).
     pub fn settle(&mut self, odb: &Odb, tree: &Snapshot) -> odb::Result<Vec<String>> {
         self.clean = None;
+        self.still_ours()?;
         let mut stats = SyncStats::default();
         let mut present: BTreeSet<String> = BTreeSet::new();
         let started = SystemTime::now();
@@ -565,6 +588,45 @@ mod tests {
         less.entries.remove("tests/t.py");
         co.sync(&odb, &less).unwrap();
         assert!(!d.join("tests").exists());
+    }
+
+    #[test]
+    fn a_folder_replaced_after_it_was_opened_is_never_swept() {
+        let repo = tempfile::tempdir().unwrap();
+        let r = repo.path();
+        sh(
+            r,
+            "git init -q -b main && echo x > a && git add -A && git commit -qm init",
+        );
+        let tree = Snapshot::of_commit(r, &crate::git::head(r).unwrap()).unwrap();
+        let odb = Odb::new(r, ObjectFormat::Sha1);
+        let out = tempfile::tempdir().unwrap();
+        let mut co = Checkout::open(
+            out.path().join("check"),
+            vec![],
+            Hasher::new(ObjectFormat::Sha1),
+        )
+        .unwrap();
+        co.sync(&odb, &tree).unwrap();
+        // The folder becomes a link to the person's files, or another folder: nothing there
+        // is removed, by a sync or a settle.
+        let person = out.path().join("person");
+        std::fs::create_dir(&person).unwrap();
+        std::fs::write(person.join("notes"), "mine").unwrap();
+        std::fs::rename(out.path().join("check"), out.path().join("away")).unwrap();
+        std::os::unix::fs::symlink(&person, out.path().join("check")).unwrap();
+        co.invalidate();
+        assert!(co.sync(&odb, &tree).is_err());
+        assert!(co.settle(&odb, &tree).is_err());
+        std::fs::remove_file(out.path().join("check")).unwrap();
+        std::fs::create_dir(out.path().join("check")).unwrap();
+        std::fs::write(out.path().join("check/notes"), "mine").unwrap();
+        assert!(co.sync(&odb, &tree).is_err());
+        assert_eq!(
+            std::fs::read_to_string(person.join("notes")).unwrap(),
+            "mine"
+        );
+        assert!(out.path().join("check/notes").exists());
     }
 
     #[test]
