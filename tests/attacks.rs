@@ -442,3 +442,17 @@ fn a_checkout_folder_replaced_by_a_link_is_never_swept() {
     );
     e.nothing_wrong_landed();
 }
+
+#[test]
+fn a_check_that_leaves_folders_too_deep_to_name_does_not_wedge_the_run() {
+    // Green's code, run by a check, leaves in the checkout a chain of folders deeper than a
+    // path can name. The sweep after the check failed on it, and so did every resume.
+    let e = attack("green-deep-tree.sh");
+    let (code, out) = e.run();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(e.nothing_wrong_landed(), 1);
+    let tmp = std::fs::read_dir(e.path.join("tmp")).unwrap();
+    for d in tmp.flatten() {
+        assert!(!d.path().join("deep_folder").exists(), "{out}");
+    }
+}
