@@ -202,13 +202,29 @@ impl Checkout {
         let root = self.dir.clone();
         let keep = &self.keep;
         let is_gitlink = |key: &str| matches!(tree.entries.get(key), Some(Entry::Gitlink { .. }));
+        // A folder holding no path of the tree and no cache folder goes whole, unread: what a
+        // check left there can be deeper than a path can name, and it is no business of the
+        // checks' anyway. The walk only goes where the tree does.
+        let needed = |key: &str| {
+            let prefix = format!("{key}/");
+            tree.entries
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(p, _)| p.starts_with(&prefix))
+                || keep.iter().any(|k| k.starts_with(&prefix))
+        };
         let first = super::walk::Job {
             rel: String::new(),
             state: (),
         };
         let listings = super::walk::par_walk(first, |job, out: &mut Listing| {
             let dir = root.join(&job.rel);
-            let rd = match std::fs::read_dir(&dir) {
+            // A check may have taken its own permissions on a folder away.
+            let rd = std::fs::read_dir(&dir).or_else(|_| {
+                let _ = unlock(&dir);
+                std::fs::read_dir(&dir)
+            });
+            let rd = match rd {
                 Ok(rd) => rd,
                 Err(e) => {
                     out.errors
@@ -241,13 +257,13 @@ impl Checkout {
                 // `lstat` relative to the open folder, once: the hasher takes it from here.
                 match item.metadata() {
                     Ok(m) if m.is_dir() && is_gitlink(&key) => out.gitlinks.push(key),
-                    Ok(m) if m.is_dir() => {
-                        out.dirs.push(key.clone());
+                    Ok(m) if m.is_dir() && needed(&key) => {
                         more.push(super::walk::Job {
                             rel: key,
                             state: (),
                         });
                     }
+                    Ok(m) if m.is_dir() => out.dirs.push(key),
                     Ok(m) => out.files.push((key, m)),
                     Err(e) => out.errors.push(Error::io(
                         format!("cannot read {}", dir.join(&key).display()),
@@ -291,19 +307,10 @@ impl Checkout {
             present.insert(key);
             stats.kept += 1;
         }
-        // A folder no tree path (and no cache folder) needs goes, deepest first.
-        all.dirs.sort();
-        for key in all.dirs.iter().rev() {
-            let prefix = format!("{key}/");
-            let needed = tree
-                .entries
-                .range(prefix.clone()..)
-                .next()
-                .is_some_and(|(p, _)| p.starts_with(&prefix))
-                || self.keep.iter().any(|k| k.starts_with(&prefix));
-            if !needed {
-                remove(&self.dir.join(key))?;
-            }
+        // The folders no tree path (and no cache folder) needs.
+        for key in all.dirs {
+            remove(&self.dir.join(key))?;
+            stats.removed += 1;
         }
         Ok(())
     }
@@ -417,6 +424,7 @@ pub fn remove_entry(root: &Path, rel: &str) -> crate::Result<()> {
 #[derive(Default)]
 struct Listing {
     files: Vec<(String, std::fs::Metadata)>,
+    /// Folders nothing of the tree is in: removed whole, never entered.
     dirs: Vec<String>,
     gitlinks: Vec<String>,
     /// Names that are not UTF-8: no tree holds them.
@@ -480,13 +488,63 @@ fn remove(p: &Path) -> crate::Result<()> {
         Ok(m) if m.is_dir() => {
             // A check may leave read-only folders (Go's module cache does).
             let _ = make_writable(p);
-            std::fs::remove_dir_all(p)
+            std::fs::remove_dir_all(p).or_else(|_| remove_deep(p))
         }
         Ok(_) => std::fs::remove_file(p),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     };
     r.map_err(|e| Error::io(format!("cannot remove {}", p.display()), e))
+}
+
+/// Removes the folder `top` and all it holds, however deep (a check can nest folders past what
+/// a path can name, and past the open-file limit that a recursive removal holds one descriptor
+/// per level of): each subfolder's content is moved up into `top` before the subfolder goes, so
+/// no path used is more than two names below `top` and one folder is read at a time.
+fn remove_deep(top: &Path) -> std::io::Result<()> {
+    let mut n = 0u64;
+    loop {
+        let mut sub = None;
+        for e in std::fs::read_dir(top)? {
+            let e = e?;
+            if e.file_type()?.is_dir() {
+                sub = Some(e.path());
+                break;
+            }
+            std::fs::remove_file(e.path())?;
+        }
+        let Some(d) = sub else { break };
+        let _ = unlock(&d);
+        loop {
+            let items: Vec<_> = std::fs::read_dir(&d)?.collect::<std::io::Result<_>>()?;
+            if items.is_empty() {
+                break;
+            }
+            for c in items {
+                let to = loop {
+                    n += 1;
+                    let to = top.join(format!(".forge-rm-{n}"));
+                    if std::fs::symlink_metadata(&to).is_err() {
+                        break to;
+                    }
+                };
+                std::fs::rename(c.path(), to)?;
+            }
+        }
+        std::fs::remove_dir(&d)?;
+    }
+    std::fs::remove_dir(top)
+}
+
+/// Gives this user every right on the folder `dir` (never through a link).
+fn unlock(dir: &Path) -> std::io::Result<()> {
+    let m = std::fs::symlink_metadata(dir)?;
+    if m.is_dir() {
+        let mut perm = m.permissions();
+        perm.set_mode(perm.mode() | 0o700);
+        std::fs::set_permissions(dir, perm)?;
+    }
+    Ok(())
 }
 
 fn make_writable(dir: &Path) -> std::io::Result<()> {
@@ -627,6 +685,24 @@ mod tests {
             "mine"
         );
         assert!(out.path().join("check/notes").exists());
+    }
+
+    #[test]
+    fn a_folder_deeper_than_a_path_can_name_is_removed() {
+        let out = tempfile::tempdir().unwrap();
+        let top = out.path().join("junk");
+        // Deeper than PATH_MAX and than the usual open-file limit (1024; a chain grown
+        // from the top by renames: no long path is ever used to build it).
+        std::fs::create_dir(&top).unwrap();
+        let next = out.path().join("next");
+        for _ in 0..3000 {
+            std::fs::create_dir(&next).unwrap();
+            std::fs::write(next.join("f"), "x").unwrap();
+            std::fs::rename(&top, next.join("d")).unwrap();
+            std::fs::rename(&next, &top).unwrap();
+        }
+        remove_deep(&top).unwrap();
+        assert!(!top.exists());
     }
 
     #[test]
