@@ -418,3 +418,41 @@ fn code_that_rewrites_its_own_checkout_fails_the_check() {
     );
     e.nothing_wrong_landed();
 }
+
+#[test]
+fn a_checkout_folder_replaced_by_a_link_is_never_swept() {
+    // Without the sandbox, green replaces the checks' checkout (kept in the temp folder between
+    // checks) with a link to the working tree. The sweep before the next check would have
+    // removed, through it, everything not in the candidate tree: `.git`, `.forge/`, the
+    // person's ignored files.
+    let e = attack("green-links-checkout.sh");
+    std::fs::write(e.repo().join("config.local"), "token=the person's own\n").unwrap();
+    let gi = std::fs::read_to_string(e.repo().join(".gitignore")).unwrap();
+    std::fs::write(e.repo().join(".gitignore"), gi + "config.local\n").unwrap();
+    e.git(&["commit", "-qam", "chore: ignore config.local"]);
+    let (code, out) = e.run();
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("was replaced while the run used it"), "{out}");
+    assert!(e.repo().join(".git/HEAD").is_file(), "{out}");
+    assert_eq!(e.git(&["cat-file", "-t", &e.base]), "commit");
+    assert!(e.repo().join(".forge/config.yaml").is_file());
+    assert_eq!(
+        std::fs::read_to_string(e.repo().join("config.local")).unwrap(),
+        "token=the person's own\n"
+    );
+    e.nothing_wrong_landed();
+}
+
+#[test]
+fn a_check_that_leaves_folders_too_deep_to_name_does_not_wedge_the_run() {
+    // Green's code, run by a check, leaves in the checkout a chain of folders deeper than a
+    // path can name. The sweep after the check failed on it, and so did every resume.
+    let e = attack("green-deep-tree.sh");
+    let (code, out) = e.run();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(e.nothing_wrong_landed(), 1);
+    let tmp = std::fs::read_dir(e.path.join("tmp")).unwrap();
+    for d in tmp.flatten() {
+        assert!(!d.path().join("deep_folder").exists(), "{out}");
+    }
+}

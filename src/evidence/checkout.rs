@@ -44,6 +44,10 @@ pub struct Checkout {
     /// The tree the folder holds exactly (besides `keep`), as of the last sweep or sync, while
     /// nothing but Forge could have written it since.
     clean: Option<Snapshot>,
+    /// The folder's (device, inode) when it was opened. Its path is in the temp folder, which
+    /// an agent or a check outside the kernel sandbox can write: a link or another folder put
+    /// in its place would make a sweep remove whatever it leads to (the person's repository).
+    id: (u64, u64),
 }
 
 impl Checkout {
@@ -69,17 +73,35 @@ impl Checkout {
                     .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
             }
         }
+        let m = std::fs::symlink_metadata(&dir)
+            .map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?;
         Ok(Checkout {
             dir,
             keep,
             hasher,
             clean: None,
+            id: (m.dev(), m.ino()),
         })
+    }
+
+    /// The folder at `dir` is still the one opened — not a link, not another folder — or
+    /// nothing in it is touched: the run stops, naming it.
+    fn still_ours(&self) -> crate::Result<()> {
+        let same = std::fs::symlink_metadata(&self.dir)
+            .is_ok_and(|m| m.is_dir() && (m.dev(), m.ino()) == self.id);
+        if same {
+            return Ok(());
+        }
+        Err(Error::usage(format!(
+            "the checks' folder {} was replaced while the run used it (by an agent or a check outside the kernel sandbox): Forge removes nothing through it. Look at what is there now, remove it, then resume",
+            self.dir.display()
+        )))
     }
 
     /// Makes the folder hold exactly `tree` (plus the cache folders): every file whose content
     /// is not the tree's goes, and missing ones are written from verified objects.
     pub fn sync(&mut self, odb: &Odb, tree: &Snapshot) -> odb::Result<SyncStats> {
+        self.still_ours()?;
         let mut stats = SyncStats::default();
         let mut present: BTreeSet<String> = BTreeSet::new();
         match self.clean.take() {
@@ -149,6 +171,7 @@ impl Checkout {
     /// rewrote its own checkout, a test that edits the test).
     pub fn settle(&mut self, odb: &Odb, tree: &Snapshot) -> odb::Result<Vec<String>> {
         self.clean = None;
+        self.still_ours()?;
         let mut stats = SyncStats::default();
         let mut present: BTreeSet<String> = BTreeSet::new();
         let started = SystemTime::now();
@@ -180,13 +203,29 @@ impl Checkout {
         let root = self.dir.clone();
         let keep = &self.keep;
         let is_gitlink = |key: &str| matches!(tree.entries.get(key), Some(Entry::Gitlink { .. }));
+        // A folder holding no path of the tree and no cache folder goes whole, unread: what a
+        // check left there can be deeper than a path can name, and it is no business of the
+        // checks' anyway. The walk only goes where the tree does.
+        let needed = |key: &str| {
+            let prefix = format!("{key}/");
+            tree.entries
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|(p, _)| p.starts_with(&prefix))
+                || keep.iter().any(|k| k.starts_with(&prefix))
+        };
         let first = super::walk::Job {
             rel: String::new(),
             state: (),
         };
         let listings = super::walk::par_walk(first, |job, out: &mut Listing| {
             let dir = root.join(&job.rel);
-            let rd = match std::fs::read_dir(&dir) {
+            // A check may have taken its own permissions on a folder away.
+            let rd = std::fs::read_dir(&dir).or_else(|_| {
+                let _ = unlock(&dir);
+                std::fs::read_dir(&dir)
+            });
+            let rd = match rd {
                 Ok(rd) => rd,
                 Err(e) => {
                     out.errors
@@ -219,13 +258,13 @@ impl Checkout {
                 // `lstat` relative to the open folder, once: the hasher takes it from here.
                 match item.metadata() {
                     Ok(m) if m.is_dir() && is_gitlink(&key) => out.gitlinks.push(key),
-                    Ok(m) if m.is_dir() => {
-                        out.dirs.push(key.clone());
+                    Ok(m) if m.is_dir() && needed(&key) => {
                         more.push(super::walk::Job {
                             rel: key,
                             state: (),
                         });
                     }
+                    Ok(m) if m.is_dir() => out.dirs.push(key),
                     Ok(m) => out.files.push((key, m)),
                     Err(e) => out.errors.push(Error::io(
                         format!("cannot read {}", dir.join(&key).display()),
@@ -269,19 +308,10 @@ impl Checkout {
             present.insert(key);
             stats.kept += 1;
         }
-        // A folder no tree path (and no cache folder) needs goes, deepest first.
-        all.dirs.sort();
-        for key in all.dirs.iter().rev() {
-            let prefix = format!("{key}/");
-            let needed = tree
-                .entries
-                .range(prefix.clone()..)
-                .next()
-                .is_some_and(|(p, _)| p.starts_with(&prefix))
-                || self.keep.iter().any(|k| k.starts_with(&prefix));
-            if !needed {
-                remove(&self.dir.join(key))?;
-            }
+        // The folders no tree path (and no cache folder) needs.
+        for key in all.dirs {
+            remove(&self.dir.join(key))?;
+            stats.removed += 1;
         }
         Ok(())
     }
@@ -395,6 +425,7 @@ pub fn remove_entry(root: &Path, rel: &str) -> crate::Result<()> {
 #[derive(Default)]
 struct Listing {
     files: Vec<(String, std::fs::Metadata)>,
+    /// Folders nothing of the tree is in: removed whole, never entered.
     dirs: Vec<String>,
     gitlinks: Vec<String>,
     /// Names that are not UTF-8: no tree holds them.
@@ -458,13 +489,63 @@ fn remove(p: &Path) -> crate::Result<()> {
         Ok(m) if m.is_dir() => {
             // A check may leave read-only folders (Go's module cache does).
             let _ = make_writable(p);
-            std::fs::remove_dir_all(p)
+            std::fs::remove_dir_all(p).or_else(|_| remove_deep(p))
         }
         Ok(_) => std::fs::remove_file(p),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     };
     r.map_err(|e| Error::io(format!("cannot remove {}", p.display()), e))
+}
+
+/// Removes the folder `top` and all it holds, however deep (a check can nest folders past what
+/// a path can name, and past the open-file limit that a recursive removal holds one descriptor
+/// per level of): each subfolder's content is moved up into `top` before the subfolder goes, so
+/// no path used is more than two names below `top` and one folder is read at a time.
+fn remove_deep(top: &Path) -> std::io::Result<()> {
+    let mut n = 0u64;
+    loop {
+        let mut sub = None;
+        for e in std::fs::read_dir(top)? {
+            let e = e?;
+            if e.file_type()?.is_dir() {
+                sub = Some(e.path());
+                break;
+            }
+            std::fs::remove_file(e.path())?;
+        }
+        let Some(d) = sub else { break };
+        let _ = unlock(&d);
+        loop {
+            let items: Vec<_> = std::fs::read_dir(&d)?.collect::<std::io::Result<_>>()?;
+            if items.is_empty() {
+                break;
+            }
+            for c in items {
+                let to = loop {
+                    n += 1;
+                    let to = top.join(format!(".forge-rm-{n}"));
+                    if std::fs::symlink_metadata(&to).is_err() {
+                        break to;
+                    }
+                };
+                std::fs::rename(c.path(), to)?;
+            }
+        }
+        std::fs::remove_dir(&d)?;
+    }
+    std::fs::remove_dir(top)
+}
+
+/// Gives this user every right on the folder `dir` (never through a link).
+fn unlock(dir: &Path) -> std::io::Result<()> {
+    let m = std::fs::symlink_metadata(dir)?;
+    if m.is_dir() {
+        let mut perm = m.permissions();
+        perm.set_mode(perm.mode() | 0o700);
+        std::fs::set_permissions(dir, perm)?;
+    }
+    Ok(())
 }
 
 fn make_writable(dir: &Path) -> std::io::Result<()> {
@@ -566,6 +647,63 @@ mod tests {
         less.entries.remove("tests/t.py");
         co.sync(&odb, &less).unwrap();
         assert!(!d.join("tests").exists());
+    }
+
+    #[test]
+    fn a_folder_replaced_after_it_was_opened_is_never_swept() {
+        let repo = tempfile::tempdir().unwrap();
+        let r = repo.path();
+        sh(
+            r,
+            "git init -q -b main && echo x > a && git add -A && git commit -qm init",
+        );
+        let tree = Snapshot::of_commit(r, &crate::git::head(r).unwrap()).unwrap();
+        let odb = Odb::new(r, ObjectFormat::Sha1);
+        let out = tempfile::tempdir().unwrap();
+        let mut co = Checkout::open(
+            out.path().join("check"),
+            vec![],
+            Hasher::new(ObjectFormat::Sha1),
+        )
+        .unwrap();
+        co.sync(&odb, &tree).unwrap();
+        // The folder becomes a link to the person's files, or another folder: nothing there
+        // is removed, by a sync or a settle.
+        let person = out.path().join("person");
+        std::fs::create_dir(&person).unwrap();
+        std::fs::write(person.join("notes"), "mine").unwrap();
+        std::fs::rename(out.path().join("check"), out.path().join("away")).unwrap();
+        std::os::unix::fs::symlink(&person, out.path().join("check")).unwrap();
+        co.invalidate();
+        assert!(co.sync(&odb, &tree).is_err());
+        assert!(co.settle(&odb, &tree).is_err());
+        std::fs::remove_file(out.path().join("check")).unwrap();
+        std::fs::create_dir(out.path().join("check")).unwrap();
+        std::fs::write(out.path().join("check/notes"), "mine").unwrap();
+        assert!(co.sync(&odb, &tree).is_err());
+        assert_eq!(
+            std::fs::read_to_string(person.join("notes")).unwrap(),
+            "mine"
+        );
+        assert!(out.path().join("check/notes").exists());
+    }
+
+    #[test]
+    fn a_folder_deeper_than_a_path_can_name_is_removed() {
+        let out = tempfile::tempdir().unwrap();
+        let top = out.path().join("junk");
+        // Deeper than PATH_MAX and than the usual open-file limit (1024; a chain grown
+        // from the top by renames: no long path is ever used to build it).
+        std::fs::create_dir(&top).unwrap();
+        let next = out.path().join("next");
+        for _ in 0..3000 {
+            std::fs::create_dir(&next).unwrap();
+            std::fs::write(next.join("f"), "x").unwrap();
+            std::fs::rename(&top, next.join("d")).unwrap();
+            std::fs::rename(&next, &top).unwrap();
+        }
+        remove_deep(&top).unwrap();
+        assert!(!top.exists());
     }
 
     #[test]
