@@ -235,6 +235,78 @@ fn class_01_code_an_earlier_command_may_write_is_unknowable() {
     );
 }
 
+/// A code file that exists when the line is judged may be overwritten, before it runs, by a
+/// command earlier on the line whose writes Forge does not model: what is on disk now is not
+/// what runs, so its content is unknowable. Commands whose writes are known (a one-file copy,
+/// an in-place edit of other files) or that write no code (`rm`, `git add`, a formatter) do
+/// not make later code unknowable.
+#[test]
+fn class_01_code_an_earlier_command_may_overwrite_is_unknowable() {
+    let r = repo(&[
+        ("scripts/x.sh", "#!/bin/sh\necho hi\n"),
+        ("env.sh", "X=1\n"),
+        ("Makefile", "build:\n\tcargo build\ntest:\n\tcargo test\n"),
+        (
+            "package.json",
+            r#"{"scripts": {"test": "node t.js", "build": "tsc"}}"#,
+        ),
+        ("main.c", "int main(){return 0;}\n"),
+        ("app", "\u{7f}ELF\0\0binary"),
+    ]);
+    flagged(
+        &r,
+        &[
+            "git checkout evil -- scripts/x.sh && bash scripts/x.sh",
+            "git restore --source=evil scripts/x.sh && ./scripts/x.sh",
+            "git stash pop && ./scripts/x.sh",
+            "git switch evil && npm test",
+            "git checkout evil && make",
+            "cp -r /tmp/evil/. . && npm test",
+            "cp -r /tmp/evil/* scripts/ && bash scripts/x.sh",
+            "rsync -a /tmp/evil/ ./ && npm run build",
+            "unzip -o /tmp/a.zip && npm run build",
+            "tar xf /tmp/a.tar; . ./env.sh",
+            "python3 gen.py && bash scripts/x.sh",
+            "python3 gen.py && source env.sh",
+            "node -e \"require('fs').writeFileSync('scripts/x.sh','rm -rf ~')\" && sh scripts/x.sh",
+            "sed -i 's/echo hi/rm -rf ~/' scripts/x.sh && ./scripts/x.sh",
+            "perl -pi -e 's/cargo build/rm -rf ~/' Makefile && make",
+            "sed -i 's/tsc/rm -rf ~/' package.json && npm run build",
+            "git apply /tmp/p.diff && make",
+            "cmake -E copy /tmp/evil.sh scripts/x.sh && ./scripts/x.sh",
+            "cmake -E tar xf /tmp/a.tar && make",
+            "install -m 755 /tmp/evil.sh scripts/x.sh && scripts/x.sh",
+            "cp -a /tmp/evil.sh scripts/x.sh && scripts/x.sh",
+        ],
+    );
+    let res = r.check("python3 gen.py && bash scripts/x.sh");
+    assert_eq!(res.decision, Decision::Ask, "{res:?}");
+    assert!(res.reason.contains("`python3`"), "{}", res.reason);
+    allowed(
+        &r,
+        &[
+            "bash scripts/x.sh && . ./env.sh",
+            "rm -rf build && make",
+            "make clean && make",
+            "rm -rf dist && npm run build",
+            "git checkout -b feature && make test",
+            "git switch -c feat && npm test",
+            "git add -A && git commit -m wip && make test",
+            "git fetch origin && ./scripts/x.sh",
+            "git status && ./scripts/x.sh",
+            "sed -i 's/foo/bar/' src/lib.rs && make test",
+            "perl -pi -e 's/foo/bar/' src/lib.rs && npm test",
+            "black . && make test",
+            "npx prettier --write . && npm test",
+            "cp docs/list.txt docs/list.bak && npm test",
+            "chmod +x scripts/x.sh && ./scripts/x.sh",
+            "python3 -m venv .venv && source .venv/bin/activate",
+            "cc -o app main.c && ./app",
+            "mkdir -p build && cd build && cmake .. && make",
+        ],
+    );
+}
+
 #[test]
 fn class_02_git_options_are_read_as_git_reads_them() {
     let r = repo(&[]);
