@@ -196,6 +196,64 @@ impl Walker<'_> {
     }
 }
 
+/// `git difftool -x CMD`/`--extcmd=CMD` and `git grep -OCMD`/`--open-files-in-pager=CMD`, as
+/// git reads them: a long option by any unambiguous prefix (`--extc=`, `--open-files=`), a
+/// short one at the end of a cluster (`-yx CMD`) or with its value attached (`-xCMD`).
+fn git_option_commands(lits: &[Option<&str>], out: &mut Vec<Option<String>>) {
+    let Some(at) = lits
+        .iter()
+        .position(|a| matches!(a, Some("difftool" | "grep")))
+    else {
+        return;
+    };
+    // (long option, shortest unambiguous prefix, short letter, value optional, letters that
+    // take a value and so end a cluster before the letter can be read)
+    let (long, min, letter, optional, valued) = if lits[at] == Some("difftool") {
+        ("--extcmd", 3, 'x', false, "tx")
+    } else {
+        ("--open-files-in-pager", 4, 'O', true, "efABCmO")
+    };
+    let mut i = at + 1;
+    while i < lits.len() {
+        let next = || lits.get(i + 1).copied().flatten().map(str::to_string);
+        match lits[i] {
+            Some("--") => break,
+            Some(a) if a.starts_with("--") => {
+                let (k, v) = a.split_once('=').map_or((a, None), |(k, v)| (k, Some(v)));
+                if k.len() >= min && long.starts_with(k) {
+                    match v {
+                        Some(v) => out.push(Some(v.to_string())),
+                        None if !optional => {
+                            out.push(next());
+                            i += 1;
+                        }
+                        None => {}
+                    }
+                }
+            }
+            Some(a) if a.starts_with('-') && a.len() > 1 => {
+                for (p, c) in a[1..].char_indices() {
+                    if c == letter {
+                        let tail = &a[1 + p + c.len_utf8()..];
+                        if !tail.is_empty() {
+                            out.push(Some(tail.to_string()));
+                        } else if !optional {
+                            out.push(next());
+                            i += 1;
+                        }
+                        break;
+                    }
+                    if valued.contains(c) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
 /// Shell commands a program runs from its options (`None`: one Forge cannot read).
 pub(super) fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> {
     let lits: Vec<Option<&str>> = rest.iter().map(|w| w.arg.lit()).collect();
@@ -262,7 +320,7 @@ pub(super) fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> 
             }
         }
         "man" => value(&["-P", "--pager", "--html"], &mut out),
-        "git" if lits.contains(&Some("difftool")) => value(&["-x", "--extcmd"], &mut out),
+        "git" => git_option_commands(&lits, &mut out),
         "gdb" => {
             let mut cmds = Vec::new();
             value(&["-ex", "--eval-command", "-iex"], &mut cmds);

@@ -203,6 +203,7 @@ impl Walker<'_> {
             "git" => {
                 let idx = self.push_invocation(&call, path, ctx);
                 self.git(&rest, idx, &call, ctx, depth);
+                self.option_code("git", &rest, idx, ctx, depth);
                 return;
             }
             "patch" => {

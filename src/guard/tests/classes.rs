@@ -405,6 +405,40 @@ fn class_04_git_configuration_that_runs_code() {
     );
 }
 
+/// Commands git runs from its options: `difftool -x`/`--extcmd` and `grep -O`/
+/// `--open-files-in-pager`, in every form git accepts.
+#[test]
+fn class_04_commands_git_runs_from_its_options() {
+    let r = repo(&[]);
+    denied(
+        &r,
+        &[
+            "git difftool -x 'rm -rf ~'",
+            "git difftool --extcmd='rm -rf ~'",
+            "git difftool -y --extcmd 'rm -rf ~' HEAD~1",
+            "git difftool --ext='rm -rf ~'",
+            "git difftool -yx 'rm -rf ~'",
+            "git difftool -x'rm -rf ~'",
+            "git grep -O'rm -rf ~' foo",
+            "git grep --open-files-in-pager='rm -rf ~' foo",
+            "git grep --open-files='rm -rf ~' foo",
+            "git grep -iO'rm -rf ~' foo",
+            "git -C . difftool -x 'rm -rf ~'",
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            "git difftool -y HEAD~1",
+            "git difftool --tool=vimdiff",
+            "git grep -O foo",
+            "git grep -e -O foo",
+            "git grep -n 'x -O y'",
+            "git grep --or -e a -e b",
+        ],
+    );
+}
+
 #[test]
 fn class_05_the_working_folder_is_followed() {
     let r = repo(&[]);
