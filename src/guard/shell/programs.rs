@@ -980,10 +980,7 @@ impl Walker<'_> {
         let sep = rest
             .iter()
             .position(|w| w.arg.lit().is_some_and(|s| s.starts_with(":::")));
-        let start = rest
-            .iter()
-            .take_while(|w| w.arg.lit().is_some_and(|s| s.starts_with('-')))
-            .count();
+        let start = super::wrappers::skip_options(rest, PARALLEL_VALUE_OPTS);
         let (cmd, inputs) = match sep {
             Some(s) => (&rest[start.min(s)..s], &rest[s + 1..]),
             None => (&rest[start..], &rest[rest.len()..]),
@@ -999,30 +996,127 @@ impl Walker<'_> {
             }
             return;
         }
-        let names = if sep.is_some() && inputs.iter().all(|w| w.arg.lit().is_some()) {
-            Names::Known(
-                inputs
-                    .iter()
-                    .filter_map(|w| w.arg.lit().map(str::to_string))
-                    .collect(),
-            )
-        } else {
-            Names::Unknown
+        let Some(t) = join_lits(cmd) else {
+            self.push_computed("parallel …".into(), vec![], call, ctx);
+            return;
         };
-        let text = join_lits(cmd);
-        let mut c = self.call_with(vec![], call);
-        c.names = names;
-        c.wrappers.push("parallel".into());
-        match text {
-            Some(t) => {
-                let mut sub = ctx.child(ctx.origin.clone());
-                // The template is a command line; `{}` stands for each input.
-                self.line(&t, &mut sub, depth + 1);
-            }
-            None => self.push_computed("parallel …".into(), vec![], call, ctx),
+        let opts: Vec<&str> = rest[..start].iter().filter_map(|w| w.arg.lit()).collect();
+        let replace = opts
+            .iter()
+            .position(|o| *o == "-I")
+            .and_then(|i| rest.get(i + 1).and_then(|w| w.arg.lit()))
+            .unwrap_or("{}");
+        let pipe = opts.iter().any(|o| o.starts_with("--pipe"));
+        // Each input is a line of its own: appended to the template, or put where `{}` (and
+        // `{.}`, `{/}`, `{//}`, `{/.}`) stand. Inputs Forge cannot know (`::::` files, more
+        // than one source, standard input) are a value computed at run time.
+        let more_sources = inputs
+            .iter()
+            .any(|w| w.arg.lit().is_some_and(|s| s.starts_with(":::")));
+        let known: Vec<Option<String>> = match sep {
+            Some(s) if rest[s].arg.lit() == Some(":::") && !more_sources => inputs
+                .iter()
+                .take(32)
+                .map(|w| w.arg.lit().map(str::to_string))
+                .collect(),
+            None => match &call.stdin {
+                Stdin::Text(Arg::Lit(text)) => {
+                    text.lines().take(32).map(|l| Some(l.into())).collect()
+                }
+                _ => vec![None],
+            },
+            _ => vec![None],
+        };
+        for input in if pipe { vec![None] } else { known } {
+            let line = if pipe {
+                t.clone()
+            } else {
+                parallel_line(&t, replace, input.as_deref())
+            };
+            let mut sub = ctx.child(ctx.origin.clone());
+            self.line(&line, &mut sub, depth + 1);
         }
     }
 }
+
+/// One command line of `parallel TEMPLATE ::: INPUT`: the input (quoted; unknown, a variable
+/// no one set) replaces the replacement strings, or is appended when there are none.
+fn parallel_line(template: &str, replace: &str, input: Option<&str>) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let val = |f: fn(&std::path::Path) -> Option<String>| match input {
+        Some(i) => quote(&f(std::path::Path::new(i)).unwrap_or_else(|| i.to_string())),
+        None => "\"$__forge_parallel_input\"".to_string(),
+    };
+    let whole = val(|p| Some(p.to_string_lossy().into_owned()));
+    let forms: [(String, String); 5] = [
+        (
+            "{//}".into(),
+            val(|p| p.parent().map(|d| d.to_string_lossy().into_owned())),
+        ),
+        (
+            "{/.}".into(),
+            val(|p| p.file_stem().map(|d| d.to_string_lossy().into_owned())),
+        ),
+        (
+            "{/}".into(),
+            val(|p| p.file_name().map(|d| d.to_string_lossy().into_owned())),
+        ),
+        (
+            "{.}".into(),
+            val(|p| Some(p.with_extension("").to_string_lossy().into_owned())),
+        ),
+        (replace.to_string(), whole.clone()),
+    ];
+    if !forms.iter().any(|(k, _)| template.contains(k.as_str())) {
+        return format!("{template} {whole}");
+    }
+    let mut out = template.to_string();
+    for (k, v) in &forms {
+        out = out.replace(k.as_str(), v);
+    }
+    out
+}
+
+/// GNU parallel's options that take a value as the next word.
+const PARALLEL_VALUE_OPTS: &[&str] = &[
+    "-j",
+    "--jobs",
+    "-P",
+    "--max-procs",
+    "-S",
+    "--sshlogin",
+    "-a",
+    "--arg-file",
+    "--delay",
+    "--timeout",
+    "--joblog",
+    "--results",
+    "--tmpdir",
+    "-N",
+    "-n",
+    "--max-args",
+    "-L",
+    "--max-lines",
+    "--colsep",
+    "-C",
+    "-d",
+    "--delimiter",
+    "--halt",
+    "--retries",
+    "--workdir",
+    "--wd",
+    "-I",
+    "--env",
+    "--memfree",
+    "--load",
+    "--nice",
+    "--tagstring",
+    "--tag-string",
+    "-E",
+    "--block",
+    "--sshloginfile",
+    "--slf",
+];
 
 /// Programs whose output is environment settings for `eval` (`eval "$(ssh-agent -s)"`).
 pub(super) const ENV_PRINTERS: [&str; 14] = [

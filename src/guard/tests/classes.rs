@@ -739,6 +739,44 @@ fn class_11_wrappers_are_stripped() {
     );
 }
 
+/// GNU parallel runs its template once per input: appended, or where `{}` and its
+/// relatives stand, with the options that take a value skipped.
+#[test]
+fn class_11_parallel_runs_its_template_on_each_input() {
+    let r = repo(&[]);
+    denied(
+        &r,
+        &[
+            "parallel rm -rf ::: ~",
+            "parallel rm -rf ::: build /",
+            "parallel -j2 'rm -rf {}' ::: ~",
+            "parallel -j 4 rm -rf ::: ~",
+            "parallel --halt now,fail=1 rm -rf {//} ::: ~/x",
+            "parallel -I @@ 'rm -rf @@' ::: ~",
+            "parallel git push --force origin ::: main",
+            "parallel rm -rf <<< ~",
+        ],
+    );
+    flagged(
+        &r,
+        &[
+            "ls ~ | parallel rm -rf",
+            "parallel rm -rf :::: list.txt",
+            "parallel rm -rf ::: a ::: b",
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            "parallel gzip ::: docs/list.txt",
+            "parallel -j 4 'echo {}' ::: a b c",
+            "parallel cargo test -p ::: core cli",
+            "parallel ::: 'cargo fmt' 'cargo clippy'",
+            "ls src | parallel echo",
+        ],
+    );
+}
+
 #[test]
 fn class_12_a_home_under_the_temp_folder_is_not_temp_space() {
     let dir = tempfile::Builder::new()
