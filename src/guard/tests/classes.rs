@@ -704,14 +704,33 @@ fn class_10_killing_forge() {
             "kill $PPID",
             "kill -9 \"$PPID\"",
             "kill -TERM $(ps -o ppid= -p $$)",
+            // The caller's process group, the agent's.
+            "kill 0",
+            "kill -9 0",
+            "kill -s KILL 0",
+            "kill -- 0",
+            // Every process using the project: Forge's and the agent's.
+            "fuser -k .",
+            "fuser -km /",
+            "fuser --kill -m .forge",
+            "kill $(lsof -t .)",
+            "lsof -t +D . | xargs kill -9",
+            // The agent clients written in JavaScript.
+            "pkill node",
+            "killall -9 node",
         ],
     );
     allowed(
         &r,
         &[
             "kill $(lsof -t -i:3000)",
+            "kill $(lsof -ti :8080)",
+            "fuser -k 3000/tcp",
+            "fuser -v .",
+            "lsof +D .",
             "pkill -f 'node server.js'",
             "sleep 9 & kill $!",
+            "kill -0 1234",
         ],
     );
 }
