@@ -72,14 +72,30 @@ impl Walker<'_> {
                         .any(|a| a.is_some_and(|a| a.starts_with('-') && a.contains('x')));
                 let mut printed =
                     lits.is_empty() || lits.iter().all(|a| a.is_some_and(|a| a.starts_with('-')));
+                let flag = |c: char| {
+                    lits.iter()
+                        .flatten()
+                        .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
+                };
+                // `declare -n r=HOME`: `$r` is `$HOME`; `declare -a a=(…)`: an array, whose
+                // words Forge does not keep.
+                let (nameref, array) = (flag('n'), flag('a') || flag('A'));
                 for w in &rest {
                     match &w.arg {
                         Arg::Lit(a) if a.starts_with('-') => {}
                         Arg::Lit(a) => {
                             let (n, v) = match a.split_once('=') {
+                                Some((n, v)) if nameref => (
+                                    n.trim_end_matches('+'),
+                                    Some(self.var(v, ctx).map_or(Val::Unknown, Val::Known)),
+                                ),
+                                Some((n, v)) if array || v.starts_with('(') => {
+                                    (n.trim_end_matches('+'), Some(Val::Unknown))
+                                }
                                 Some((n, v)) => {
                                     (n.trim_end_matches('+'), Some(Val::Known(v.to_string())))
                                 }
+                                None if nameref => (a.as_str(), Some(Val::Unknown)),
                                 None => (a.as_str(), None),
                             };
                             if let Some(v) = v {

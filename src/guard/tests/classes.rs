@@ -375,6 +375,35 @@ fn class_03_bash_expansions_are_performed() {
     allowed(&r, &["[ -f .env.example ] && echo yes", "x='~'; ls \"$x\""]);
 }
 
+/// Variables declared with `declare`/`local`/`typeset`: a nameref is the variable it names, an
+/// array's words are unknown (never an empty command).
+#[test]
+fn class_03_declared_arrays_and_namerefs() {
+    let r = repo(&[]);
+    denied(
+        &r,
+        &[
+            "declare -n r=HOME; rm -rf \"$r\"",
+            "typeset -n r=HOME; rm -rf $r/",
+            "f() { local -n d=HOME; rm -rf \"$d\"; }; f",
+            "declare -a a=(rm -rf ~); ${a[*]}",
+            "declare -a a=(rm -rf ~); \"${a[@]}\"",
+            "local -a a=(rm -rf ~); ${a[@]}",
+            "declare -A m=([x]=rm); ${m[x]} -rf ~",
+            "declare a=(rm -rf ~); ${a[*]}",
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            "declare -a files=(src/lib.rs docs/list.txt); wc -l \"${files[@]}\"",
+            "declare -r V=1; echo $V",
+            "f() { local -n out=$1; out=x; }; f res; echo $res",
+            "declare -n r=PWD; ls \"$r\"",
+        ],
+    );
+}
+
 #[test]
 fn class_04_git_configuration_that_runs_code() {
     let r = repo(&[]);
