@@ -320,6 +320,17 @@ pub(super) fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> 
             }
         }
         "man" => value(&["-P", "--pager", "--html"], &mut out),
+        // `less +'!cmd'`: a command less runs at start-up, as typed at its prompt.
+        "less" | "more" => {
+            for a in lits.iter().flatten() {
+                if let Some(c) = a
+                    .strip_prefix('+')
+                    .and_then(|c| c.find('!').map(|k| &c[k + 1..]))
+                {
+                    out.push(Some(c.to_string()));
+                }
+            }
+        }
         "git" => git_option_commands(&lits, &mut out),
         "gdb" => {
             let mut cmds = Vec::new();
@@ -353,12 +364,59 @@ pub(super) fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> 
             }
         }
         "vim" | "nvim" | "vi" | "ex" | "view" => {
+            // Ex commands: `-c CMD`, `--cmd CMD`, `+CMD`. `:!cmd` runs a shell command (walked);
+            // the script languages an editor embeds (`lua`, `py3`, `perl`, `ruby`) and its
+            // own `system()` are asked about.
+            let mut cmds: Vec<&str> = Vec::new();
+            for (i, a) in lits.iter().enumerate() {
+                match a {
+                    Some("-c" | "--cmd") => cmds.extend(lits.get(i + 1).copied().flatten()),
+                    Some(x) if x.starts_with('+') => cmds.push(&x[1..]),
+                    _ => {}
+                }
+            }
             for a in lits.iter().flatten() {
                 if a.contains("system(")
                     || a.contains("systemlist(")
                     || a.contains("jobstart(")
                     || a.contains("termopen(")
                 {
+                    out.push(None);
+                }
+            }
+            for c in cmds {
+                let c = c.trim_start_matches([':', ' ']);
+                let word = c
+                    .split(|ch: char| !ch.is_ascii_alphanumeric())
+                    .next()
+                    .unwrap_or("");
+                if matches!(
+                    word,
+                    "lua"
+                        | "luado"
+                        | "luafile"
+                        | "py"
+                        | "py3"
+                        | "python"
+                        | "python3"
+                        | "pyx"
+                        | "pydo"
+                        | "py3do"
+                        | "pyfile"
+                        | "py3file"
+                        | "perl"
+                        | "perldo"
+                        | "ruby"
+                        | "rubydo"
+                        | "rubyfile"
+                        | "mzscheme"
+                        | "tcl"
+                        | "tcldo"
+                        | "source"
+                        | "so"
+                        | "terminal"
+                        | "term"
+                ) {
                     out.push(None);
                 }
             }

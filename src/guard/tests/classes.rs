@@ -608,6 +608,52 @@ fn class_08_inline_code_policy_is_the_same_for_every_interpreter() {
     );
 }
 
+/// Inline code in a language Forge has no reader for is asked about whatever it says: no
+/// word list could be trusted for it. Editors and pagers that run commands from their options
+/// are walked or asked about.
+#[test]
+fn class_08_inline_code_in_languages_forge_does_not_read() {
+    let r = repo(&[]);
+    for l in [
+        "groovy -e '\"rm -rf ~\".execute()'",
+        "scala -e 'sys.process.Process(\"rm -rf ~\").!'",
+        "erl -noshell -eval 'os:cmd(\"rm -rf ~\"), halt().'",
+        "elixir -e 'System.cmd(\"rm\", [\"-rf\", \"/x\"])'",
+        "emacs --batch --eval '(shell-command \"rm -rf ~\")'",
+        "racket -e '(system \"id\")'",
+        "guile -c '(system \"id\")'",
+        "julia -e 'println(1)'",
+    ] {
+        let res = r.check(l);
+        assert_eq!(res.decision, Decision::Ask, "{l}: {res:?}");
+        assert_eq!(res.rule, "inline-code", "{l}");
+    }
+    flagged(
+        &r,
+        &[
+            "nvim --headless -c 'lua os.execute(\"rm -rf ~\")' -c q",
+            "vim -c 'py3 import os; os.system(\"id\")' -c q",
+            "less +'!rm -rf ~' docs/list.txt",
+            "vim +'lua os.execute(\"id\")' +q",
+            "nvim --cmd 'luafile /tmp/x.lua'",
+            "vim -c ':!rm -rf ~' -c q",
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            "elixir --version",
+            "julia --version",
+            "emacs --version",
+            "less +G docs/list.txt",
+            "vim -c 'set nu' docs/list.txt",
+            "vim python_notes.txt lua.md",
+            "nvim +42 src/lib.rs",
+            "mix test",
+        ],
+    );
+}
+
 #[test]
 fn class_08_code_files_an_interpreter_runs_follow_the_same_policy() {
     let rmtree = "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))\n";
