@@ -294,6 +294,37 @@ impl Walker<'_> {
                 self.push_invocation(&call, path, ctx);
                 // In each folder it may run in.
                 let cwds: Vec<PathBuf> = ctx.cwd.paths().to_vec();
+                // `make -f /dev/stdin <<< '…'`, `make -f - < x.mk`: the makefile is the input.
+                let lits: Vec<Option<&str>> = rest.iter().map(|w| w.arg.lit()).collect();
+                let from_input = lits.iter().enumerate().any(|(k, a)| {
+                    let v = match a {
+                        Some("-f" | "--file" | "--makefile") => lits.get(k + 1).copied().flatten(),
+                        Some(x) if x.starts_with("--file=") || x.starts_with("--makefile=") => {
+                            x.split_once('=').map(|(_, v)| v)
+                        }
+                        Some(x) if x.starts_with("-f") && x.len() > 2 => Some(&x[2..]),
+                        _ => None,
+                    };
+                    v.is_some_and(|v| {
+                        matches!(v, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-")
+                    })
+                });
+                if from_input {
+                    let content = match &call.stdin {
+                        Stdin::Text(Arg::Lit(t)) => Content::Text(t.clone()),
+                        Stdin::File(w) => match w.arg.lit().and_then(|f| self.locate(f, ctx)) {
+                            Some(f) => self.file_content(&f),
+                            None => Content::Unknown("its makefile is a computed file".into()),
+                        },
+                        _ => Content::Unknown("its makefile is read from its input".into()),
+                    };
+                    for name in ["/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"] {
+                        self.files.insert(PathBuf::from(name), content.clone());
+                    }
+                    for c in &cwds {
+                        self.files.insert(c.join("-"), content.clone());
+                    }
+                }
                 if cwds.len() < 2 {
                     self.make(&rest, ctx, depth);
                 }
