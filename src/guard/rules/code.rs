@@ -120,6 +120,15 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
             Code::Text(text) => {
                 let reach = scan(lang, &text);
                 literal_paths(j, inv, &text, &reach, &shown);
+                if lang == Lang::Other && !reach.any() {
+                    j.hit_contained(
+                        &INLINE_CODE,
+                        &inv.origin,
+                        format!(
+                            "`{shown}` runs {from} {name} code, a language Forge does not read, so a person decides (or put it in a file a person reviews)"
+                        ),
+                    );
+                }
                 if reach.any() {
                     let reason = format!(
                         "`{shown}` runs {from} {name} code that {}; Forge does not run or fully parse inline code and no list of such calls is complete, so a person decides (or put it in a file a person reviews)",
@@ -273,7 +282,17 @@ fn code_of(inv: &Invocation, lang: Lang) -> Vec<(Code, &'static str)> {
         Lang::Ruby | Lang::Lua | Lang::R => &["-e"],
         Lang::Perl => &["-e", "-E"],
         Lang::Php => &["-r"],
-        Lang::Other => &["-e", "-E", "-c", "-Command", "-command"],
+        Lang::Other => &[
+            "-e",
+            "-E",
+            "-c",
+            "-Command",
+            "-command",
+            "-eval",
+            "--eval",
+            "-x",
+            "--execute",
+        ],
         Lang::Awk => &[],
     };
     while i < args.len() {

@@ -29,7 +29,9 @@ pub const KILL_FORGE: Rule = Rule {
 
 /// What Forge's and the agents' processes look like to `pgrep`/`pkill` (names) and with `-f`
 /// (whole command lines).
-const NAMES: [&str; 4] = ["forge", "claude", "codex", "gemini"];
+/// `node` is the process of the agent clients written in JavaScript (Claude Code, Gemini CLI)
+/// before they rename themselves, and what `pkill node` stops.
+const NAMES: [&str; 5] = ["forge", "claude", "codex", "gemini", "node"];
 const COMMAND_LINES: [&str; 6] = [
     "forge run shop --goal x",
     "/usr/local/bin/forge hook claude pre-tool-use",
@@ -44,6 +46,7 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
     match name {
         "forge" => forge(j, inv),
         "kill" | "pkill" | "killall" | "skill" | "slay" | "tkill" => kill(j, a, inv, name),
+        "fuser" => fuser(j, inv),
         _ => {}
     }
 }
@@ -136,6 +139,10 @@ fn kill(j: &mut Judge, a: &Analysis, inv: &Invocation, name: &str) {
             {
                 hit(j);
             }
+            // `kill 0`: every process of the caller's process group, the agent client's.
+            if super::system::kill_targets(&lits).contains(&"0") {
+                hit(j);
+            }
             // `kill $PPID`: the shell's parent is the agent client (or Forge) that started it.
             if inv.args.iter().any(|w| {
                 w.arg
@@ -162,6 +169,40 @@ fn kill(j: &mut Judge, a: &Analysis, inv: &Invocation, name: &str) {
             }
         }
         _ => {}
+    }
+}
+
+/// `fuser -k PATH` signals every process using PATH (`-m`: its whole filesystem): in the
+/// project that is Forge and the agent, whose working folder it is. A port (`8080/tcp`) is a
+/// dev server's.
+fn fuser(j: &mut Judge, inv: &Invocation) {
+    let lits: Vec<Option<&str>> = inv.lit_args().collect();
+    let kills = lits
+        .iter()
+        .flatten()
+        .any(|a| *a == "--kill" || (a.starts_with('-') && !a.starts_with("--") && a.contains('k')));
+    let paths = lits.iter().any(|a| match a {
+        None => true,
+        Some(a) => {
+            !a.starts_with('-')
+                && !a.split_once('/').is_some_and(|(port, proto)| {
+                    matches!(proto, "tcp" | "udp")
+                        && port
+                            .split(',')
+                            .next()
+                            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                })
+        }
+    });
+    if kills && paths {
+        j.hit_at(
+            &KILL_FORGE,
+            &inv.origin,
+            format!(
+                "`{}` signals every process using those files, which may be Forge or the agent; stop only processes you started, by their pid",
+                inv.display()
+            ),
+        );
     }
 }
 
@@ -272,6 +313,25 @@ fn looks_for_forge(x: &Invocation) -> bool {
         "cat" | "head" | "tail" => lits
             .iter()
             .any(|a| a.contains(".tmp/.forge") || a.contains("forge") && a.ends_with(".pid")),
+        // `lsof -t .`, `lsof -t +D .`: the processes using files there, Forge's and the
+        // agent's among them when it is the project (a port, `-i :3000`, is a server's).
+        "lsof" => {
+            let terse = lits
+                .iter()
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('t'));
+            let mut files = false;
+            let mut k = 0;
+            while k < lits.len() {
+                let a = lits[k];
+                if matches!(a, "-i" | "-p" | "-u" | "-c" | "-g" | "-s" | "-d" | "-F") {
+                    k += 1;
+                } else if matches!(a, "+D" | "+d") || !(a.starts_with(['-', '+', ':'])) {
+                    files = true;
+                }
+                k += 1;
+            }
+            terse && files
+        }
         // `ps -C forge`, `ps -o pid= -C claude`; `ps -o ppid= -p $$`: the shell's parent, the
         // agent client that started it.
         "ps" => lits

@@ -28,9 +28,11 @@ pub(super) fn lang_of(name: &str) -> Option<Lang> {
         "lua" | "luajit" | "lua5.1" | "lua5.3" | "lua5.4" => Lang::Lua,
         "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
         "Rscript" | "R" => Lang::R,
-        "julia" | "osascript" | "pwsh" | "powershell" | "tclsh" | "expect" | "groovy" => {
-            Lang::Other
-        }
+        // Languages Forge has no reader for: their inline code is asked about whatever it
+        // says (see `code.rs`).
+        "julia" | "osascript" | "pwsh" | "powershell" | "tclsh" | "expect" | "groovy" | "scala"
+        | "elixir" | "erl" | "racket" | "guile" | "sbcl" | "clojure" | "clj" | "ghc" | "runghc"
+        | "emacs" | "kotlin" | "jshell" => Lang::Other,
         _ => return None,
     })
 }

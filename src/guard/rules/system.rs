@@ -270,7 +270,7 @@ fn destroys_external(inv: &Invocation, name: &str, lits: &[Option<&str>]) -> Opt
 }
 
 /// The pids a `kill` targets (after its signal and options).
-fn kill_targets<'a>(lits: &'a [Option<&'a str>]) -> Vec<&'a str> {
+pub(super) fn kill_targets<'a>(lits: &'a [Option<&'a str>]) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut after = false;

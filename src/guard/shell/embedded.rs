@@ -196,6 +196,64 @@ impl Walker<'_> {
     }
 }
 
+/// `git difftool -x CMD`/`--extcmd=CMD` and `git grep -OCMD`/`--open-files-in-pager=CMD`, as
+/// git reads them: a long option by any unambiguous prefix (`--extc=`, `--open-files=`), a
+/// short one at the end of a cluster (`-yx CMD`) or with its value attached (`-xCMD`).
+fn git_option_commands(lits: &[Option<&str>], out: &mut Vec<Option<String>>) {
+    let Some(at) = lits
+        .iter()
+        .position(|a| matches!(a, Some("difftool" | "grep")))
+    else {
+        return;
+    };
+    // (long option, shortest unambiguous prefix, short letter, value optional, letters that
+    // take a value and so end a cluster before the letter can be read)
+    let (long, min, letter, optional, valued) = if lits[at] == Some("difftool") {
+        ("--extcmd", 3, 'x', false, "tx")
+    } else {
+        ("--open-files-in-pager", 4, 'O', true, "efABCmO")
+    };
+    let mut i = at + 1;
+    while i < lits.len() {
+        let next = || lits.get(i + 1).copied().flatten().map(str::to_string);
+        match lits[i] {
+            Some("--") => break,
+            Some(a) if a.starts_with("--") => {
+                let (k, v) = a.split_once('=').map_or((a, None), |(k, v)| (k, Some(v)));
+                if k.len() >= min && long.starts_with(k) {
+                    match v {
+                        Some(v) => out.push(Some(v.to_string())),
+                        None if !optional => {
+                            out.push(next());
+                            i += 1;
+                        }
+                        None => {}
+                    }
+                }
+            }
+            Some(a) if a.starts_with('-') && a.len() > 1 => {
+                for (p, c) in a[1..].char_indices() {
+                    if c == letter {
+                        let tail = &a[1 + p + c.len_utf8()..];
+                        if !tail.is_empty() {
+                            out.push(Some(tail.to_string()));
+                        } else if !optional {
+                            out.push(next());
+                            i += 1;
+                        }
+                        break;
+                    }
+                    if valued.contains(c) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
 /// Shell commands a program runs from its options (`None`: one Forge cannot read).
 pub(super) fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> {
     let lits: Vec<Option<&str>> = rest.iter().map(|w| w.arg.lit()).collect();
@@ -262,7 +320,18 @@ pub(super) fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> 
             }
         }
         "man" => value(&["-P", "--pager", "--html"], &mut out),
-        "git" if lits.contains(&Some("difftool")) => value(&["-x", "--extcmd"], &mut out),
+        // `less +'!cmd'`: a command less runs at start-up, as typed at its prompt.
+        "less" | "more" => {
+            for a in lits.iter().flatten() {
+                if let Some(c) = a
+                    .strip_prefix('+')
+                    .and_then(|c| c.find('!').map(|k| &c[k + 1..]))
+                {
+                    out.push(Some(c.to_string()));
+                }
+            }
+        }
+        "git" => git_option_commands(&lits, &mut out),
         "gdb" => {
             let mut cmds = Vec::new();
             value(&["-ex", "--eval-command", "-iex"], &mut cmds);
@@ -295,12 +364,59 @@ pub(super) fn option_commands(name: &str, rest: &[Word]) -> Vec<Option<String>> 
             }
         }
         "vim" | "nvim" | "vi" | "ex" | "view" => {
+            // Ex commands: `-c CMD`, `--cmd CMD`, `+CMD`. `:!cmd` runs a shell command (walked);
+            // the script languages an editor embeds (`lua`, `py3`, `perl`, `ruby`) and its
+            // own `system()` are asked about.
+            let mut cmds: Vec<&str> = Vec::new();
+            for (i, a) in lits.iter().enumerate() {
+                match a {
+                    Some("-c" | "--cmd") => cmds.extend(lits.get(i + 1).copied().flatten()),
+                    Some(x) if x.starts_with('+') => cmds.push(&x[1..]),
+                    _ => {}
+                }
+            }
             for a in lits.iter().flatten() {
                 if a.contains("system(")
                     || a.contains("systemlist(")
                     || a.contains("jobstart(")
                     || a.contains("termopen(")
                 {
+                    out.push(None);
+                }
+            }
+            for c in cmds {
+                let c = c.trim_start_matches([':', ' ']);
+                let word = c
+                    .split(|ch: char| !ch.is_ascii_alphanumeric())
+                    .next()
+                    .unwrap_or("");
+                if matches!(
+                    word,
+                    "lua"
+                        | "luado"
+                        | "luafile"
+                        | "py"
+                        | "py3"
+                        | "python"
+                        | "python3"
+                        | "pyx"
+                        | "pydo"
+                        | "py3do"
+                        | "pyfile"
+                        | "py3file"
+                        | "perl"
+                        | "perldo"
+                        | "ruby"
+                        | "rubydo"
+                        | "rubyfile"
+                        | "mzscheme"
+                        | "tcl"
+                        | "tcldo"
+                        | "source"
+                        | "so"
+                        | "terminal"
+                        | "term"
+                ) {
                     out.push(None);
                 }
             }

@@ -72,14 +72,30 @@ impl Walker<'_> {
                         .any(|a| a.is_some_and(|a| a.starts_with('-') && a.contains('x')));
                 let mut printed =
                     lits.is_empty() || lits.iter().all(|a| a.is_some_and(|a| a.starts_with('-')));
+                let flag = |c: char| {
+                    lits.iter()
+                        .flatten()
+                        .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
+                };
+                // `declare -n r=HOME`: `$r` is `$HOME`; `declare -a a=(…)`: an array, whose
+                // words Forge does not keep.
+                let (nameref, array) = (flag('n'), flag('a') || flag('A'));
                 for w in &rest {
                     match &w.arg {
                         Arg::Lit(a) if a.starts_with('-') => {}
                         Arg::Lit(a) => {
                             let (n, v) = match a.split_once('=') {
+                                Some((n, v)) if nameref => (
+                                    n.trim_end_matches('+'),
+                                    Some(self.var(v, ctx).map_or(Val::Unknown, Val::Known)),
+                                ),
+                                Some((n, v)) if array || v.starts_with('(') => {
+                                    (n.trim_end_matches('+'), Some(Val::Unknown))
+                                }
                                 Some((n, v)) => {
                                     (n.trim_end_matches('+'), Some(Val::Known(v.to_string())))
                                 }
+                                None if nameref => (a.as_str(), Some(Val::Unknown)),
                                 None => (a.as_str(), None),
                             };
                             if let Some(v) = v {
@@ -203,6 +219,7 @@ impl Walker<'_> {
             "git" => {
                 let idx = self.push_invocation(&call, path, ctx);
                 self.git(&rest, idx, &call, ctx, depth);
+                self.option_code("git", &rest, idx, ctx, depth);
                 return;
             }
             "patch" => {
@@ -277,6 +294,37 @@ impl Walker<'_> {
                 self.push_invocation(&call, path, ctx);
                 // In each folder it may run in.
                 let cwds: Vec<PathBuf> = ctx.cwd.paths().to_vec();
+                // `make -f /dev/stdin <<< '…'`, `make -f - < x.mk`: the makefile is the input.
+                let lits: Vec<Option<&str>> = rest.iter().map(|w| w.arg.lit()).collect();
+                let from_input = lits.iter().enumerate().any(|(k, a)| {
+                    let v = match a {
+                        Some("-f" | "--file" | "--makefile") => lits.get(k + 1).copied().flatten(),
+                        Some(x) if x.starts_with("--file=") || x.starts_with("--makefile=") => {
+                            x.split_once('=').map(|(_, v)| v)
+                        }
+                        Some(x) if x.starts_with("-f") && x.len() > 2 => Some(&x[2..]),
+                        _ => None,
+                    };
+                    v.is_some_and(|v| {
+                        matches!(v, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-")
+                    })
+                });
+                if from_input {
+                    let content = match &call.stdin {
+                        Stdin::Text(Arg::Lit(t)) => Content::Text(t.clone()),
+                        Stdin::File(w) => match w.arg.lit().and_then(|f| self.locate(f, ctx)) {
+                            Some(f) => self.file_content(&f),
+                            None => Content::Unknown("its makefile is a computed file".into()),
+                        },
+                        _ => Content::Unknown("its makefile is read from its input".into()),
+                    };
+                    for name in ["/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"] {
+                        self.files.insert(PathBuf::from(name), content.clone());
+                    }
+                    for c in &cwds {
+                        self.files.insert(c.join("-"), content.clone());
+                    }
+                }
                 if cwds.len() < 2 {
                     self.make(&rest, ctx, depth);
                 }
@@ -979,10 +1027,7 @@ impl Walker<'_> {
         let sep = rest
             .iter()
             .position(|w| w.arg.lit().is_some_and(|s| s.starts_with(":::")));
-        let start = rest
-            .iter()
-            .take_while(|w| w.arg.lit().is_some_and(|s| s.starts_with('-')))
-            .count();
+        let start = super::wrappers::skip_options(rest, PARALLEL_VALUE_OPTS);
         let (cmd, inputs) = match sep {
             Some(s) => (&rest[start.min(s)..s], &rest[s + 1..]),
             None => (&rest[start..], &rest[rest.len()..]),
@@ -998,30 +1043,127 @@ impl Walker<'_> {
             }
             return;
         }
-        let names = if sep.is_some() && inputs.iter().all(|w| w.arg.lit().is_some()) {
-            Names::Known(
-                inputs
-                    .iter()
-                    .filter_map(|w| w.arg.lit().map(str::to_string))
-                    .collect(),
-            )
-        } else {
-            Names::Unknown
+        let Some(t) = join_lits(cmd) else {
+            self.push_computed("parallel …".into(), vec![], call, ctx);
+            return;
         };
-        let text = join_lits(cmd);
-        let mut c = self.call_with(vec![], call);
-        c.names = names;
-        c.wrappers.push("parallel".into());
-        match text {
-            Some(t) => {
-                let mut sub = ctx.child(ctx.origin.clone());
-                // The template is a command line; `{}` stands for each input.
-                self.line(&t, &mut sub, depth + 1);
-            }
-            None => self.push_computed("parallel …".into(), vec![], call, ctx),
+        let opts: Vec<&str> = rest[..start].iter().filter_map(|w| w.arg.lit()).collect();
+        let replace = opts
+            .iter()
+            .position(|o| *o == "-I")
+            .and_then(|i| rest.get(i + 1).and_then(|w| w.arg.lit()))
+            .unwrap_or("{}");
+        let pipe = opts.iter().any(|o| o.starts_with("--pipe"));
+        // Each input is a line of its own: appended to the template, or put where `{}` (and
+        // `{.}`, `{/}`, `{//}`, `{/.}`) stand. Inputs Forge cannot know (`::::` files, more
+        // than one source, standard input) are a value computed at run time.
+        let more_sources = inputs
+            .iter()
+            .any(|w| w.arg.lit().is_some_and(|s| s.starts_with(":::")));
+        let known: Vec<Option<String>> = match sep {
+            Some(s) if rest[s].arg.lit() == Some(":::") && !more_sources => inputs
+                .iter()
+                .take(32)
+                .map(|w| w.arg.lit().map(str::to_string))
+                .collect(),
+            None => match &call.stdin {
+                Stdin::Text(Arg::Lit(text)) => {
+                    text.lines().take(32).map(|l| Some(l.into())).collect()
+                }
+                _ => vec![None],
+            },
+            _ => vec![None],
+        };
+        for input in if pipe { vec![None] } else { known } {
+            let line = if pipe {
+                t.clone()
+            } else {
+                parallel_line(&t, replace, input.as_deref())
+            };
+            let mut sub = ctx.child(ctx.origin.clone());
+            self.line(&line, &mut sub, depth + 1);
         }
     }
 }
+
+/// One command line of `parallel TEMPLATE ::: INPUT`: the input (quoted; unknown, a variable
+/// no one set) replaces the replacement strings, or is appended when there are none.
+fn parallel_line(template: &str, replace: &str, input: Option<&str>) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let val = |f: fn(&std::path::Path) -> Option<String>| match input {
+        Some(i) => quote(&f(std::path::Path::new(i)).unwrap_or_else(|| i.to_string())),
+        None => "\"$__forge_parallel_input\"".to_string(),
+    };
+    let whole = val(|p| Some(p.to_string_lossy().into_owned()));
+    let forms: [(String, String); 5] = [
+        (
+            "{//}".into(),
+            val(|p| p.parent().map(|d| d.to_string_lossy().into_owned())),
+        ),
+        (
+            "{/.}".into(),
+            val(|p| p.file_stem().map(|d| d.to_string_lossy().into_owned())),
+        ),
+        (
+            "{/}".into(),
+            val(|p| p.file_name().map(|d| d.to_string_lossy().into_owned())),
+        ),
+        (
+            "{.}".into(),
+            val(|p| Some(p.with_extension("").to_string_lossy().into_owned())),
+        ),
+        (replace.to_string(), whole.clone()),
+    ];
+    if !forms.iter().any(|(k, _)| template.contains(k.as_str())) {
+        return format!("{template} {whole}");
+    }
+    let mut out = template.to_string();
+    for (k, v) in &forms {
+        out = out.replace(k.as_str(), v);
+    }
+    out
+}
+
+/// GNU parallel's options that take a value as the next word.
+const PARALLEL_VALUE_OPTS: &[&str] = &[
+    "-j",
+    "--jobs",
+    "-P",
+    "--max-procs",
+    "-S",
+    "--sshlogin",
+    "-a",
+    "--arg-file",
+    "--delay",
+    "--timeout",
+    "--joblog",
+    "--results",
+    "--tmpdir",
+    "-N",
+    "-n",
+    "--max-args",
+    "-L",
+    "--max-lines",
+    "--colsep",
+    "-C",
+    "-d",
+    "--delimiter",
+    "--halt",
+    "--retries",
+    "--workdir",
+    "--wd",
+    "-I",
+    "--env",
+    "--memfree",
+    "--load",
+    "--nice",
+    "--tagstring",
+    "--tag-string",
+    "-E",
+    "--block",
+    "--sshloginfile",
+    "--slf",
+];
 
 /// Programs whose output is environment settings for `eval` (`eval "$(ssh-agent -s)"`).
 pub(super) const ENV_PRINTERS: [&str; 14] = [

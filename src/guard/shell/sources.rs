@@ -37,18 +37,100 @@ pub fn read_code_file(path: &Path) -> Option<String> {
 }
 
 /// Programs that write no file content Forge does not see: they read, print, move between
-/// folders, or change only modes and times (an empty file `touch` makes runs nothing). Shells
-/// and `source` are here because the code they run is walked itself. Package managers are
-/// here because they write dependency folders and lock files, not the scripts a line then
-/// runs by name (what they run themselves is judged as package scripts); counting them would
-/// flag `npm install && npm test`.
+/// folders, delete, or change only modes and times (an empty file `touch` makes runs nothing).
+/// Shells, `source`, `make` and `just` are here because the code they run is walked itself,
+/// and its commands count on their own. Package managers are here because they write
+/// dependency folders and lock files, not the scripts a line then runs by name (what they run
+/// themselves is judged as package scripts); counting them would flag `npm install && npm
+/// test`. Formatters rewrite a file as the same code, laid out differently; `venv` (`python -m
+/// venv`) writes Python's own activation scripts.
 const NO_UNKNOWN_WRITES: &[&str] = &[
-    ".", ":", "[", "[[", "alias", "basename", "bash", "bun", "cargo", "cat", "cd", "chmod",
-    "command", "cut", "dash", "date", "diff", "dirname", "echo", "egrep", "env", "export", "false",
-    "fgrep", "file", "find", "go", "grep", "hash", "head", "id", "ls", "mkdir", "npm", "pip",
-    "pip3", "pnpm", "popd", "printenv", "printf", "pushd", "pwd", "read", "readlink", "realpath",
-    "rg", "set", "sh", "shopt", "sleep", "sort", "source", "stat", "tail", "test", "touch", "tr",
-    "true", "type", "uname", "unalias", "unset", "uv", "wc", "which", "whoami", "yarn", "zsh",
+    ".",
+    ":",
+    "[",
+    "[[",
+    "alias",
+    "autopep8",
+    "basename",
+    "bash",
+    "black",
+    "bun",
+    "cargo",
+    "cat",
+    "cd",
+    "chmod",
+    "clang-format",
+    "command",
+    "cut",
+    "dash",
+    "date",
+    "diff",
+    "dirname",
+    "echo",
+    "egrep",
+    "env",
+    "export",
+    "false",
+    "fgrep",
+    "file",
+    "find",
+    "gmake",
+    "go",
+    "gofmt",
+    "grep",
+    "hash",
+    "head",
+    "id",
+    "isort",
+    "just",
+    "less",
+    "ls",
+    "make",
+    "mkdir",
+    "npm",
+    "pip",
+    "pip3",
+    "pnpm",
+    "popd",
+    "prettier",
+    "printenv",
+    "printf",
+    "pushd",
+    "pwd",
+    "read",
+    "readlink",
+    "realpath",
+    "rg",
+    "rm",
+    "rmdir",
+    "ruff",
+    "rustfmt",
+    "set",
+    "sh",
+    "shfmt",
+    "shopt",
+    "sleep",
+    "sort",
+    "source",
+    "stat",
+    "tail",
+    "test",
+    "touch",
+    "tr",
+    "true",
+    "type",
+    "uname",
+    "unalias",
+    "unset",
+    "uv",
+    "venv",
+    "virtualenv",
+    "wc",
+    "which",
+    "whoami",
+    "yapf",
+    "yarn",
+    "zsh",
 ];
 
 /// Whether a path names a script by its extension (a program run by path that does not exist
@@ -81,18 +163,28 @@ pub(super) fn script_extension(raw: &str) -> bool {
         })
 }
 
-/// git subcommands that only read.
-const GIT_READS: &[&str] = &[
+/// git subcommands that leave the working tree's files as they are (they read, or write only
+/// under `.git`).
+const GIT_KEEPS_FILES: &[&str] = &[
+    "add",
     "blame",
     "branch",
     "cat-file",
+    "commit",
     "config",
     "describe",
     "diff",
+    "fetch",
     "grep",
+    "init",
     "log",
     "ls-files",
+    "ls-remote",
     "ls-tree",
+    "push",
+    "reflog",
+    "remote",
+    "rev-list",
     "rev-parse",
     "shortlog",
     "show",
@@ -100,25 +192,157 @@ const GIT_READS: &[&str] = &[
     "tag",
 ];
 
-/// Whether `inv` may write files whose content Forge does not model. Redirections, `cp` of one
-/// file, `tee` and downloads are modelled (see [`Walker::note_written`]); their programs still
-/// count, since a folder copy or a program's own writes are not.
+/// Whether `inv` may write files whose content Forge does not model. Redirections, a one-file
+/// `cp`/`mv`/`ln`/`install`, `tee`, `dd of=`, an in-place `sed -i`/`perl -i` of named files and
+/// downloads are modelled (see [`Walker::note_written`], [`Walker::note_copies`]): the files
+/// they write are recorded one by one. Everything else that may write makes every code file the
+/// line runs afterwards unknowable, whether it exists now or not: it may be overwritten first.
 pub(super) fn may_write_unknown_files(inv: &Invocation) -> bool {
     let Some(name) = inv.name() else { return true };
-    if name == "git" {
-        let sub = inv.lit_args().flatten().find(|a| !a.starts_with('-'));
-        return !sub.is_some_and(|s| GIT_READS.contains(&s));
+    let args: Vec<Option<&str>> = inv.lit_args().collect();
+    match name {
+        "git" => {
+            let Some(sub) = args.iter().find(|a| a.is_none_or(|a| !a.starts_with('-'))) else {
+                return false;
+            };
+            let Some(sub) = *sub else { return true };
+            let rest = &args[args.iter().position(|a| *a == Some(sub)).unwrap_or(0) + 1..];
+            match sub {
+                // A new branch where HEAD is changes no file; with a start point it does.
+                "checkout" | "switch" => !matches!(
+                    rest,
+                    [
+                        Some("-b" | "-B" | "-c" | "-C" | "--create" | "--force-create"),
+                        Some(_)
+                    ]
+                ),
+                "stash" => !matches!(rest.first(), Some(Some("list" | "show"))),
+                _ => !GIT_KEEPS_FILES.contains(&sub),
+            }
+        }
+        // `sort -o` writes what it sorted.
+        "sort" => args
+            .iter()
+            .any(|a| a.is_none_or(|a| a.starts_with("-o") || a.starts_with("--output"))),
+        "sed" => {
+            in_place_files(inv).is_none()
+                && (in_place(inv)
+                    || super::sed_scripts(inv).iter().any(|s| {
+                        super::sed_commands(s)
+                            .iter()
+                            .any(|c| matches!(c, super::SedCmd::Write(_)))
+                    }))
+        }
+        "perl" => in_place_files(inv).is_none(),
+        // CMake runs the project's CMakeLists.txt, as cargo runs build.rs: what it generates
+        // is the project's own build; `-E` (copy, tar, …) and `-P` (a script) are not.
+        "cmake" => args
+            .iter()
+            .any(|a| a.is_none_or(|a| a == "-E" || a.starts_with("-P"))),
+        "cp" | "mv" | "ln" | "install" => one_file_copy(inv).is_none(),
+        "tee" | "sponge" => args.iter().any(Option::is_none),
+        "dd" => !args.iter().any(|a| a.is_some_and(|a| a.starts_with("of="))),
+        _ => !NO_UNKNOWN_WRITES.contains(&name),
     }
-    // `find … -delete`/`-exec` writes nothing new; `sort -o` writes what it sorted.
-    if name == "sort"
-        && inv
-            .lit_args()
-            .flatten()
-            .any(|a| a.starts_with("-o") || a.starts_with("--output"))
-    {
-        return true;
+}
+
+/// Whether a `sed` or `perl` invocation edits files in place (`-i`, `-i.bak`, `-pi`,
+/// `--in-place`).
+fn in_place(inv: &Invocation) -> bool {
+    inv.lit_args()
+        .flatten()
+        .take_while(|a| *a != "--")
+        .any(|a| {
+            a.starts_with("--in-place")
+                || (a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphabetic())
+                        .take_while(|c| !matches!(c, 'e' | 'E' | 'f' | 'l' | 'M' | 'm' | 'I' | 'x'))
+                        .any(|c| c == 'i'))
+        })
+}
+
+/// The files an in-place `sed -i`/`perl -i` edits, when it edits in place and every one is
+/// named literally.
+pub(super) fn in_place_files(inv: &Invocation) -> Option<Vec<String>> {
+    let name = inv.name()?;
+    if !matches!(name, "sed" | "perl") || !in_place(inv) {
+        return None;
     }
-    !NO_UNKNOWN_WRITES.contains(&name)
+    let args: Vec<Option<&str>> = inv.lit_args().collect();
+    let takes_value: &[&str] = if name == "sed" {
+        &["-e", "--expression", "-f", "--file", "-l", "--line-length"]
+    } else {
+        &["-e", "-E", "-I", "-M", "-m", "-x"]
+    };
+    let mut explicit_code = false;
+    let mut files = Vec::new();
+    let mut i = 0;
+    let mut options = true;
+    while i < args.len() {
+        let a = args[i]?;
+        if options && a == "--" {
+            options = false;
+        } else if options && takes_value.contains(&a) {
+            explicit_code |= matches!(a, "-e" | "-E" | "--expression" | "-f" | "--file");
+            i += 1;
+        } else if options && a.starts_with('-') && a.len() > 1 {
+            explicit_code |= a.starts_with("--expression=")
+                || a.starts_with("--file=")
+                || (name == "perl" && a.ends_with('e') && !a.starts_with("--"));
+            if name == "perl" && a.ends_with('e') && !a.starts_with("--") {
+                i += 1;
+            }
+        } else {
+            files.push(a.to_string());
+        }
+        i += 1;
+    }
+    if !explicit_code && !files.is_empty() {
+        files.remove(0);
+    }
+    Some(files)
+}
+
+/// The source and destination of a `cp`/`mv`/`ln`/`install` of one file, named literally (a
+/// folder copy, a recursive one or a `-t` target is not one file).
+fn one_file_copy(inv: &Invocation) -> Option<(String, String)> {
+    let args: Vec<&str> = inv.lit_args().collect::<Option<Vec<_>>>()?;
+    let mut ops = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        if a.starts_with("--") {
+            if a.starts_with("--recursive")
+                || a.starts_with("--archive")
+                || a.starts_with("--target-directory")
+            {
+                return None;
+            }
+        } else if a.starts_with('-') && a.len() > 1 {
+            if a[1..].contains(['r', 'R', 'a', 't']) {
+                return None;
+            }
+            // `install -m 755`, `-o user`, `-g group` take a value.
+            if inv.name() == Some("install") && matches!(a, "-m" | "-o" | "-g") {
+                it.next();
+            }
+        } else {
+            ops.push(a);
+        }
+    }
+    let [src, dst] = ops.as_slice() else {
+        return None;
+    };
+    let src_dir = inv
+        .cwd
+        .one()
+        .is_none_or(|c| std::fs::metadata(c.join(src)).is_ok_and(|m| m.is_dir()));
+    if src_dir {
+        return None;
+    }
+    Some((src.to_string(), dst.to_string()))
 }
 
 /// What is known of a file's content.
@@ -187,7 +411,15 @@ impl Walker<'_> {
         self.files_read += 1;
         self.bytes_read += bytes.len();
         match String::from_utf8(bytes) {
-            Ok(s) => Content::Text(s),
+            // A program built earlier on the line is judged by name, as binaries are.
+            Ok(s) if s.starts_with('\u{7f}') || s.contains('\0') => Content::Text(s),
+            Ok(s) => match &self.unknown_writer {
+                Some(by) => Content::Unknown(format!(
+                    "`{by}` earlier on this line may rewrite {} before it runs",
+                    real.display()
+                )),
+                None => Content::Text(s),
+            },
             // Binaries are programs, not scripts: the caller treats them by name.
             Err(_) => Content::Text("\u{7f}ELF".into()),
         }
@@ -321,6 +553,15 @@ impl Walker<'_> {
         let Some(cwd) = inv.cwd.one().map(Path::to_path_buf) else {
             return;
         };
+        if let Some(files) = in_place_files(inv) {
+            for f in files {
+                self.files.insert(
+                    crate::guard::paths::real(&cwd.join(f)),
+                    Content::Unknown(format!("edited in place by `{name}` earlier on this line")),
+                );
+            }
+            return;
+        }
         let ops: Vec<&str> = inv
             .args
             .iter()
