@@ -193,7 +193,7 @@ impl Walker<'_> {
         ctx: &Ctx,
     ) -> Option<(PathBuf, String)> {
         for c in candidates {
-            match self.file_content(c) {
+            match self.looked_up_content(c) {
                 Content::Missing => continue,
                 Content::Text(t) => return Some((c.clone(), t)),
                 Content::Downloaded | Content::RepoDiff => {

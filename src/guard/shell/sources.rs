@@ -246,6 +246,84 @@ pub(super) fn may_write_unknown_files(inv: &Invocation) -> bool {
     }
 }
 
+/// Programs that put other content in place of files a line may then run: archives unpacked,
+/// trees synced or copied, files fetched from elsewhere.
+const REPLACERS: &[&str] = &[
+    "7z", "7za", "7zr", "ar", "bsdtar", "bunzip2", "bzip2", "cpio", "docker", "gunzip", "gzip",
+    "hg", "jar", "podman", "rsync", "scp", "sftp", "svn", "tar", "unrar", "unxz", "unzip",
+    "unzstd", "xz", "zstd",
+];
+
+/// git subcommands that write the working tree from history, but only from the branch being
+/// worked on or the project's main line as a person merges it (`git pull && make`, `git rebase
+/// main && make test`): ordinary work, and content no agent wrote outside history.
+const GIT_EVERYDAY_UPDATES: &[&str] = &["merge", "pull", "rebase"];
+
+/// Whether `inv` puts content Forge does not know in place of files that exist (an archive
+/// unpacked, `git checkout other -- x.sh`, a folder copied, `sed -i` of files it cannot name):
+/// every code file the line runs afterwards is unknowable, the Makefile and `package.json` it
+/// finds by name too. Other programs that may write (a test runner, a build tool, an unknown
+/// program) make only a code file the line names and that does not exist yet unknowable:
+/// counting them for files that exist would flag `pytest && make lint`.
+pub(super) fn replaces_files(inv: &Invocation) -> bool {
+    if !may_write_unknown_files(inv) {
+        return false;
+    }
+    let Some(name) = inv.name() else { return false };
+    match name {
+        "git" => {
+            let sub = inv.lit_args().flatten().find(|a| !a.starts_with('-'));
+            let rest: Vec<&str> = inv
+                .lit_args()
+                .flatten()
+                .skip_while(|a| Some(*a) != sub)
+                .skip(1)
+                .collect();
+            match sub {
+                Some(s) if GIT_EVERYDAY_UPDATES.contains(&s) => false,
+                // `git stash` (push) puts back the committed content; `pop`/`apply` put back
+                // what was stashed.
+                Some("stash") => matches!(rest.first(), Some(&("pop" | "apply" | "branch"))),
+                _ => true,
+            }
+        }
+        "sort" | "sed" | "perl" | "cmake" | "cp" | "mv" | "ln" | "install" | "tee" | "sponge"
+        | "dd" => true,
+        _ => REPLACERS.contains(&name) && unpacks(name, inv),
+    }
+}
+
+/// Whether an archiver or a container tool of [`REPLACERS`] writes files here (`tar x`, not
+/// `tar c`; `docker cp`, not `docker compose up`).
+fn unpacks(name: &str, inv: &Invocation) -> bool {
+    let args: Vec<&str> = inv.lit_args().flatten().collect();
+    let first_word = args.iter().find(|a| !a.starts_with('-')).copied();
+    let short = |c: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))
+    };
+    let long = |l: &str| args.iter().any(|a| a.starts_with(l));
+    match name {
+        // Old-style `tar xf a.tar` names its mode in the first word.
+        "tar" | "bsdtar" => {
+            short('x')
+                || long("--extract")
+                || long("--get")
+                || args
+                    .first()
+                    .is_some_and(|a| !a.starts_with('-') && a.contains('x'))
+        }
+        "7z" | "7za" | "7zr" => matches!(first_word, Some("x" | "e")),
+        "ar" | "jar" => args
+            .first()
+            .is_some_and(|a| a.trim_start_matches('-').contains('x')),
+        "cpio" => short('i') || long("--extract"),
+        "gzip" | "bzip2" | "xz" | "zstd" => short('d') || long("--decompress"),
+        "docker" | "podman" => first_word == Some("cp"),
+        _ => true,
+    }
+}
+
 /// Whether a `sed` or `perl` invocation edits files in place (`-i`, `-i.bak`, `-pi`,
 /// `--in-place`).
 fn in_place(inv: &Invocation) -> bool {
@@ -363,6 +441,17 @@ pub enum Content {
 impl Walker<'_> {
     /// The content of a file a command runs or reads as code.
     pub(super) fn file_content(&mut self, path: &Path) -> Content {
+        self.content(path, false)
+    }
+
+    /// [`Walker::file_content`] of a file a tool looks for by name (make's `GNUmakefile`,
+    /// `makefile`, `Makefile`; npm's nearest `package.json`): one that does not exist is only
+    /// unknowable after a command that puts other content in place of files.
+    pub(super) fn looked_up_content(&mut self, path: &Path) -> Content {
+        self.content(path, true)
+    }
+
+    fn content(&mut self, path: &Path, looked_up: bool) -> Content {
         let real = crate::guard::paths::real(path);
         if let Some(c) = self.files.get(&real).or_else(|| self.files.get(path)) {
             return c.clone();
@@ -370,7 +459,11 @@ impl Walker<'_> {
         let meta = match std::fs::metadata(&real) {
             Ok(m) => m,
             Err(_) => {
-                return match &self.unknown_writer {
+                let by = match looked_up {
+                    true => self.replacer.as_ref(),
+                    false => self.replacer.as_ref().or(self.unknown_writer.as_ref()),
+                };
+                return match by {
                     Some(by) => Content::Unknown(format!(
                         "{} does not exist yet: `{by}` earlier on this line may write it",
                         real.display()
@@ -413,7 +506,7 @@ impl Walker<'_> {
         match String::from_utf8(bytes) {
             // A program built earlier on the line is judged by name, as binaries are.
             Ok(s) if s.starts_with('\u{7f}') || s.contains('\0') => Content::Text(s),
-            Ok(s) => match &self.unknown_writer {
+            Ok(s) => match &self.replacer {
                 Some(by) => Content::Unknown(format!(
                     "`{by}` earlier on this line may rewrite {} before it runs",
                     real.display()
@@ -784,7 +877,7 @@ impl Walker<'_> {
         let mut found: Option<(PathBuf, BTreeMap<String, String>)> = None;
         for dir in base.ancestors() {
             let p = dir.join("package.json");
-            match self.file_content(&p) {
+            match self.looked_up_content(&p) {
                 Content::Missing => {}
                 Content::Text(t) => {
                     let map = serde_json::from_str::<serde_json::Value>(&t)

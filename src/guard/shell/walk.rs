@@ -133,10 +133,15 @@ pub(super) struct Walker<'e> {
     pub aliases: HashMap<String, String>,
     /// Files written earlier on the line, by path: what is known of their content.
     pub files: HashMap<PathBuf, Content>,
-    /// A command earlier on the line that may write files Forge does not model (`tar x`,
-    /// `unzip`, `git clone`, a program it does not know): a code file missing when the line is
-    /// judged may be there when it runs, so its content is unknowable, not "nothing runs".
+    /// The first command earlier on the line that may write files Forge does not model (a
+    /// test runner, a build tool, a program it does not know): a code file the line names that
+    /// is missing when the line is judged may be there when it runs, so its content is
+    /// unknowable, not "nothing runs".
     pub unknown_writer: Option<String>,
+    /// The first command earlier on the line that puts unknown content in place of files (`tar
+    /// x`, `unzip`, `git checkout other -- x.sh`, a folder copy): every code file the line runs
+    /// afterwards is unknowable, whether it exists now or not.
+    pub replacer: Option<String>,
     /// `package.json` scripts set earlier on the line (`npm pkg set scripts.x=…`).
     pub package_scripts: HashMap<String, String>,
     pub files_read: usize,
@@ -228,6 +233,7 @@ impl<'e> Walker<'e> {
             aliases: HashMap::new(),
             files: HashMap::new(),
             unknown_writer: None,
+            replacer: None,
             package_scripts: HashMap::new(),
             files_read: 0,
             bytes_read: 0,
@@ -766,11 +772,18 @@ impl<'e> Walker<'e> {
             return;
         }
         self.invoke(call, ctx, depth);
+        let name = |i: &Invocation| i.name().unwrap_or("a computed program").to_string();
         if self.unknown_writer.is_none() {
             self.unknown_writer = self.out.invocations[first..]
                 .iter()
                 .find(|i| super::sources::may_write_unknown_files(i))
-                .map(|i| i.name().unwrap_or("a computed program").to_string());
+                .map(name);
+        }
+        if self.replacer.is_none() {
+            self.replacer = self.out.invocations[first..]
+                .iter()
+                .find(|i| super::sources::replaces_files(i))
+                .map(name);
         }
         let inv = self.out.invocations.get(first).cloned();
         self.note_written(first_write, inv.as_ref());

@@ -279,6 +279,7 @@ fn class_01_code_an_earlier_command_may_overwrite_is_unknowable() {
         ),
         ("main.c", "int main(){return 0;}\n"),
         ("app", "\u{7f}ELF\0\0binary"),
+        ("gen.py", "open('scripts/x.sh', 'w').write('rm -rf ~')\n"),
     ]);
     flagged(
         &r,
@@ -306,9 +307,16 @@ fn class_01_code_an_earlier_command_may_overwrite_is_unknowable() {
             "cp -a /tmp/evil.sh scripts/x.sh && scripts/x.sh",
         ],
     );
-    let res = r.check("python3 gen.py && bash scripts/x.sh");
+    let res = r.check("git checkout evil -- scripts/x.sh && bash scripts/x.sh");
     assert_eq!(res.decision, Decision::Ask, "{res:?}");
-    assert!(res.reason.contains("`python3`"), "{}", res.reason);
+    assert!(
+        res.reason
+            .contains("`git` earlier on this line may rewrite"),
+        "{}",
+        res.reason
+    );
+    // A program that may write but puts nothing in place of files (a test runner, a build, a
+    // merge of the main line) leaves the code that exists knowable: everyday chains pass.
     allowed(
         &r,
         &[
@@ -330,6 +338,17 @@ fn class_01_code_an_earlier_command_may_overwrite_is_unknowable() {
             "python3 -m venv .venv && source .venv/bin/activate",
             "cc -o app main.c && ./app",
             "mkdir -p build && cd build && cmake .. && make",
+            "pytest && make test",
+            "python3 -m pytest -q && make build",
+            "mvn package && ./scripts/x.sh",
+            "eslint --fix . && npm test",
+            "git pull && make",
+            "git merge main && make test",
+            "git rebase main && ./scripts/x.sh",
+            "git stash && make test && git stash pop",
+            "docker compose up -d && npm test",
+            "tar czf /tmp/b.tgz src && make",
+            "gzip big.log && make",
         ],
     );
 }
