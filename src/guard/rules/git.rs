@@ -32,7 +32,7 @@ pub const CLEAN: Rule = Rule {
 pub const DISCARD: Rule = Rule {
     id: "git-discard",
     decision: Decision::Deny,
-    summary: "discarding uncommitted work in bulk: `checkout -- .`, `restore` of a folder, a glob or pathspec magic (`:(top)`, `'*.rs'`, `\"$PWD\"`), `checkout -f`, `switch --discard-changes`, `read-tree -u --reset`, `checkout-index -a -f`, `rm -r -f .`, `worktree remove --force`",
+    summary: "discarding uncommitted work in bulk: `checkout -- .`, `restore` of a folder, a glob or pathspec magic (`:(top)`, `'*.rs'`, `\"$PWD\"`), `checkout -f`, `switch --discard-changes`, `read-tree -u --reset`, `checkout-index -a -f`, `rm -r -f .`, `worktree remove --force`, `submodule deinit -f`/`update -f`",
 };
 pub const STASH_DROP: Rule = Rule {
     id: "git-stash-clear",
@@ -63,6 +63,11 @@ pub const NO_VERIFY: Rule = Rule {
     id: "no-verify",
     decision: Decision::Deny,
     summary: "skipping the project's hooks: `--no-verify` (and prefixes), `commit -n`, `core.hooksPath`",
+};
+pub const PUSH_ELSEWHERE: Rule = Rule {
+    id: "git-push-elsewhere",
+    decision: Decision::Ask,
+    summary: "sending the project's history where the person did not configure it: `push` to a URL (`https://…`, `git@host:…`), `remote add`/`set-url`, `send-email`",
 };
 pub const CONFIG_EXEC: Rule = Rule {
     id: "git-config-exec",
@@ -243,6 +248,38 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
                 format!("`{shown}` removes a worktree with its uncommitted changes; remove it without `--force`, or ask the person"),
             );
         }
+        "remote"
+            if matches!(
+                r.iter().flatten().find(|a| !a.starts_with('-')).copied(),
+                Some("add" | "set-url")
+            ) =>
+        {
+            j.hit_at(
+                &PUSH_ELSEWHERE,
+                &inv.origin,
+                format!("`{shown}` changes where the project's history is pushed; ask the person"),
+            );
+        }
+        "send-email" => {
+            j.hit_at(
+                &PUSH_ELSEWHERE,
+                &inv.origin,
+                format!("`{shown}` mails commits out of the project; ask the person"),
+            );
+        }
+        // `submodule deinit -f` / `update -f`: submodules' uncommitted work goes.
+        "submodule"
+            if matches!(
+                r.iter().flatten().find(|a| !a.starts_with('-')).copied(),
+                Some("deinit" | "update")
+            ) && (has("--force") || short('f', "")) =>
+        {
+            j.hit_at(
+                &DISCARD,
+                &inv.origin,
+                format!("`{shown}` discards the submodules' uncommitted changes; run it without `--force`, or ask the person"),
+            );
+        }
         "stash" => {
             if matches!(r.first(), Some(Some("clear" | "drop"))) {
                 j.hit_at(
@@ -360,6 +397,15 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
 
 /// A short flag in a cluster, stopping at the first option that takes a value (`-m`), whose
 /// value is the rest of the cluster.
+/// Whether a push target is a repository named by address rather than a configured remote:
+/// `scheme://…`, or scp-like `user@host:path` / `host:path` (a remote's name has no `:`).
+fn is_url(a: &str) -> bool {
+    a.contains("://")
+        || a.split_once(':').is_some_and(|(host, path)| {
+            !host.is_empty() && !host.contains('/') && !path.starts_with(':') && !a.starts_with('+')
+        })
+}
+
 fn short_flag(r: &[Option<&str>], c: char, value_opts: &str) -> bool {
     for a in r.iter().flatten() {
         if *a == "--" {
@@ -600,6 +646,13 @@ fn push(j: &mut Judge, inv: &Invocation, rest: &[Word], r: &[Option<&str>], show
             .is_some_and(|s| s.starts_with('+') || (s.starts_with(':') && s.len() > 1));
     if force {
         j.hit_at(&FORCE_PUSH, &inv.origin, format!("`{shown}` rewrites or deletes remote history; push without force, or ask the person"));
+    }
+    let repo = refspecs
+        .first()
+        .copied()
+        .or_else(|| r.iter().flatten().find_map(|a| a.strip_prefix("--repo=")));
+    if repo.is_some_and(is_url) {
+        j.hit_at(&PUSH_ELSEWHERE, &inv.origin, format!("`{shown}` sends the project's history to a repository that is not one of its remotes; push to a configured remote, or ask the person"));
     }
 }
 

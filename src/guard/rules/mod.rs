@@ -63,6 +63,7 @@ pub const DEFAULT_RULES: &[&Rule] = &[
     &git::HISTORY_REWRITE,
     &git::AMEND,
     &git::NO_VERIFY,
+    &git::PUSH_ELSEWHERE,
     &git::CONFIG_EXEC,
     &net::PIPE_TO_SHELL,
     &net::EXFILTRATION,

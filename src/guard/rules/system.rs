@@ -13,7 +13,7 @@ pub const FORK_BOMB: Rule = Rule {
 pub const KILL_EVERYTHING: Rule = Rule {
     id: "kill-everything",
     decision: Decision::Deny,
-    summary: "signalling every process of the user: `kill -9 -1`, `kill -- -1`, `pkill -u $USER`, `pkill .`, `killall -u`, `killall5`, `kill 1`",
+    summary: "signalling every process of the user: `kill -9 -1`, `kill -- -1`, `pkill -u $USER`, `pkill .`, `killall -u`, `killall5`, `kill 1`, `tmux kill-server`",
 };
 pub const SHUTDOWN: Rule = Rule {
     id: "shutdown",
@@ -85,6 +85,12 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
                 );
             }
         }
+        // Every session of the terminal multiplexer, the person's among them.
+        "tmux" | "byobu" if lits.iter().flatten().any(|a| *a == "kill-server") => j.hit_at(
+            &KILL_EVERYTHING,
+            &inv.origin,
+            format!("`{shown}` ends every tmux session, the person's too; end the one session you started (`tmux kill-session -t NAME`)"),
+        ),
         "killall5" => j.hit_at(
             &KILL_EVERYTHING,
             &inv.origin,

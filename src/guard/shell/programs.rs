@@ -240,6 +240,23 @@ impl Walker<'_> {
                 }
                 return;
             }
+            // Every program in a folder, none of them named on the line.
+            "run-parts" => {
+                self.push_invocation(&call, path, ctx);
+                let dir = rest
+                    .iter()
+                    .filter_map(|w| w.arg.lit())
+                    .rfind(|a| !a.starts_with('-'))
+                    .unwrap_or("?")
+                    .to_string();
+                self.out.opaque.push(Opaque {
+                    what: format!("run-parts {dir}"),
+                    why: "it runs every program in a folder".into(),
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+                return;
+            }
             "sed" | "gsed" => {
                 let idx = self.push_invocation(&call, path, ctx);
                 let inv = self.out.invocations[idx].clone();
@@ -978,6 +995,19 @@ impl Walker<'_> {
             }
             let mut nested = Vec::new();
             i += 1;
+            // `-exec {} \;`: the program is each file found, code no one has read.
+            if args
+                .get(i)
+                .and_then(|a| a.arg.lit())
+                .is_some_and(|s| s.contains("{}"))
+            {
+                self.out.opaque.push(Opaque {
+                    what: format!("find {}", root.display()),
+                    why: "it runs each file it finds as a program".into(),
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+            }
             while i < args.len() {
                 let a = &args[i];
                 if a.arg.lit().is_some_and(|s| s == ";" || s == "+") {
