@@ -444,7 +444,7 @@ impl Run<'_> {
         let refs = Refs::list(self.root(), &self.git_dir)?;
         let protected = self.protect()?;
         let objects = odb::Stamp::take(&self.git_dir);
-        let programs = protect::PathWatch::take();
+        let programs = protect::PathWatch::take(self.path_scope());
         let ledgers = protect::Ledgers::capture(self.project, &self.meta.slug);
         let index = index_stamp(&self.git_dir);
         // Outside the kernel sandbox the agent can reach the checks' checkout in the temp

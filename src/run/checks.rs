@@ -105,7 +105,7 @@ impl Run<'_> {
             super::protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug)?;
         let refs = Refs::list(self.root(), &self.git_dir)?;
         let objects = odb::Stamp::take(&self.git_dir);
-        let programs = super::protect::PathWatch::take();
+        let programs = super::protect::PathWatch::take(self.path_scope());
         let ledgers = super::protect::Ledgers::capture(self.project, &self.meta.slug);
         drop(t);
         let logs = self.dir.join("logs");

@@ -239,43 +239,33 @@ fn home_git_configs() -> Vec<PathBuf> {
 /// The programs on PATH as they were: a program an agent plants or changes there would run in
 /// place of the real one for every later check and command. Compared before and after each
 /// agent call and check; what appeared is removed, what changed stops the run.
-pub struct PathWatch(BTreeMap<PathBuf, (u64, u64, i64, i64)>);
+///
+/// In the kernel sandbox only the PATH folders a sandboxed process could write are watched —
+/// those that meet one of [`crate::sandbox::writable_roots`] — since no process inside can
+/// change `/usr/bin`: a PATH holds thousands of programs, and each is a stat per call.
+pub struct PathWatch {
+    programs: BTreeMap<PathBuf, (u64, u64, i64, i64)>,
+    scope: Option<Vec<PathBuf>>,
+}
 
 impl PathWatch {
-    pub fn take() -> PathWatch {
-        let mut out = BTreeMap::new();
-        let Some(path) = std::env::var_os("PATH") else {
-            return PathWatch(out);
-        };
-        let mut seen = BTreeSet::new();
-        for dir in std::env::split_paths(&path) {
-            // `/bin` is `/usr/bin` on a merged-usr system: each folder once.
-            let real = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
-            if !dir.is_absolute() || !seen.insert(real) {
-                continue;
-            }
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                // `lstat` relative to the open folder (a PATH folder holds thousands).
-                if let Ok(m) = e.metadata() {
-                    use std::os::unix::fs::MetadataExt;
-                    out.insert(e.path(), (m.ino(), m.size(), m.ctime(), m.ctime_nsec()));
-                }
-            }
+    /// `scope`: the writable roots of the sandbox the call runs in; `None` watches every
+    /// folder of PATH.
+    pub fn take(scope: Option<Vec<PathBuf>>) -> PathWatch {
+        PathWatch {
+            programs: scan(scope.as_deref()),
+            scope,
         }
-        PathWatch(out)
     }
 
     /// Compares with now: programs that appeared are removed (named), programs that changed or
     /// went are named in `changed` — Forge cannot put a program back.
     pub fn put_back(&self) -> (Vec<String>, Vec<String>) {
-        let now = PathWatch::take();
+        let now = scan(self.scope.as_deref());
         let mut removed = Vec::new();
         let mut changed = Vec::new();
-        for (p, s) in &now.0 {
-            match self.0.get(p) {
+        for (p, s) in &now {
+            match self.programs.get(p) {
                 None => {
                     let _ = std::fs::remove_file(p);
                     removed.push(format!("{} (a new program on PATH; removed)", p.display()));
@@ -284,13 +274,74 @@ impl PathWatch {
                 _ => {}
             }
         }
-        for p in self.0.keys() {
-            if !now.0.contains_key(p) {
+        for p in self.programs.keys() {
+            if !now.contains_key(p) {
                 changed.push(p.display().to_string());
             }
         }
         (removed, changed)
     }
+}
+
+impl super::Run<'_> {
+    /// What [`PathWatch`] watches for this run: in the kernel sandbox, the PATH folders under
+    /// its writable roots (as written and as resolved); without it, all of PATH.
+    pub(super) fn path_scope(&self) -> Option<Vec<PathBuf>> {
+        if !matches!(self.wall, super::Wall::Kernel { .. }) {
+            return None;
+        }
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/root"));
+        let roots = crate::sandbox::writable_roots(&self.project.root, &home, &self.config.sandbox);
+        let real: Vec<PathBuf> = roots
+            .iter()
+            .filter_map(|r| std::fs::canonicalize(r).ok())
+            .collect();
+        Some(roots.into_iter().chain(real).collect())
+    }
+}
+
+/// The programs of every PATH folder that meets `scope` (all of them without one).
+fn scan(scope: Option<&[PathBuf]>) -> BTreeMap<PathBuf, (u64, u64, i64, i64)> {
+    match std::env::var_os("PATH") {
+        Some(path) => scan_path(&path, scope),
+        None => BTreeMap::new(),
+    }
+}
+
+fn scan_path(
+    path: &std::ffi::OsStr,
+    scope: Option<&[PathBuf]>,
+) -> BTreeMap<PathBuf, (u64, u64, i64, i64)> {
+    let mut out = BTreeMap::new();
+    let mut seen = BTreeSet::new();
+    for dir in std::env::split_paths(path) {
+        // `/bin` is `/usr/bin` on a merged-usr system: each folder once.
+        let real = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
+        if !dir.is_absolute() || !seen.insert(real.clone()) {
+            continue;
+        }
+        let meets = |r: &PathBuf| {
+            [&dir, &real]
+                .iter()
+                .any(|d| d.starts_with(r) || r.starts_with(d))
+        };
+        if scope.is_some_and(|roots| !roots.iter().any(meets)) {
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            // `lstat` relative to the open folder (a PATH folder holds thousands).
+            if let Ok(m) = e.metadata() {
+                use std::os::unix::fs::MetadataExt;
+                out.insert(e.path(), (m.ino(), m.size(), m.ctime(), m.ctime_nsec()));
+            }
+        }
+    }
+    out
 }
 
 /// A protected file's bytes, read without following a link or blocking on a FIFO.
@@ -386,4 +437,33 @@ fn hook_written(rel: &str, run: &str) -> bool {
         || rel.ends_with("/budget.yaml")
         || rel.contains(crate::state::TEMP_PREFIX)
         || rel.starts_with(".forge/sessions/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_the_sandbox_only_path_folders_it_could_write_are_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let (system, home_bin, cache_bin) = (
+            root.join("usr/bin"),
+            root.join("home/.local/bin"),
+            root.join("home/.cargo/registry/bin"),
+        );
+        for dir in [&system, &home_bin, &cache_bin] {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("tool"), "#!/bin/sh\n").unwrap();
+        }
+        let path = std::env::join_paths([&system, &home_bin, &cache_bin]).unwrap();
+        let all = scan_path(&path, None);
+        assert_eq!(all.len(), 3);
+        // A cache folder is writable in the `check` profile: the PATH folder inside it counts,
+        // and so does one that holds a writable root; `/usr/bin` and `~/.local/bin` do not.
+        let scope = vec![root.join("home/.cargo/registry"), root.join("usr/bin/sub")];
+        let watched: Vec<PathBuf> = scan_path(&path, Some(&scope)).into_keys().collect();
+        assert_eq!(watched, [cache_bin.join("tool"), system.join("tool")]);
+        assert!(scan_path(&path, Some(&[root.join("elsewhere")])).is_empty());
+    }
 }

@@ -391,6 +391,31 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
     Ok((layout, plan))
 }
 
+/// Every folder under which a sandbox of `forge run` (red, green, review, check) may be granted
+/// writes — the project (areas, answers), the temporary folder (private TMPDIRs, the checks'
+/// checkout), `/dev`, every client's state and the caches. A program elsewhere (`/usr/bin`,
+/// `~/.local/bin`) no process inside can change, so `forge run` watches only the PATH folders
+/// that meet one of these. `resolve_tests.rs` holds every plan to it.
+pub fn writable_roots(project: &Path, home: &Path, config: &SandboxConfig) -> Vec<PathBuf> {
+    let mut roots = vec![
+        project.to_path_buf(),
+        resolve::system_tmp(),
+        std::env::temp_dir(),
+        PathBuf::from("/dev"),
+    ];
+    let c = &config.clients;
+    for s in c
+        .claude
+        .iter()
+        .chain(&c.codex)
+        .chain(&c.gemini)
+        .chain(&config.caches)
+    {
+        roots.push(resolve::expand_home(s, home));
+    }
+    roots
+}
+
 /// The environment CMD gets: TMPDIR, the marker, and no credentials but its client's own.
 pub fn environment(req: &Request, plan: &Plan) -> (Vec<(OsString, OsString)>, Vec<&'static str>) {
     let set = vec![

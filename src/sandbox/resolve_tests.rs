@@ -381,3 +381,44 @@ fn client_from_command() {
     );
     assert_eq!(Client::from_command("sh agent.sh"), None);
 }
+
+/// `forge run` watches only the PATH folders a sandbox could write (see `writable_roots`): every
+/// path any `forge run` profile is granted writes to lies under one of them.
+#[test]
+fn every_run_profile_writes_only_under_the_writable_roots() {
+    let config = super::super::SandboxConfig::default();
+    let mut roots = super::super::writable_roots(Path::new("/w/repo"), Path::new("/h"), &config);
+    // The fake machine's temporary folder (the real one is the function's).
+    roots.push(layout().system_tmp);
+    let under = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+    for profile in [
+        Profile::Red,
+        Profile::Green,
+        Profile::Review,
+        Profile::Check,
+    ] {
+        let mut w = wants(profile);
+        w.tmpdir = None;
+        w.client_state = config.clients.claude.clone();
+        w.caches = config.caches.clone();
+        w.write = match profile {
+            Profile::Check => vec!["/tmp/forge-check-0a1b2c".into()],
+            _ => vec!["tests/**".into(), "src/cart/**".into()],
+        };
+        w.answer = Some("/w/repo/.tmp/.forge/runs/r/outputs/a/answer.json".into());
+        let plan = run(&w);
+        for p in plan
+            .write
+            .iter()
+            .chain(&plan.rebind_writable)
+            .chain(&plan.create_areas)
+            .chain(std::iter::once(&plan.tmpdir))
+        {
+            assert!(
+                under(p),
+                "{profile:?} may write {}, outside {roots:?}",
+                p.display()
+            );
+        }
+    }
+}
