@@ -257,6 +257,35 @@ fn code_of(inv: &Invocation, lang: Lang) -> Vec<(Code, &'static str)> {
     let args: Vec<Option<&str>> = inv.lit_args().collect();
     let name = inv.name().unwrap_or("");
     let mut out = Vec::new();
+    // Compilers that run one source file: that file, nothing inline (`cmake -E`, `go build`
+    // and `java -jar` are not code here).
+    let files = |ext: &str| -> Vec<(Code, &'static str)> {
+        args.iter()
+            .flatten()
+            .filter(|a| !a.starts_with('-') && a.ends_with(ext))
+            .map(|a| (Code::File(a.to_string()), "file"))
+            .collect()
+    };
+    match name {
+        "java" => return files(".java"),
+        "go" if args.iter().flatten().find(|a| !a.starts_with('-')) == Some(&"run") => {
+            return files(".go");
+        }
+        "go" => return out,
+        "cmake" => {
+            return args
+                .iter()
+                .enumerate()
+                .filter_map(|(k, a)| match a {
+                    Some("-P") => args.get(k + 1).copied().flatten(),
+                    Some(a) if a.starts_with("-P") && a.len() > 2 => Some(&a[2..]),
+                    _ => None,
+                })
+                .map(|f| (Code::File(f.to_string()), "file"))
+                .collect();
+        }
+        _ => {}
+    }
     let mut i = 0;
     let mut script_given = false;
     // Options that take a value (not code) per interpreter.
@@ -502,6 +531,22 @@ fn script_file(
                 }
             }
         };
+        // A language Forge has no reader for: the project's own files are the project's code
+        // (`julia test/runtests.jl`); one in the temp folder or written on this line is inline
+        // code in disguise.
+        if lang == Lang::Other {
+            if whence != "in the project" {
+                j.hit_contained(
+                    &INLINE_CODE,
+                    &inv.origin,
+                    format!(
+                        "`{shown}` runs {} ({whence}), {name} code, a language Forge does not read, so a person decides",
+                        p.display()
+                    ),
+                );
+            }
+            continue;
+        }
         let reach = scan(lang, &text);
         literal_paths(j, inv, &text, &reach, shown);
         if reach.any() {

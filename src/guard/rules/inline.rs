@@ -33,6 +33,9 @@ pub(super) fn lang_of(name: &str) -> Option<Lang> {
         "julia" | "osascript" | "pwsh" | "powershell" | "tclsh" | "expect" | "groovy" | "scala"
         | "elixir" | "erl" | "racket" | "guile" | "sbcl" | "clojure" | "clj" | "ghc" | "runghc"
         | "emacs" | "kotlin" | "jshell" => Lang::Other,
+        // Compilers that also run a source file (`java X.java`, `go run x.go`, `cmake -P x`):
+        // only those files are code here (`code.rs`).
+        "java" | "go" | "cmake" => Lang::Other,
         _ => return None,
     })
 }

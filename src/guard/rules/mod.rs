@@ -67,6 +67,7 @@ pub const DEFAULT_RULES: &[&Rule] = &[
     &git::CONFIG_EXEC,
     &net::PIPE_TO_SHELL,
     &net::EXFILTRATION,
+    &net::EXFILTRATION_ASK,
     &net::REMOTE_SHELL,
     &net::PUBLISH,
     &net::REMOTE_EXEC,

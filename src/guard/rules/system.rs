@@ -13,7 +13,7 @@ pub const FORK_BOMB: Rule = Rule {
 pub const KILL_EVERYTHING: Rule = Rule {
     id: "kill-everything",
     decision: Decision::Deny,
-    summary: "signalling every process of the user: `kill -9 -1`, `kill -- -1`, `pkill -u $USER`, `pkill .`, `killall -u`, `killall5`, `kill 1`, `tmux kill-server`",
+    summary: "signalling every process of the user: `kill -9 -1`, `kill -- -1`, `pkill -u $USER`, `pkill .`, `killall -u`, `killall5`, `kill 1`, `tmux kill-server`, `screen -X quit` without `-S`",
 };
 pub const SHUTDOWN: Rule = Rule {
     id: "shutdown",
@@ -33,7 +33,7 @@ pub const EXTERNAL_DESTROY: Rule = Rule {
 pub const SCHEDULE: Rule = Rule {
     id: "schedule",
     decision: Decision::Ask,
-    summary: "jobs that run later, outside this session and any sandbox (`at`, `batch`, `crontab`, `systemd-run`, `launchctl`); what they run is judged too",
+    summary: "jobs that run later, outside this session and any sandbox (`at`, `batch`, `crontab`, `systemd-run`, `launchctl`, `direnv allow`); what they run is judged too",
 };
 
 pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
@@ -154,6 +154,18 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
         }
         "systemd-run" | "launchctl" | "schtasks" => {
             j.hit_at(&SCHEDULE, &inv.origin, format!("`{shown}` starts a job outside this session and any sandbox; a person should set it up"));
+        }
+        // `.envrc` then runs in every shell that enters the folder, the person's too.
+        "direnv" if matches!(lits.first(), Some(Some("allow" | "permit" | "grant"))) => {
+            j.hit_at(&SCHEDULE, &inv.origin, format!("`{shown}` lets `.envrc` run in every shell that enters the folder, later and outside this session; a person should allow it"));
+        }
+        // `screen -X quit` ends the session it names, or the only one there is: the person's.
+        "screen"
+            if lits.windows(2).any(|w| {
+                matches!(w, [Some("-X"), Some(c)] if matches!(*c, "quit" | "kill"))
+            }) && !lits.iter().any(|a| matches!(a, Some("-S"))) =>
+        {
+            j.hit_at(&KILL_EVERYTHING, &inv.origin, format!("`{shown}` ends a screen session it does not name, maybe the person's; name the one you started (`screen -S NAME -X quit`)"));
         }
         _ => {}
     }

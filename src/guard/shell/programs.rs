@@ -869,11 +869,16 @@ impl Walker<'_> {
                 break;
             }
             if a.starts_with("--") {
-                i += if matches!(a, "--rcfile" | "--init-file") {
-                    2
+                // `--rcfile FILE` (an interactive shell) runs FILE first, as `source` would.
+                if matches!(a, "--rcfile" | "--init-file") {
+                    if let Some(f) = rest.get(i + 1) {
+                        let f = f.clone();
+                        self.run_script(&f, &[], ctx, depth, true);
+                    }
+                    i += 2;
                 } else {
-                    1
-                };
+                    i += 1;
+                }
                 continue;
             }
             if a[1..].contains('c') && a.starts_with('-') {
