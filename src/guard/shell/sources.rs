@@ -539,6 +539,21 @@ impl Walker<'_> {
                 return;
             }
         };
+        // A glob (`bash tools/*.sh`, or `bash "$f"` in `for f in tools/*.sh`): every file it
+        // matches may be the one that runs.
+        if let Some(pattern) = &script.pattern {
+            let cwd = ctx.cwd.paths().first().cloned();
+            let matches = cwd
+                .map(|c| super::shell_glob_matches(pattern, &c))
+                .unwrap_or_default();
+            if !matches.is_empty() {
+                for m in matches.into_iter().take(16) {
+                    let w = Word::lit(m.display().to_string());
+                    self.run_script(&w, args, ctx, depth, sourced);
+                }
+                return;
+            }
+        }
         let Some(path) = self.locate(&raw, ctx) else {
             self.out.opaque.push(Opaque {
                 what: raw,

