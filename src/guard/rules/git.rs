@@ -72,7 +72,7 @@ pub const PUSH_ELSEWHERE: Rule = Rule {
 pub const CONFIG_EXEC: Rule = Rule {
     id: "git-config-exec",
     decision: Decision::Deny,
-    summary: "git configuration that runs commands or redirects pushes (`alias.*`, `core.fsmonitor`, `core.sshCommand`, `core.pager`, `filter.*`, `remote.*.push`, `remote.*.mirror`, `include.path`, `credential.helper`, …), from `git config`, `-c`, `--config-env`, `GIT_CONFIG_*`",
+    summary: "git configuration that runs commands or redirects pushes (`alias.*`, `core.fsmonitor`, `core.sshCommand`, `core.pager`, `filter.*`, `remote.*.push`, `remote.*.mirror`, `remote.*.url`, `include.path`, `credential.helper`, …), from `git config`, `-c`, `--config-env`, `GIT_CONFIG_*`",
 };
 
 pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
@@ -508,7 +508,7 @@ fn exec_key(k: &str) -> bool {
                 | "gitproxy"
                 | "worktree"
                 | "hookspath"
-                | "alternaterefsCommand"
+                | "alternaterefscommand"
         ),
         "sequence" => last == "editor",
         "diff" => matches!(last, "external" | "textconv" | "command"),
@@ -517,7 +517,7 @@ fn exec_key(k: &str) -> bool {
         "gpg" => last == "program",
         "remote" => matches!(
             last,
-            "push" | "mirror" | "receivepack" | "uploadpack" | "proxy" | "vcs"
+            "push" | "mirror" | "receivepack" | "uploadpack" | "proxy" | "vcs" | "url" | "pushurl"
         ),
         "uploadpack" => last == "packobjectshook",
         "protocol" => last == "allow",
@@ -647,11 +647,21 @@ fn push(j: &mut Judge, inv: &Invocation, rest: &[Word], r: &[Option<&str>], show
     if force {
         j.hit_at(&FORCE_PUSH, &inv.origin, format!("`{shown}` rewrites or deletes remote history; push without force, or ask the person"));
     }
-    let repo = refspecs
-        .first()
-        .copied()
-        .or_else(|| r.iter().flatten().find_map(|a| a.strip_prefix("--repo=")));
-    if repo.is_some_and(is_url) {
+    let repo = r
+        .iter()
+        .enumerate()
+        .find_map(|(k, a)| match a {
+            Some("--repo") => Some(r.get(k + 1).copied().flatten().unwrap_or("(computed)")),
+            Some(a) => a.strip_prefix("--repo="),
+            None => None,
+        })
+        .or_else(|| refspecs.first().copied());
+    // The repository is the first operand: computed (`git push "$U" main`), it may be any.
+    let computed = rest
+        .iter()
+        .find(|w| w.arg.lit().is_none_or(|a| !a.starts_with('-')))
+        .is_some_and(|w| w.arg.lit().is_none());
+    if computed || repo.is_some_and(|r| r == "(computed)" || is_url(r)) {
         j.hit_at(&PUSH_ELSEWHERE, &inv.origin, format!("`{shown}` sends the project's history to a repository that is not one of its remotes; push to a configured remote, or ask the person"));
     }
 }

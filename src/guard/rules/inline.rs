@@ -709,8 +709,9 @@ fn js_modules(s: &str) -> Vec<(String, String, bool)> {
             let b = b.trim_end();
             if b.ends_with('}') {
                 // Destructured names are uses.
-                let open = b.rfind('{').unwrap_or(0);
-                format!("{{{}}}", &b[open + 1..b.len() - 1])
+                // `}` is one byte, so is `{`: both ends are character boundaries.
+                let inner = b.rfind('{').map_or("", |open| &b[open + 1..b.len() - 1]);
+                format!("{{{inner}}}")
             } else {
                 b.rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
                     .next()

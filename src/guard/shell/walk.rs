@@ -240,6 +240,16 @@ impl<'e> Walker<'e> {
         }
     }
 
+    /// What earlier commands may have written that later code runs: whether it changed tells
+    /// a loop to walk its body once more.
+    fn taint(&self) -> (bool, bool, usize) {
+        (
+            self.unknown_writer.is_some(),
+            self.replacer.is_some(),
+            self.files.len(),
+        )
+    }
+
     /// A problem understanding part of the line. Inside code read from a file (a script, a
     /// recipe), it makes that code unknowable rather than the line unparseable.
     pub fn problem(&mut self, ctx: &Ctx, why: String) {
@@ -438,7 +448,15 @@ impl<'e> Walker<'e> {
                 .unwrap_or(Val::Unknown);
                 let mut body = ctx.clone();
                 body.set(&f.variable_name, v);
+                let seen = self.taint();
                 self.list(&f.body.list, &mut body, depth);
+                // A second pass runs what the first one wrote or unpacked (`for i in 1 2; do
+                // sh x.sh; tar xf k.tar; done`).
+                if self.taint() != seen {
+                    let mut again = body.clone();
+                    self.list(&f.body.list, &mut again, depth);
+                    body.merge(&again);
+                }
                 ctx.set(&f.variable_name, Val::Unknown);
                 ctx.merge(&body);
             }
@@ -493,7 +511,14 @@ impl<'e> Walker<'e> {
             C::WhileClause(w) | C::UntilClause(w) => {
                 self.list(&w.0, ctx, depth);
                 let mut body = ctx.clone();
+                let seen = self.taint();
                 self.list(&w.1.list, &mut body, depth);
+                if self.taint() != seen {
+                    let mut again = body.clone();
+                    self.list(&w.0, &mut again, depth);
+                    self.list(&w.1.list, &mut again, depth);
+                    body.merge(&again);
+                }
                 // The condition runs again after the body: in whatever folder it left.
                 let mut again = body.clone();
                 self.list(&w.0, &mut again, depth);
