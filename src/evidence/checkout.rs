@@ -291,9 +291,12 @@ impl Checkout {
         }
         for (key, m) in all.files {
             let ok = match tree.entries.get(&key) {
-                Some(want @ (Entry::File { .. } | Entry::Symlink { .. })) => {
-                    self.hasher.read_meta(&self.dir, &key, m, started)?.as_ref() == Some(want)
-                }
+                // A file that cannot be read (a check took its permissions away) is not the
+                // tree's: it goes and is written again.
+                Some(want @ (Entry::File { .. } | Entry::Symlink { .. })) => matches!(
+                    self.hasher.read_meta(&self.dir, &key, m, started),
+                    Ok(Some(ref got)) if got == want
+                ),
                 _ => false,
             };
             if ok {
@@ -384,13 +387,15 @@ fn write_fresh(
         Entry::File { oid, exec } => {
             let bytes = blobs.get(oid).ok_or_else(missing)?;
             let mode = if *exec { 0o755 } else { 0o644 };
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(mode)
-                .custom_flags(nix::libc::O_NOFOLLOW)
-                .open(&full)
-                .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
+            let mut f = with_parent_unlocked(&full, || {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(mode)
+                    .custom_flags(nix::libc::O_NOFOLLOW)
+                    .open(&full)
+            })
+            .map_err(|e| Error::io(format!("cannot create {}", full.display()), e))?;
             f.write_all(bytes)
                 .map_err(|e| Error::io(format!("cannot write {}", full.display()), e))?;
             // Exactly the tree's mode, whatever the umask.
@@ -473,10 +478,10 @@ fn make_parents(root: &Path, full: &Path) -> crate::Result<()> {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
                 remove(&at)?;
-                std::fs::create_dir(&at)
+                with_parent_unlocked(&at, || std::fs::create_dir(&at))
                     .map_err(|e| Error::io(format!("cannot create {}", at.display()), e))?;
             }
-            Err(_) => std::fs::create_dir(&at)
+            Err(_) => with_parent_unlocked(&at, || std::fs::create_dir(&at))
                 .map_err(|e| Error::io(format!("cannot create {}", at.display()), e))?,
         }
     }
@@ -485,7 +490,7 @@ fn make_parents(root: &Path, full: &Path) -> crate::Result<()> {
 
 /// Removes a file, link or folder without following links.
 fn remove(p: &Path) -> crate::Result<()> {
-    let r = match std::fs::symlink_metadata(p) {
+    let attempt = || match std::fs::symlink_metadata(p) {
         Ok(m) if m.is_dir() => {
             // A check may leave read-only folders (Go's module cache does).
             let _ = make_writable(p);
@@ -495,7 +500,26 @@ fn remove(p: &Path) -> crate::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     };
-    r.map_err(|e| Error::io(format!("cannot remove {}", p.display()), e))
+    with_parent_unlocked(p, attempt)
+        .map_err(|e| Error::io(format!("cannot remove {}", p.display()), e))
+}
+
+/// Runs `f`; if the kernel refuses it for permissions, gives the folder holding `p` back its
+/// owner's rights (a check may have run `chmod a-w` on a folder of its checkout) and runs it
+/// once more.
+fn with_parent_unlocked<T>(
+    p: &Path,
+    mut f: impl FnMut() -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    match f() {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            if let Some(parent) = p.parent() {
+                let _ = unlock(parent);
+            }
+            f()
+        }
+        r => r,
+    }
 }
 
 /// Removes the folder `top` and all it holds, however deep (a check can nest folders past what
