@@ -48,11 +48,15 @@ where
                         }
                     };
                     let Some(job) = job else { break };
-                    let more = visit(&job, &mut found);
-                    let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
-                    q.0.extend(more);
-                    q.1 -= 1;
-                    wake.notify_all();
+                    // Handed back when dropped, also when `visit` panics: the other workers
+                    // then finish and the panic reaches the caller, instead of them waiting
+                    // forever on a folder no one is listing.
+                    let mut done = Done {
+                        queue: &queue,
+                        wake: &wake,
+                        more: Vec::new(),
+                    };
+                    done.more = visit(&job, &mut found);
                 }
                 results
                     .lock()
@@ -62,6 +66,22 @@ where
         }
     });
     results.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A listed folder, handed back to the queue with the subfolders found in it.
+struct Done<'a, S> {
+    queue: &'a Mutex<(Vec<Job<S>>, usize)>,
+    wake: &'a Condvar,
+    more: Vec<Job<S>>,
+}
+
+impl<S> Drop for Done<'_, S> {
+    fn drop(&mut self) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.0.append(&mut self.more);
+        q.1 -= 1;
+        self.wake.notify_all();
+    }
 }
 
 #[cfg(test)]
@@ -104,5 +124,52 @@ mod tests {
         all.dedup();
         assert_eq!(all.len(), 30);
         assert!(all.contains(&"a3/b10/f".to_string()));
+    }
+
+    #[test]
+    fn a_visit_that_panics_reaches_the_caller_instead_of_hanging_the_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..20 {
+            std::fs::create_dir_all(dir.path().join(format!("d{i}/e"))).unwrap();
+        }
+        let root = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(|| {
+                par_walk(
+                    Job {
+                        rel: String::new(),
+                        state: (),
+                    },
+                    |job, _: &mut ()| {
+                        if job.rel == "d7" {
+                            panic!("a visit failed");
+                        }
+                        std::fs::read_dir(root.join(&job.rel))
+                            .unwrap()
+                            .flatten()
+                            .filter(|e| e.file_type().unwrap().is_dir())
+                            .map(|e| {
+                                let name = e.file_name().to_string_lossy().into_owned();
+                                Job {
+                                    rel: if job.rel.is_empty() {
+                                        name
+                                    } else {
+                                        format!("{}/{name}", job.rel)
+                                    },
+                                    state: (),
+                                }
+                            })
+                            .collect()
+                    },
+                )
+            });
+            let _ = tx.send(r.is_err());
+        });
+        // A walk of 41 folders takes milliseconds; a minute means the workers wait forever.
+        let panicked = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the walk hung after a visit panicked");
+        assert!(panicked);
     }
 }
