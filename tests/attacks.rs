@@ -351,6 +351,22 @@ fn a_red_edit_a_kill_left_is_held_to_reds_rules_on_resume() {
 }
 
 #[test]
+fn index_flags_an_agent_set_before_a_kill_are_gone_after_the_resume() {
+    let e = attack("red-flag-kill.sh");
+    e.run();
+    assert!(
+        e.git(&["ls-files", "-v", "tests/card_test.sh"]).starts_with('S'),
+        "the cheat did not take"
+    );
+    e.resume();
+    let flags = e.git(&["ls-files", "-v"]);
+    assert!(
+        !flags.lines().any(|l| l.starts_with('S') || l.starts_with('h')),
+        "{flags}"
+    );
+}
+
+#[test]
 fn the_persons_ignored_files_survive_git_clean() {
     let e = attack("green-git-clean.sh");
     std::fs::write(e.repo().join("config.local"), "token=the person's own\n").unwrap();

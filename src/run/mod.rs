@@ -369,6 +369,13 @@ pub fn resume(
     let ident = Ident::of_person(&project.root)?;
     let mut run = Run::new(project, config, dir, gd, meta, st, out, lock, ident)?;
     run.after_kill = after_kill;
+    if after_kill {
+        // The index is the agent's too (staged content, skip-worktree and assume-unchanged
+        // flags), and the call that would have reset it was killed: back to HEAD's tree, the
+        // files themselves untouched. A lock a killed git left is stale.
+        let _ = std::fs::remove_file(run.git_dir.join("index.lock"));
+        crate::git::git(run.root(), &["read-tree", "HEAD"])?;
+    }
     if let Some(id) = retry {
         run.check_retry(id)?;
     }
