@@ -429,9 +429,12 @@ fn one_file_copy(inv: &Invocation) -> Option<(String, String)> {
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         if a.starts_with("--") {
-            if a.starts_with("--recursive")
-                || a.starts_with("--archive")
-                || a.starts_with("--target-directory")
+            // Long options by any prefix, as coreutils accepts them (`--target=d`).
+            let name = a.split('=').next().unwrap_or(a);
+            if name.len() > 2
+                && ["--recursive", "--archive", "--target-directory"]
+                    .iter()
+                    .any(|o| o.starts_with(name))
             {
                 return None;
             }

@@ -453,6 +453,8 @@ fn review_of_the_overwritten_code_rules() {
             // A copy into a folder made on the line.
             "mkdir -p d && cp /tmp/x.sh d/ && bash d/x.sh",
             "mkdir -p d && cp /tmp/x.sh d && ./d/x.sh",
+            "cp --target=scripts /tmp/a.sh /tmp/b.sh && bash scripts/a.sh",
+            "cp --t scripts /tmp/a.sh /tmp/b.sh && bash scripts/b.sh",
             // A loop runs its body again after what it unpacked or wrote.
             "for i in 1 2; do bash scripts/x.sh; tar xf /tmp/k.tar; done",
             "for i in 1 2; do sh scripts/x.sh; printf 'rm -rf ~/\\n' > scripts/x.sh; done",
