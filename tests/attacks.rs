@@ -355,13 +355,16 @@ fn index_flags_an_agent_set_before_a_kill_are_gone_after_the_resume() {
     let e = attack("red-flag-kill.sh");
     e.run();
     assert!(
-        e.git(&["ls-files", "-v", "tests/card_test.sh"]).starts_with('S'),
+        e.git(&["ls-files", "-v", "tests/card_test.sh"])
+            .starts_with('S'),
         "the cheat did not take"
     );
     e.resume();
     let flags = e.git(&["ls-files", "-v"]);
     assert!(
-        !flags.lines().any(|l| l.starts_with('S') || l.starts_with('h')),
+        !flags
+            .lines()
+            .any(|l| l.starts_with('S') || l.starts_with('h')),
         "{flags}"
     );
 }
