@@ -5,7 +5,7 @@ use forge::error::{EXIT_OK, EXIT_USAGE, Error, Result};
 use forge::hooks::{self, Agent, Event, install};
 use forge::repo::Project;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Debug, PartialEq, Eq)]
 #[command(
     about = "Answer one hook call from an agent (its stdin/stdout protocol); agents run this, not people",
     long_about = "Called by an agent's hook system with the hook payload on stdin. AGENT is claude, codex or gemini; \
@@ -20,6 +20,22 @@ pub struct HookArgs {
     agent: String,
     /// pre-tool-use, post-tool-use, stop, session-start (or PreToolUse, BeforeTool, AfterAgent, …).
     event: String,
+}
+
+impl HookArgs {
+    /// `forge hook AGENT EVENT` read without building clap's command tree: the hook starts on
+    /// every tool call an agent makes, and clap's tree of every subcommand is a good part of a
+    /// start. Exactly two plain words; anything else (`--help`, a third word) goes to clap.
+    pub fn parse_simple(mut argv: impl Iterator<Item = std::ffi::OsString>) -> Option<HookArgs> {
+        let plain = |a: std::ffi::OsString| {
+            a.into_string()
+                .ok()
+                .filter(|s| !s.is_empty() && !s.starts_with('-'))
+        };
+        let agent = plain(argv.next()?)?;
+        let event = plain(argv.next()?)?;
+        argv.next().is_none().then_some(HookArgs { agent, event })
+    }
 }
 
 /// How long a PreToolUse decision may take before the watchdog denies.

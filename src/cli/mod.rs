@@ -82,6 +82,9 @@ pub fn main() -> i32 {
     if let Some(args) = simple_sandbox() {
         return finish(sandbox::run(args));
     }
+    if let Some(args) = simple_hook() {
+        return finish(hooks::hook(args));
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -132,6 +135,15 @@ fn simple_sandbox() -> Option<sandbox::Args> {
     sandbox::Args::parse_simple(argv)
 }
 
+/// `forge hook AGENT EVENT`, read without clap (see [`hooks::HookArgs::parse_simple`]).
+fn simple_hook() -> Option<hooks::HookArgs> {
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next()? != "hook" {
+        return None;
+    }
+    hooks::HookArgs::parse_simple(argv)
+}
+
 fn finish(result: forge::error::Result<i32>) -> i32 {
     match result {
         Ok(code) => code,
@@ -160,6 +172,43 @@ mod tests {
     use clap::Parser;
 
     use super::{Cli, Command, sandbox, verify};
+
+    /// The clap-free `forge hook` reader takes exactly what clap would make of two plain words,
+    /// and leaves everything else to clap.
+    #[test]
+    fn simple_hook_args_agree_with_clap() {
+        let accepted: &[&[&str]] = &[
+            &["claude", "pre-tool-use"],
+            &["codex", "PreToolUse"],
+            &["gemini", "BeforeTool"],
+            &["nosuch", "event"],
+        ];
+        for rest in accepted {
+            let simple = super::hooks::HookArgs::parse_simple(rest.iter().map(|s| s.into()))
+                .unwrap_or_else(|| panic!("{rest:?} should be read without clap"));
+            let mut argv = vec!["forge", "hook"];
+            argv.extend(rest.iter());
+            match Cli::try_parse_from(argv).map(|c| c.command) {
+                Ok(Command::Hook(a)) => assert_eq!(a, simple, "{rest:?}"),
+                Ok(_) => panic!("{rest:?}: clap chose another command"),
+                Err(e) => panic!("{rest:?}: clap rejects it: {e}"),
+            }
+        }
+        let left_to_clap: &[&[&str]] = &[
+            &[],
+            &["claude"],
+            &["--help"],
+            &["claude", "--help"],
+            &["claude", "pre-tool-use", "extra"],
+            &["-h", "x"],
+        ];
+        for rest in left_to_clap {
+            assert!(
+                super::hooks::HookArgs::parse_simple(rest.iter().map(|s| s.into())).is_none(),
+                "{rest:?} should go to clap"
+            );
+        }
+    }
 
     /// Every argument list the clap-free `forge sandbox` reader accepts means exactly what clap
     /// makes of it; everything else is left to clap.
