@@ -66,10 +66,7 @@ pub(crate) const DOWNLOADERS: [&str; 14] = [
     "openssl",
 ];
 
-const INTERPRETERS: [&str; 16] = [
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "python2", "perl", "ruby",
-    "node", "php", "lua", "deno", "bun",
-];
+use crate::guard::shell::INTERPRETERS;
 
 /// Programs that send data to another machine.
 const SINKS: [&str; 16] = [

@@ -15,6 +15,13 @@
 //! reading: a program name computed at run time ([`Arg::Dyn`]), a folder lost to a `cd`
 //! ([`Cwd::unknown`]), code in a file Forge cannot read ([`Opaque`]).
 
+/// Shells and interpreters: programs that run code handed to them, from their input or from a
+/// file named on the line.
+pub const INTERPRETERS: [&str; 16] = [
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "python2", "perl", "ruby",
+    "node", "php", "lua", "deno", "bun",
+];
+
 mod elsewhere;
 mod embedded;
 mod expand;

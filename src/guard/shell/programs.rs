@@ -1264,24 +1264,10 @@ pub(super) fn option_value_of(args: &[Word], names: &[&str]) -> Option<String> {
 /// Programs that run a file named as an argument as code: shells and interpreters.
 fn is_code_runner(name: &str) -> bool {
     SHELLS.contains(&name)
+        || super::INTERPRETERS.contains(&name)
         || matches!(
             name,
-            "source"
-                | "."
-                | "python"
-                | "python3"
-                | "python2"
-                | "node"
-                | "deno"
-                | "bun"
-                | "ruby"
-                | "perl"
-                | "php"
-                | "lua"
-                | "Rscript"
-                | "java"
-                | "osascript"
-                | "pwsh"
+            "source" | "." | "Rscript" | "java" | "osascript" | "pwsh"
         )
 }
 
