@@ -68,6 +68,13 @@ impl Project {
     }
 }
 
+/// The user's home folder: `$HOME`, else `/root` (a service account without one).
+pub fn home() -> std::path::PathBuf {
+    std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("/root"))
+}
+
 /// A change name is a path segment and a YAML/JSON token: lowercase letters, digits and `-`,
 /// starting with a letter or digit.
 pub fn validate_change_name(name: &str) -> Result<()> {

@@ -15,14 +15,8 @@ pub struct Args {
     json: bool,
 }
 
-fn home() -> std::path::PathBuf {
-    std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from("/root"))
-}
-
 pub fn run(args: Args) -> Result<i32> {
-    let ctx = Context::gather(&super::cwd()?, &home());
+    let ctx = Context::gather(&super::cwd()?, &forge::repo::home());
     let findings = doctor::run(&ctx);
     let broken = findings.iter().filter(|f| f.status == Status::Fail).count();
     if args.json {

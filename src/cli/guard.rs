@@ -130,12 +130,6 @@ fn folder(cwd: Option<PathBuf>) -> Result<PathBuf> {
     })
 }
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root"))
-}
-
 /// Records a person's guard act on the timeline, when the folder is a Forge project. Besides
 /// `event`, each carries the `decision`/`rule`/`tool`/`target` fields the timeline's table
 /// view shows for guard events (`allow-once [granted] Bash: git push -f …`).
@@ -239,7 +233,7 @@ pub fn run(cmd: Command) -> Result<i32> {
             command,
         } => {
             let cwd = folder(cwd)?;
-            let dir = config::user_dir(&home());
+            let dir = config::user_dir(&forge::repo::home());
             if !list {
                 person_only("allow-once")?;
             }
@@ -380,7 +374,7 @@ fn trust_cmd(show: bool, revoke: bool, cwd: PathBuf) -> Result<i32> {
     })?;
     let config = forge::config::Config::load(&project.config_path())?;
     let root = forge::guard::paths::real(&project.root);
-    let dir = config::user_dir(&home());
+    let dir = config::user_dir(&forge::repo::home());
     let relaxing = config.guard.relaxing();
     let fp = config.guard.relaxing_fingerprint();
     if revoke {

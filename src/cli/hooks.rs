@@ -107,12 +107,6 @@ fn parse_agent(s: &str) -> Result<Agent> {
         .ok_or_else(|| Error::usage(format!("unknown agent `{s}`: use claude, codex or gemini")))
 }
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root"))
-}
-
 fn root() -> Result<PathBuf> {
     let cwd = super::cwd()?;
     Ok(match Project::discover(&cwd) {
@@ -143,7 +137,7 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
     match cmd {
         HooksCommand::Install { agent, global, bin } => {
             let agent = parse_agent(&agent)?;
-            let path = install::settings_path(agent, &root()?, global, &home());
+            let path = install::settings_path(agent, &root()?, global, &forge::repo::home());
             let bin = bin.unwrap_or_else(default_bin);
             let c = install::install(&path, agent, &bin)?;
             if c.written {
@@ -173,7 +167,7 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
         }
         HooksCommand::Uninstall { agent, global } => {
             let agent = parse_agent(&agent)?;
-            let path = install::settings_path(agent, &root()?, global, &home());
+            let path = install::settings_path(agent, &root()?, global, &forge::repo::home());
             let c = install::uninstall(&path, agent)?;
             if c.written {
                 println!(
@@ -191,7 +185,7 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
             let mut rows = Vec::new();
             for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
                 for global in [false, true] {
-                    let path = install::settings_path(agent, &root, global, &home());
+                    let path = install::settings_path(agent, &root, global, &forge::repo::home());
                     let wired = install::status(&path, agent);
                     rows.push((agent, global, path, wired));
                 }

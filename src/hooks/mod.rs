@@ -611,9 +611,7 @@ pub fn guard_for(cwd: &Path) -> crate::Result<(Guard, Option<(Project, Config)>)
             cwd.display()
         )));
     }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root"));
+    let home = crate::repo::home();
     let (root, mut project) = match Project::discover(cwd) {
         Ok(p) => {
             let c = Config::load_cached(&p.config_path(), &p.tmp_dir().join("cache"))?;

@@ -290,9 +290,7 @@ impl super::Run<'_> {
         if !matches!(self.wall, super::Wall::Kernel { .. }) {
             return None;
         }
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/root"));
+        let home = crate::repo::home();
         let roots = crate::sandbox::writable_roots(&self.project.root, &home, &self.config.sandbox);
         let real: Vec<PathBuf> = roots
             .iter()

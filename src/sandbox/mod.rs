@@ -341,9 +341,7 @@ pub enum Ended {
 /// Resolves `req` against the machine: the plan [`enter`] enforces (for `--explain` and the
 /// guard's explanations).
 pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), SandboxError> {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root"));
+    let home = crate::repo::home();
     let layout = Layout::probe(&req.project, &home).map_err(|e| SandboxError::Setup {
         step: format!("read the project folder {}", req.project.display()),
         source: e,
