@@ -1150,58 +1150,6 @@ mod tests {
     }
 
     #[test]
-    fn strings_that_run_as_code_are_walked() {
-        for line in [
-            "bash -c 'rm -rf /'",
-            "bash -c -- 'rm -rf /'",
-            "sh -ec 'rm -rf /'",
-            "su -c 'rm -rf /'",
-            "sg users -c 'rm -rf /'",
-            "flock /tmp/l -c 'rm -rf /'",
-            "watch -n 1 'rm -rf /'",
-            "nix-shell --run 'rm -rf /'",
-            "script -qc 'rm -rf /'",
-            "trap 'rm -rf /' EXIT",
-            "screen -dm bash -c 'rm -rf /'",
-            "screen -dmS w rm -rf /",
-            "tmux new -d 'rm -rf /'",
-            "tmux send-keys -t 0 'rm -rf /' Enter",
-            "ssh host 'rm -rf /'",
-            "ssh -p 22 -o X=y host rm -rf /",
-            "echo 'rm -rf /' | at now",
-            "at now <<< 'rm -rf /'",
-            "echo '* * * * * rm -rf /' | crontab -",
-            "git submodule foreach 'rm -rf /'",
-            "git bisect run sh -c 'rm -rf /'",
-            "git rebase --exec 'rm -rf /' HEAD~1",
-            "git -c alias.x='!rm -rf /' x",
-            "git config alias.x '!rm -rf /'",
-            "bash /dev/stdin <<< 'rm -rf /'",
-            "echo 'rm -rf /' | bash",
-            "bash <<'EOF'\nrm -rf /\nEOF",
-            "source <(echo 'rm -rf /')",
-            "eval 'rm -rf /'",
-            "GIT_SSH_COMMAND='rm -rf /' git fetch",
-            "export PAGER='rm -rf /'; git log",
-            "vim -c '!rm -rf /' x",
-            "parallel ::: 'rm -rf /'",
-            "hyperfine 'rm -rf /'",
-        ] {
-            let a = run(line);
-            assert!(
-                a.invocations
-                    .iter()
-                    .any(|i| i.name() == Some("rm") && i.lit_args().any(|x| x == Some("/"))),
-                "{line}: {:?}",
-                a.invocations
-                    .iter()
-                    .map(|i| i.display())
-                    .collect::<Vec<_>>()
-            );
-        }
-    }
-
-    #[test]
     fn xargs_names_come_from_the_listing() {
         let a = run("find . -name '*.o' | xargs rm -f");
         let rm = a
@@ -1242,21 +1190,6 @@ mod tests {
             .find(|i| i.name() == Some("rm"))
             .unwrap();
         assert_eq!(rm.names, Names::Unknown);
-    }
-
-    #[test]
-    fn program_globs_are_read_every_way() {
-        for line in ["/???/r? -rf /", "r[m] -rf /", "/usr/bin/r[l-n] -rf /"] {
-            let a = run(line);
-            assert!(
-                a.invocations.iter().any(|i| i.name() == Some("rm")),
-                "{line}: {:?}",
-                a.invocations
-                    .iter()
-                    .map(|i| i.display())
-                    .collect::<Vec<_>>()
-            );
-        }
     }
 
     #[test]
