@@ -176,9 +176,16 @@ impl<'a> Odb<'a> {
         self.read(&oids, "blob").map(|_| ())
     }
 
-    /// The tree of `base` with `changes` applied, written through a temporary index (never the
-    /// repository's) and read back: its listing must be exactly `expected`.
-    pub fn write_tree(&self, git_dir: &Path, base: &str, expected: &Snapshot) -> Result<String> {
+    /// The tree of `base` (whose listing is `have`) with `expected`'s differences applied,
+    /// written through a temporary index (never the repository's) and read back: its listing
+    /// must be exactly `expected`. Returns the tree and that verified listing.
+    pub fn write_tree(
+        &self,
+        git_dir: &Path,
+        base: &str,
+        have: &Snapshot,
+        expected: &Snapshot,
+    ) -> Result<(String, Snapshot)> {
         let tmp = tempfile::Builder::new()
             .prefix("forge-index-")
             .tempfile_in(git_dir)
@@ -190,7 +197,6 @@ impl<'a> Odb<'a> {
             })?;
         let env = [("GIT_INDEX_FILE", tmp.path())];
         git::git_env(self.root, &["read-tree", base], &env)?;
-        let have = Snapshot::of_commit(self.root, base)?;
         let zero = "0".repeat(self.format_len());
         let mut info = Vec::new();
         for c in have.diff(expected) {
@@ -234,7 +240,7 @@ impl<'a> Odb<'a> {
                 wrong.join(", ")
             )));
         }
-        Ok(tree)
+        Ok((tree, listed))
     }
 
     /// A commit of `tree` on `parent` with `message`, by `ident`, read back and verified.
@@ -500,7 +506,10 @@ mod tests {
         want.entries.remove("b");
         let odb = Odb::new(d, ObjectFormat::Sha1);
         odb.store(&[("c", &c)]).unwrap();
-        let tree = odb.write_tree(&d.join(".git"), &base, &want).unwrap();
+        let (tree, listed) = odb
+            .write_tree(&d.join(".git"), &base, &tree0, &want)
+            .unwrap();
+        assert_eq!(listed, want);
         let ident = Ident {
             name: "Ada".into(),
             email: "ada@example.com".into(),

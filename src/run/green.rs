@@ -395,9 +395,9 @@ impl Run<'_> {
         paths: &[String],
     ) -> Result<String> {
         let root = self.project.root.clone();
-        let odb = self.seen.odb(&root);
-        let t = odb.write_tree(&self.git_dir, parent, tree)?;
-        let c = odb.commit(&t, parent, message, &self.ident)?;
+        let c = self
+            .seen
+            .commit(&root, &self.git_dir, parent, tree, message, &self.ident)?;
         self.state.slices[i].progress_mut().pending_commit = Some(c.clone());
         self.save()?;
         git::git(

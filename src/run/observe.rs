@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::evidence::odb::{self, Odb};
@@ -12,8 +13,9 @@ use crate::evidence::{Change, Hasher, Snapshot};
 
 pub struct Observer {
     hasher: Hasher,
-    /// Trees of commits read so far (a commit's tree never changes).
-    trees: HashMap<String, Snapshot>,
+    /// Trees of commits read so far (a commit's tree never changes), shared: a tree of a
+    /// 10,000-file repository costs milliseconds to copy.
+    trees: HashMap<String, Arc<Snapshot>>,
     /// Blobs Forge stored and read back verified; forgotten whenever a planted object was found.
     stored: std::collections::HashSet<String>,
 }
@@ -36,14 +38,33 @@ impl Observer {
     }
 
     /// The tree of `commit` (cached).
-    pub fn tree(&mut self, root: &Path, commit: &str) -> Result<Snapshot> {
+    pub fn tree(&mut self, root: &Path, commit: &str) -> Result<Arc<Snapshot>> {
         if let Some(t) = self.trees.get(commit) {
             return Ok(t.clone());
         }
         let _t = crate::trace::span("ls-tree");
-        let t = Snapshot::of_commit(root, commit)?;
+        let t = Arc::new(Snapshot::of_commit(root, commit)?);
         self.trees.insert(commit.to_string(), t.clone());
         Ok(t)
+    }
+
+    /// A commit of `expected` (a snapshot Forge judged) on `parent`, its tree and the commit
+    /// read back and verified; the new commit's tree is remembered from that verified listing.
+    pub fn commit(
+        &mut self,
+        root: &Path,
+        git_dir: &Path,
+        parent: &str,
+        expected: &Snapshot,
+        message: &str,
+        ident: &odb::Ident,
+    ) -> odb::Result<String> {
+        let have = self.tree(root, parent)?;
+        let odb = self.odb(root);
+        let (tree, listed) = odb.write_tree(git_dir, parent, &have, expected)?;
+        let commit = odb.commit(&tree, parent, message, ident)?;
+        self.trees.insert(commit.clone(), Arc::new(listed));
+        Ok(commit)
     }
 
     /// The working tree now, with `base`'s tree deciding what is tracked; every entry that is

@@ -61,7 +61,8 @@ impl Run<'_> {
             .seen
             .tree(&self.project.root, &base)?
             .entries
-            .into_keys()
+            .keys()
+            .cloned()
             .collect();
         let mut feedback: Option<String> = None;
         // A plan the planner finished before a kill is judged before planning again.

@@ -45,7 +45,7 @@ impl Run<'_> {
             let harness = self
                 .harness()
                 .files(&paths_of(&tracked, &a.after), &[s.focused_command.as_str()]);
-            let only = (!self.config.run.red_may_edit_tests).then_some(&start_tree);
+            let only = (!self.config.run.red_may_edit_tests).then_some(&*start_tree);
             let phase = Phase::Red {
                 test_areas: &s.test_areas,
                 harness: &harness,

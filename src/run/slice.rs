@@ -332,7 +332,7 @@ impl Run<'_> {
             // The slice's resume checks name moved commits; nothing to compare against here.
             return Ok(());
         }
-        let mut last: Snapshot = self.seen.tree(&self.project.root, &obs.head)?;
+        let mut last: Snapshot = (*self.seen.tree(&self.project.root, &obs.head)?).clone();
         for (p, e) in &obs.changes {
             match e {
                 Some(e) => last.entries.insert(p.clone(), e.clone()),
