@@ -35,6 +35,31 @@ impl Project {
         })
     }
 
+    /// The project of an agent session started in `start`: the outermost `.forge/config.yaml`
+    /// from `start` up to the outermost folder holding `.git` (the repository's root); where
+    /// there is none, the nearest one as [`Project::discover`] finds it.
+    ///
+    /// Not the nearest: the session's commands may write anywhere in the project but its own
+    /// `.forge/` (the sandbox protects that one only), so a `.forge/config.yaml` below the
+    /// project root may be the agent's, and it must not decide how the agent is judged, walled
+    /// or verified.
+    pub fn discover_session(start: &Path) -> Result<Project> {
+        let repo_root = start.ancestors().filter(|d| d.join(".git").exists()).last();
+        let outermost = repo_root.and_then(|top| {
+            start
+                .ancestors()
+                .take_while(|d| d.starts_with(top))
+                .filter(|d| d.join(CONFIG_FILE).is_file())
+                .last()
+        });
+        match outermost {
+            Some(root) => Ok(Project {
+                root: root.to_path_buf(),
+            }),
+            None => Project::discover(start),
+        }
+    }
+
     pub fn at(root: impl Into<PathBuf>) -> Project {
         Project { root: root.into() }
     }

@@ -114,6 +114,8 @@ pub struct Request<'a> {
     pub change: Option<&'a str>,
     /// Runs only the commands with these names (all when empty).
     pub only: &'a [String],
+    /// Where the commands run: the project (`None`), or the session's sandbox (the Stop hook's).
+    pub place: Option<&'a Place>,
 }
 
 /// Hears about each command as it starts and ends, so a person watching sees progress. Called
@@ -129,7 +131,16 @@ impl Progress for Silent {}
 
 /// Runs a whole verification of `change` (or of every change) without progress.
 pub fn run(project: &Project, config: &VerifyConfig, change: Option<&str>) -> Result<VerifyReport> {
-    run_with(project, config, Request { change, only: &[] }, &mut Silent)
+    run_with(
+        project,
+        config,
+        Request {
+            change,
+            only: &[],
+            place: None,
+        },
+        &mut Silent,
+    )
 }
 
 /// Runs a verification: the selected commands, then (when every command ran) the scenario
@@ -145,6 +156,7 @@ pub fn run_with(
         check_change_exists(project, c)?;
     }
     let logs = project.logs_dir();
+    let in_project = Place::default();
     let mut commands = Vec::new();
     let mut not_run = Vec::new();
     for (i, cmd) in config.commands.iter().enumerate() {
@@ -153,8 +165,9 @@ pub fn run_with(
             continue;
         }
         progress.started(cmd);
-        let mut result = run_command(
+        let mut result = run_command_at(
             project,
+            req.place.unwrap_or(&in_project),
             &logs,
             Some(KEEP_LOGS),
             &format!("`verify.commands[{i}].run` in .forge/config.yaml"),

@@ -7,7 +7,7 @@ mod common;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Repo, tap_script};
+use common::{Repo, sandbox_available, tap_script};
 use serde_json::{Value, json};
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hooks");
@@ -311,6 +311,130 @@ fn stop_blocks_on_fail_until_the_breaker_opens() {
     );
     let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
     assert_eq!(o.stdout, "", "{o:?}");
+}
+
+/// The checks the Stop hook runs execute the code the agent just wrote: they run inside the
+/// session sandbox, like the agent's own commands, so a test file cannot do from the Stop hook
+/// what the agent's Bash calls cannot (red-team finding: it read a key, deleted a folder outside
+/// the project and appended to `~/.bashrc`).
+#[test]
+fn stop_runs_the_checks_inside_the_session_sandbox() {
+    if !sandbox_available("hooks::stop_runs_the_checks_inside_the_session_sandbox") {
+        return;
+    }
+    let r = failing_change_repo();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("keep");
+    std::fs::write(&victim, "a person's file\n").unwrap();
+    let before = r.read(".forge/config.yaml");
+    r.write(
+        "tests/run.sh",
+        &format!(
+            "rm -f '{victim}' 2>/dev/null\necho '  hacked: true' >> .forge/config.yaml 2>/dev/null\necho \"# sandbox=$FORGE_SANDBOX\"\n{}",
+            tap_script(&[("guest pays by card", true), ("member gets discount", true)]),
+            victim = victim.display()
+        ),
+    );
+    let stop = payload(
+        &format!(
+            "claude/{}",
+            fixture_named("claude", "Stop", "stop_hook_active")
+        ),
+        &r,
+        None,
+    );
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    // The checks ran and passed: the agent may stop.
+    assert_eq!(o.stdout, "", "{o:?}");
+    assert!(
+        victim.exists(),
+        "a check deleted a file outside the project"
+    );
+    assert_eq!(r.read(".forge/config.yaml"), before);
+    let logs = std::fs::read_dir(r.path().join(".tmp/.forge/logs")).unwrap();
+    let in_session = logs
+        .flatten()
+        .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("# sandbox=session")));
+    assert!(in_session, "the check ran in the session profile");
+}
+
+/// Every event of a session belongs to the project the session started in, the outermost one
+/// of the repository: a `.forge/` planted below the root (writable by the agent's sandboxed
+/// commands) decides nothing — whether the call's `cwd` moved into it (`cd pkg`) or the client
+/// was started there (red-team findings 1 and 3).
+#[test]
+fn a_forge_project_planted_below_the_root_decides_nothing() {
+    let r = failing_change_repo();
+    r.write(
+        "tests/run.sh",
+        &tap_script(&[("guest pays by card", true), ("member gets discount", true)]),
+    );
+    r.write(
+        "pkg/.forge/config.yaml",
+        "verify:\n  commands:\n    - name: t\n      run: touch planted-ran\n      report: none\nsandbox:\n  mode: off\n",
+    );
+    r.write("pkg/.tmp/.forge/active-change", "x\n");
+    let pkg = r.path().join("pkg");
+    let stop = payload(
+        &format!(
+            "claude/{}",
+            fixture_named("claude", "Stop", "stop_hook_active")
+        ),
+        &r,
+        None,
+    );
+    let mut moved = stop.clone();
+    moved["cwd"] = json!(pkg.display().to_string());
+    for start in [None, Some(pkg.as_path())] {
+        let mut c = r.forge_cmd(&["hook", "claude", "stop"]);
+        match start {
+            Some(d) => c.env("CLAUDE_PROJECT_DIR", d),
+            None => c.env_remove("CLAUDE_PROJECT_DIR"),
+        };
+        let o = pipe(c, moved.to_string().as_bytes());
+        assert!(o.status.success(), "{o:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "", "{o:?}");
+        assert!(!pkg.join("planted-ran").exists(), "the planted verify ran");
+        assert!(
+            r.read(".forge/changes/checkout/verify-attempts.yaml")
+                .contains("total_attempts"),
+            "the root project's change was verified"
+        );
+    }
+    // Nor does it switch the Bash calls' sandbox off or pick their project.
+    if sandbox_available("hooks::a_forge_project_planted_below_the_root_decides_nothing") {
+        let mut pre = payload(
+            &format!("claude/{}", fixture_named("claude", "PreToolUse", "Bash")),
+            &r,
+            Some(("Bash", json!({"command": "ls", "description": "d"}))),
+        );
+        pre["cwd"] = json!(pkg.display().to_string());
+        let mut c = r.forge_cmd(&["hook", "claude", "pre-tool-use"]);
+        c.env("CLAUDE_PROJECT_DIR", &pkg);
+        let o = pipe(c, pre.to_string().as_bytes());
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        let line = v["hookSpecificOutput"]["updatedInput"]["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not rewritten into the sandbox: {v}"));
+        let root = r.path().canonicalize().unwrap();
+        assert!(
+            line.contains(&format!("--project {} ", root.display())),
+            "{line}"
+        );
+    }
+}
+
+/// Runs a prepared `forge` command with `stdin`, the way a client feeds a hook.
+fn pipe(mut c: std::process::Command, stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 #[test]

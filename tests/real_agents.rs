@@ -27,7 +27,7 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use common::rig::{REQUIRE_ENV, find_rig, have};
-use common::{Repo, copy_dir, forge_bin, tap_script};
+use common::{Repo, copy_dir, forge_bin, sandbox_available, tap_script};
 use serde_json::{Value, json};
 
 static RIG_LOCK: Mutex<()> = Mutex::new(());
@@ -1181,25 +1181,6 @@ fn a_script_run_by_path_is_held_by_the_kernel_sandbox() {
         run.dump()
     );
     assert!(r.exists("sub/alive.txt"));
-}
-
-/// Whether the kernel sandbox can run here; skips loudly (or fails under
-/// `FORGE_REQUIRE_SANDBOX=1`) when not.
-fn sandbox_available(test: &str) -> bool {
-    let o = Command::new(forge_bin())
-        .args(["sandbox", "--level", "--json"])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    if v["full"] == json!(true) {
-        return true;
-    }
-    let why = format!("no full kernel sandbox here ({})", v["describe"]);
-    if std::env::var("FORGE_REQUIRE_SANDBOX").is_ok_and(|v| v == "1") {
-        panic!("{test}: {why}, and FORGE_REQUIRE_SANDBOX=1");
-    }
-    eprintln!("\n==== SKIPPED: real_agents::{test}: {why} ====\n");
-    false
 }
 
 /// The real Codex CLI (0.169, installed from npm into the rig's cache on first use), offline

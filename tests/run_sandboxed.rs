@@ -8,25 +8,8 @@
 
 mod common;
 
-use common::Repo;
 use common::shop::*;
-
-fn sandbox_available(test: &str) -> bool {
-    let o = std::process::Command::new(common::forge_bin())
-        .args(["sandbox", "--level", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    if v["full"] == serde_json::json!(true) {
-        return true;
-    }
-    let why = format!("no full kernel sandbox here ({})", v["describe"]);
-    if std::env::var("FORGE_REQUIRE_SANDBOX").is_ok_and(|v| v == "1") {
-        panic!("{test}: {why}, and FORGE_REQUIRE_SANDBOX=1");
-    }
-    eprintln!("\n==== SKIPPED: run_sandboxed::{test}: {why} ====\n");
-    false
-}
+use common::{Repo, sandbox_available};
 
 fn shop_sandboxed(cheat: &str) -> Repo {
     shop_with(cheat, "sandbox:\n  mode: require\n")

@@ -267,6 +267,7 @@ pub fn run(args: Args) -> Result<i32> {
         verify::Request {
             change: args.change.as_deref(),
             only: &args.names,
+            place: None,
         },
         &mut live,
     )?;

@@ -207,6 +207,7 @@ pub fn handle(
         .and_then(|p| p.cwd.clone())
         .map(PathBuf::from)
         .unwrap_or_else(|| fallback_cwd.to_path_buf());
+    let start = session_folder(&cwd);
     let session = payload.and_then(|p| p.session_id.clone());
     match event {
         Event::PreToolUse => {
@@ -214,7 +215,7 @@ pub fn handle(
             // `forge sandbox --profile session` (decided before the guard, which may judge a
             // sandboxed command differently).
             let sandboxing = match &parsed {
-                Ok((p, _)) => session_sandbox(agent, p, &cwd),
+                Ok((p, _)) => session_sandbox(agent, p, &start),
                 Err(_) => Sandboxing::No,
             };
             let sandboxed = matches!(sandboxing, Sandboxing::Rewrite(_));
@@ -223,12 +224,12 @@ pub fn handle(
                     "malformed-input",
                     format!("{e}; Forge denies what it cannot read"),
                 ),
-                Ok((p, _)) => pre_tool_use(p, fallback_cwd, session.as_deref(), sandboxed),
+                Ok((p, _)) => pre_tool_use(p, fallback_cwd, &start, session.as_deref(), sandboxed),
             };
             if let (Sandboxing::Refuse(why), Decision::Allow) = (&sandboxing, result.decision) {
                 result = GuardResult::deny("sandbox-unavailable", why.clone());
             }
-            if let Some(rec) = recorder(agent, session.as_deref(), &cwd) {
+            if let Some(rec) = recorder(agent, session.as_deref(), &start) {
                 let (tool, target) = match payload {
                     Some(p) => (
                         p.tool_name.clone().unwrap_or_default(),
@@ -252,7 +253,7 @@ pub fn handle(
             }
         }
         Event::PostToolUse => {
-            if let Some((change, rec)) = recorder(agent, session.as_deref(), &cwd) {
+            if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 let tool = payload
                     .and_then(|p| p.tool_name.clone())
                     .unwrap_or_default();
@@ -263,7 +264,7 @@ pub fn handle(
                     json!({"tool": tool, "target": target}),
                 );
                 ingest_spend(
-                    &cwd,
+                    &start,
                     session.as_deref(),
                     payload.and_then(|p| p.transcript_path.as_deref()),
                     &rec,
@@ -273,16 +274,16 @@ pub fn handle(
             HookOutput::default()
         }
         Event::Stop => {
-            if let Some((change, rec)) = recorder(agent, session.as_deref(), &cwd) {
+            if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 ingest_spend(
-                    &cwd,
+                    &start,
                     session.as_deref(),
                     payload.and_then(|p| p.transcript_path.as_deref()),
                     &rec,
                     change.as_deref(),
                 );
             }
-            if let Some(r) = over_budget(&cwd, session.as_deref()) {
+            if let Some(r) = over_budget(&start, session.as_deref()) {
                 // Over budget: no more verify-and-retry loops; the person decides.
                 return system_message(
                     agent,
@@ -293,15 +294,26 @@ pub fn handle(
                 );
             }
             let active = payload.and_then(|p| p.stop_hook_active).unwrap_or(false);
-            stop(agent, &cwd, active, session.as_deref())
+            stop(agent, &start, active, session.as_deref())
         }
         Event::SessionStart => {
-            if let Some((change, rec)) = recorder(agent, session.as_deref(), &cwd) {
+            if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 rec.record_or_warn(change.as_deref(), "hook", json!({"event": "session-start"}));
             }
-            session_start(agent, &cwd, session)
+            session_start(agent, &start, session)
         }
     }
+}
+
+/// The folder the agent's session started in, which every event of the session is judged
+/// from: Claude Code names it in `CLAUDE_PROJECT_DIR`; the call's `cwd` follows the commands'
+/// `cd`s, into folders they wrote. Codex's `cwd` is its session folder, which a command cannot
+/// move. The project is then [`Project::discover_session`]'s.
+fn session_folder(cwd: &Path) -> PathBuf {
+    std::env::var_os("CLAUDE_PROJECT_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .unwrap_or_else(|| cwd.to_path_buf())
 }
 
 /// The timeline recorder for a hook call in a Forge project (none elsewhere), with the active
@@ -311,7 +323,7 @@ fn recorder(
     session: Option<&str>,
     cwd: &Path,
 ) -> Option<(Option<String>, crate::timeline::Recorder)> {
-    let project = Project::discover(cwd).ok()?;
+    let project = Project::discover_session(cwd).ok()?;
     let session = session
         .map(str::to_string)
         .or_else(|| std::env::var("FORGE_SESSION").ok())
@@ -333,7 +345,7 @@ fn ingest_spend(
     rec: &crate::timeline::Recorder,
     change: Option<&str>,
 ) {
-    let (Some(t), Ok(project)) = (transcript, Project::discover(cwd)) else {
+    let (Some(t), Ok(project)) = (transcript, Project::discover_session(cwd)) else {
         return;
     };
     let result = (|| -> crate::Result<(Vec<crate::budget::Spend>, Vec<Option<String>>)> {
@@ -373,7 +385,7 @@ fn ingest_spend(
 /// A deny when the change's or the session's spend is at or over its limit. A ledger that does
 /// not parse denies too (fail closed).
 fn over_budget(cwd: &Path, session: Option<&str>) -> Option<GuardResult> {
-    let project = Project::discover(cwd).ok()?;
+    let project = Project::discover_session(cwd).ok()?;
     let config = match Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))
     {
         Ok(c) => c,
@@ -432,6 +444,7 @@ fn describe_input(input: Option<&Value>) -> String {
 fn pre_tool_use(
     p: &Payload,
     fallback_cwd: &Path,
+    start: &Path,
     session: Option<&str>,
     sandboxed: bool,
 ) -> GuardResult {
@@ -457,7 +470,9 @@ fn pre_tool_use(
             ),
         );
     }
-    match guard_for(&cwd) {
+    // The project (its rules and budget) is the session's; the call's own folder places the
+    // paths the command names.
+    match guard_for(start) {
         Ok((g, project)) => {
             let g = g.sandboxed(sandboxed);
             let r = g.check_tool(tool, &input, &cwd);
@@ -499,12 +514,9 @@ enum Sandboxing {
 /// (`permissionDecision: "allow"` with `updatedInput`); Gemini CLI cannot, and keeps the guard's
 /// allow/deny (docs/sandbox.md).
 ///
-/// The project and its `sandbox.mode` come from `CLAUDE_PROJECT_DIR` (where Claude Code was
-/// started) when set, not from the call's `cwd`: a sandboxed command can `cd` into a folder it
-/// wrote, and a `.forge/config.yaml` planted there must not switch the sandbox off. (Codex's
-/// `cwd` is its session folder, which a command cannot move.) While a `forge run` phase is
-/// active, the run wraps each agent in its phase's profile instead.
-fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
+/// The project and its `sandbox.mode` are the session's ([`session_folder`]). While a
+/// `forge run` phase is active, the run wraps each agent in its phase's profile instead.
+fn session_sandbox(agent: Agent, p: &Payload, start: &Path) -> Sandboxing {
     if agent == Agent::Gemini || p.tool_name.as_deref() != Some("Bash") {
         return Sandboxing::No;
     }
@@ -516,14 +528,7 @@ fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
     else {
         return Sandboxing::No;
     };
-    if std::env::var_os(crate::sandbox::ENV_MARKER).is_some() {
-        return Sandboxing::No; // the client itself runs inside a sandbox (forge run)
-    }
-    let start = std::env::var_os("CLAUDE_PROJECT_DIR")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute())
-        .unwrap_or_else(|| cwd.to_path_buf());
-    let Ok(project) = Project::discover(&start) else {
+    let Ok(project) = Project::discover_session(start) else {
         return Sandboxing::No;
     };
     if let Ok(Some(_)) = crate::guard::load_phase(&project.root) {
@@ -533,19 +538,10 @@ fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
     else {
         return Sandboxing::No; // the guard denies a broken config
     };
-    let mode = config.sandbox.mode;
-    if mode == crate::sandbox::Mode::Off {
-        return Sandboxing::No;
-    }
-    let level = crate::sandbox::level();
-    if let Err(e) = level.check(mode) {
-        return Sandboxing::Refuse(format!(
-            "{e} (`sandbox.mode: require` in {})",
-            project.config_path().display()
-        ));
-    }
-    if level.landlock_abi == 0 {
-        return Sandboxing::No;
+    match session_walled(&project, &config) {
+        Ok(true) => {}
+        Ok(false) => return Sandboxing::No,
+        Err(why) => return Sandboxing::Refuse(why),
     }
     if command.contains('\0') {
         return Sandboxing::Refuse(
@@ -575,6 +571,28 @@ fn session_sandbox(agent: Agent, p: &Payload, cwd: &Path) -> Sandboxing {
         command,
         keep_cwd,
     ))
+}
+
+/// Whether what the session runs for the agent — its Bash calls, and the checks the Stop hook
+/// runs on the code it wrote — runs inside `forge sandbox --profile session`: `Ok(false)`
+/// when `sandbox.mode` is off, the hook already runs inside a sandbox (`forge run`), or the
+/// kernel has no Landlock and the mode is `auto`; `Err` when `require` cannot be met.
+fn session_walled(project: &Project, config: &Config) -> Result<bool, String> {
+    if std::env::var_os(crate::sandbox::ENV_MARKER).is_some() {
+        return Ok(false);
+    }
+    let mode = config.sandbox.mode;
+    if mode == crate::sandbox::Mode::Off {
+        return Ok(false);
+    }
+    let level = crate::sandbox::level();
+    if let Err(e) = level.check(mode) {
+        return Err(format!(
+            "{e} (`sandbox.mode: require` in {})",
+            project.config_path().display()
+        ));
+    }
+    Ok(level.landlock_abi > 0)
 }
 
 /// The answer that runs the Bash call inside the sandbox: `allow` with the tool's input, its
@@ -612,7 +630,7 @@ pub fn guard_for(cwd: &Path) -> crate::Result<(Guard, Option<(Project, Config)>)
         )));
     }
     let home = crate::repo::home();
-    let (root, mut project) = match Project::discover(cwd) {
+    let (root, mut project) = match Project::discover_session(cwd) {
         Ok(p) => {
             let c = Config::load_cached(&p.config_path(), &p.tmp_dir().join("cache"))?;
             (p.root.clone(), Some((p, c)))
@@ -701,7 +719,7 @@ pub fn active_change_path(project: &Project) -> PathBuf {
 /// `stop_hook_active` needs no special case: every blocked stop is a counted attempt, and the
 /// breaker ends the loop.
 fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>) -> HookOutput {
-    let Ok(project) = Project::discover(cwd) else {
+    let Ok(project) = Project::discover_session(cwd) else {
         return HookOutput::default();
     };
     // An agent that `forge run` drives is judged by the run's gates: a red agent must be able
@@ -731,7 +749,31 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
     let outcome = (|| -> crate::Result<(verify::VerifyReport, breaker::Outcome)> {
         let config = Config::load(&project.config_path())?;
         breaker::load(&project, &change)?;
-        let report = verify::run(&project, &config.verify, Some(&change))?;
+        // The checks run the code the agent just wrote: inside the same wall as its commands.
+        let place = match session_walled(&project, &config) {
+            Ok(true) => {
+                let root = project.root.canonicalize().unwrap_or(project.root.clone());
+                let req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, root);
+                let forge = std::env::current_exe()
+                    .map_err(|e| crate::Error::io("cannot find Forge's own binary", e))?;
+                verify::Place {
+                    wrap: crate::sandbox::launch::argv(&forge, &req, &[]),
+                    ..verify::Place::default()
+                }
+            }
+            Ok(false) => verify::Place::default(),
+            Err(why) => return Err(crate::Error::usage(why)),
+        };
+        let report = verify::run_with(
+            &project,
+            &config.verify,
+            verify::Request {
+                change: Some(&change),
+                only: &[],
+                place: Some(&place),
+            },
+            &mut verify::Silent,
+        )?;
         let o = breaker::record(
             &project,
             &change,
@@ -844,7 +886,7 @@ pub fn summary(r: &verify::VerifyReport, max_items: usize) -> String {
 }
 
 fn session_start(agent: Agent, cwd: &Path, _session: Option<String>) -> HookOutput {
-    let Ok(project) = Project::discover(cwd) else {
+    let Ok(project) = Project::discover_session(cwd) else {
         return HookOutput::default();
     };
     let mut ctx = String::from(

@@ -138,6 +138,9 @@ impl Repo {
         for (var, _) in forge::caller::AGENT_MARKERS {
             c.env_remove(var);
         }
+        // The hooks take the session's project from it (a suite run from a Claude Code
+        // session has it set).
+        c.env_remove("CLAUDE_PROJECT_DIR");
         c
     }
 
@@ -207,4 +210,23 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), dest).unwrap();
         }
     }
+}
+
+/// Whether the kernel sandbox can run here (`forge sandbox --level`); when not, the test is
+/// skipped loudly, or fails under `FORGE_REQUIRE_SANDBOX=1` (CI sets it).
+pub fn sandbox_available(test: &str) -> bool {
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--level", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    if v["full"] == serde_json::json!(true) {
+        return true;
+    }
+    let why = format!("no full kernel sandbox here ({})", v["describe"]);
+    if std::env::var("FORGE_REQUIRE_SANDBOX").is_ok_and(|v| v == "1") {
+        panic!("{test}: {why}, and FORGE_REQUIRE_SANDBOX=1");
+    }
+    eprintln!("\n==== SKIPPED: {test}: {why} ====\n");
+    false
 }
