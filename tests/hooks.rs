@@ -424,6 +424,38 @@ fn a_forge_project_planted_below_the_root_decides_nothing() {
     }
 }
 
+/// A `.git/commondir` written into the project's `.git` folder (git then reads its config and
+/// hooks from a folder the agent wrote, and the person's next `git status` runs them) is put
+/// aside after the tool call, and the timeline says so.
+#[test]
+fn a_planted_git_commondir_is_put_aside_after_the_tool_call() {
+    let r = failing_change_repo();
+    std::fs::create_dir_all(r.path().join("evil")).unwrap();
+    r.write(".git/commondir", "../evil\n");
+    let post = payload(
+        &format!("claude/{}", fixture_named("claude", "PostToolUse", "Bash")),
+        &r,
+        None,
+    );
+    let o = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(!r.exists(".git/commondir"), "{o:?}");
+    assert!(o.stderr.contains("moved to"), "{o:?}");
+    let planted: Vec<_> = std::fs::read_dir(r.path().join(".tmp/.forge/planted"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(planted.len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(planted[0].path()).unwrap(),
+        "../evil\n"
+    );
+    let timeline = r.forge(&["timeline", "--json"]);
+    assert!(timeline.stdout.contains("planted-git-file"), "{timeline:?}");
+    // Git works again from the real folder.
+    r.git(&["status", "--short"]);
+}
+
 /// Runs a prepared `forge` command with `stdin`, the way a client feeds a hook.
 fn pipe(mut c: std::process::Command, stdin: &[u8]) -> std::process::Output {
     use std::io::Write;

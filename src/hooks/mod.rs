@@ -253,7 +253,15 @@ pub fn handle(
             }
         }
         Event::PostToolUse => {
+            let put_aside = put_aside_planted_commondir(&start);
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
+                if let Some(to) = &put_aside {
+                    rec.record_or_warn(
+                        change.as_deref(),
+                        "hook",
+                        json!({"event": "planted-git-file", "file": ".git/commondir", "moved_to": to.display().to_string()}),
+                    );
+                }
                 let tool = payload
                     .and_then(|p| p.tool_name.clone())
                     .unwrap_or_default();
@@ -301,6 +309,47 @@ pub fn handle(
                 rec.record_or_warn(change.as_deref(), "hook", json!({"event": "session-start"}));
             }
             session_start(agent, &start, session)
+        }
+    }
+}
+
+/// A `.git/commondir` in the project's own `.git` folder, put aside (into
+/// `.tmp/.forge/planted/`) after each tool call. Git writes that file only in a linked
+/// worktree's folder; in a `.git` folder it moves where git finds its config and hooks, so a
+/// session's command could plant one (the sandbox cannot bind a file that does not exist yet)
+/// and the person's next `git status` would run what it names, outside any sandbox. Returns
+/// where it went.
+fn put_aside_planted_commondir(start: &Path) -> Option<PathBuf> {
+    let project = Project::discover_session(start).ok()?;
+    let git = project.root.join(".git");
+    let planted = git.join("commondir");
+    // `symlink_metadata`: a link named `commondir` is moved, never followed.
+    std::fs::symlink_metadata(&planted).ok()?;
+    if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let dir = project.tmp_dir().join("planted");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let to = dir.join(format!("commondir-{nanos}"));
+    let moved = std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(&planted, &to));
+    match moved {
+        Ok(()) => {
+            eprintln!(
+                "forge: a tool call wrote {} (it would make git read its config and hooks elsewhere); moved to {}",
+                planted.display(),
+                to.display()
+            );
+            Some(to)
+        }
+        Err(e) => {
+            eprintln!(
+                "forge: WARNING: {} was written by a tool call and could not be moved aside ({e}): remove it before running git here",
+                planted.display()
+            );
+            None
         }
     }
 }

@@ -152,6 +152,8 @@ pub struct Layout {
     pub git_common: Option<PathBuf>,
     /// `.git` is a file (a linked worktree or a submodule): it is a control file itself.
     pub git_file: bool,
+    /// The folders of the repository's linked worktrees (`<common>/worktrees/*`).
+    pub linked_worktrees: Vec<PathBuf>,
     /// Top-level `.env*` files of the project (not `.example`, `.sample`, `.template`).
     pub env_files: Vec<PathBuf>,
     /// The system's temporary folder (`$TMPDIR` or `/tmp`).
@@ -177,6 +179,12 @@ impl Layout {
             _ => (None, false),
         };
         let git_common = git_dir.as_ref().map(|d| {
+            if !git_file {
+                // A `.git` folder is git's common folder itself. Git writes `commondir` only in a
+                // linked worktree's folder; one here was planted to move where git finds its
+                // config and hooks, and the plan must not follow it.
+                return d.clone();
+            }
             std::fs::read_to_string(d.join("commondir"))
                 .ok()
                 .and_then(|c| d.join(c.trim()).canonicalize().ok())
@@ -193,6 +201,11 @@ impl Layout {
             }
         }
         env_files.sort();
+        let linked_worktrees = git_common
+            .as_ref()
+            .and_then(|c| std::fs::read_dir(c.join("worktrees")).ok())
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
         let system_tmp = system_tmp();
         Ok(Layout {
             project,
@@ -200,6 +213,7 @@ impl Layout {
             git_dir,
             git_common,
             git_file,
+            linked_worktrees,
             env_files,
             system_tmp,
         })
@@ -509,6 +523,19 @@ pub fn plan(
     let mut control: Vec<PathBuf> = PROJECT_CONTROL.iter().map(|c| project.join(c)).collect();
     if let Some(common) = &layout.git_common {
         control.extend(GIT_CONTROL.iter().map(|c| common.join(c)));
+        // What else moves where git finds its config and hooks, where it exists: the common
+        // folder's worktree config and a planted `commondir`, and every linked worktree's
+        // files — a session in one worktree must not redirect another's.
+        control.push(common.join("config.worktree"));
+        control.push(common.join("commondir"));
+        for wt in &layout.linked_worktrees {
+            if Some(wt) == layout.git_dir.as_ref() {
+                continue; // this worktree's own, below
+            }
+            for f in ["config.worktree", "commondir", "gitdir"] {
+                control.push(wt.join(f));
+            }
+        }
     }
     if let Some(gd) = &layout.git_dir
         && Some(gd) != layout.git_common.as_ref()

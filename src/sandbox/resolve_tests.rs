@@ -10,6 +10,7 @@ fn layout() -> Layout {
         git_dir: Some("/w/repo/.git".into()),
         git_common: Some("/w/repo/.git".into()),
         git_file: false,
+        linked_worktrees: vec![],
         env_files: vec!["/w/repo/.env".into()],
         system_tmp: "/tmp".into(),
     }
@@ -187,6 +188,58 @@ fn session_binds_control_files_read_only_and_pins_their_folders() {
     );
     assert_eq!(p.hide, vec![PathBuf::from("/w/repo/.env")]);
     assert!(p.needs_mounts());
+}
+
+/// Red team: from the main worktree, a session wrote a linked worktree's `commondir` (a
+/// planted `core.fsmonitor` then ran in that worktree), and a planted `.git/commondir` moved the
+/// plan's protection of `.git/config` and `.git/hooks` into a folder the agent wrote.
+#[test]
+fn every_worktree_s_git_pointers_are_read_only_and_a_planted_commondir_is_not_followed() {
+    let mut fsx = fs();
+    for f in [
+        "/w/repo/.git/worktrees",
+        "/w/repo/.git/worktrees/wt",
+        "/w/repo/.git/worktrees/wt/commondir",
+        "/w/repo/.git/worktrees/wt/gitdir",
+        "/w/repo/.git/commondir",
+    ] {
+        fsx.insert(f.into());
+    }
+    let mut l = layout();
+    l.linked_worktrees = vec!["/w/repo/.git/worktrees/wt".into()];
+    let p = plan(
+        &wants(Profile::Session),
+        &l,
+        &|p| fsx.contains(p),
+        &|p| fsx.contains(p) && !p.to_string_lossy().contains('.') || p.ends_with(".git"),
+        &|_| false,
+    )
+    .unwrap();
+    for ro in [
+        ".git/worktrees/wt/commondir",
+        ".git/worktrees/wt/gitdir",
+        ".git/commondir",
+        ".git/config",
+    ] {
+        assert!(
+            p.read_only.contains(&Path::new("/w/repo").join(ro)),
+            "{ro}: {:?}",
+            p.read_only
+        );
+    }
+    // Absent ones are not invented (git would read an empty `config.worktree` or `commondir`).
+    assert!(!p.read_only.iter().any(|x| x.ends_with("config.worktree")));
+
+    // The layout itself: a `.git` folder is the common folder, whatever `commondir` says.
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git/worktrees/wt")).unwrap();
+    std::fs::create_dir_all(d.path().join("evil")).unwrap();
+    std::fs::write(repo.join(".git/commondir"), "../../evil\n").unwrap();
+    let l = Layout::probe(&repo, d.path()).unwrap();
+    let git = repo.canonicalize().unwrap().join(".git");
+    assert_eq!(l.git_common.as_deref(), Some(git.as_path()));
+    assert_eq!(l.linked_worktrees, vec![git.join("worktrees/wt")]);
 }
 
 #[test]
