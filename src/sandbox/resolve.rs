@@ -38,6 +38,11 @@ pub const HOME_SECRETS: &[&str] = &[
     ".node_repl_history",
     ".psql_history",
     ".mysql_history",
+    ".local/share/fish/fish_history",
+    ".pgpass",
+    ".config/git/credentials",
+    ".m2/settings.xml",
+    ".config/containers/auth.json",
 ];
 
 /// Secrets of the system (root can read them through file permissions).
@@ -128,13 +133,14 @@ impl Client {
         Client::parse(name)
     }
 
-    /// The credential file the client reads, relative to home. Every other client's is a
-    /// secret.
-    pub fn credential(self) -> &'static str {
+    /// The files holding the client's credentials, relative to home (Claude Code keeps an API
+    /// key in `~/.claude.json` too). The client's own stay readable to it; every other
+    /// client's, and all of them in a session, are secrets.
+    pub fn credentials(self) -> &'static [&'static str] {
         match self {
-            Client::Claude => ".claude/.credentials.json",
-            Client::Codex => ".codex/auth.json",
-            Client::Gemini => ".gemini/oauth_creds.json",
+            Client::Claude => &[".claude/.credentials.json", ".claude.json"],
+            Client::Codex => &[".codex/auth.json"],
+            Client::Gemini => &[".gemini/oauth_creds.json"],
         }
     }
 }
@@ -503,19 +509,24 @@ pub fn plan(
     // Secrets.
     let mut secrets: Vec<PathBuf> = HOME_SECRETS.iter().map(|s| home.join(s)).collect();
     secrets.extend(SYSTEM_SECRETS.iter().map(PathBuf::from));
-    secrets.extend(Client::ALL.iter().map(|c| home.join(c.credential())));
+    secrets.extend(
+        Client::ALL
+            .iter()
+            .flat_map(|c| c.credentials())
+            .map(|f| home.join(f)),
+    );
     secrets.extend(wants.secrets.iter().map(|s| expand_home(s, home)));
     secrets.extend(layout.env_files.iter().cloned());
-    let own = match (profile.runs_client(), wants.client) {
-        (true, Some(c)) => Some(home.join(c.credential())),
-        _ => None,
+    let own: Vec<PathBuf> = match (profile.runs_client(), wants.client) {
+        (true, Some(c)) => c.credentials().iter().map(|f| home.join(f)).collect(),
+        _ => Vec::new(),
     };
     for s in &secrets {
-        if Some(s) != own.as_ref() {
+        if !own.contains(s) {
             places.push((Place::Secrets, s.clone()));
         }
     }
-    if let Some(o) = &own {
+    for o in &own {
         places.push((Place::OwnCredential, o.clone()));
     }
 

@@ -242,6 +242,39 @@ fn every_worktree_s_git_pointers_are_read_only_and_a_planted_commondir_is_not_fo
     assert_eq!(l.linked_worktrees, vec![git.join("worktrees/wt")]);
 }
 
+/// Red team: a session read `~/.pgpass`, git's XDG credential store and `~/.claude.json` (which
+/// may hold Claude Code's API key). Claude's own files stay readable to a Claude agent.
+#[test]
+fn more_credentials_are_secrets_and_a_client_keeps_its_own() {
+    let mut fsx = fs();
+    for f in [
+        "/h/.pgpass",
+        "/h/.config/git/credentials",
+        "/h/.claude.json",
+    ] {
+        fsx.insert(f.into());
+    }
+    let run_as =
+        |w: &Wants| plan(w, &layout(), &|p| fsx.contains(p), &|_| false, &|_| false).unwrap();
+    let s = run_as(&wants(Profile::Session));
+    for f in [
+        "/h/.pgpass",
+        "/h/.config/git/credentials",
+        "/h/.claude.json",
+    ] {
+        assert!(!s.can_read(Profile::Session, Path::new(f)), "{f}");
+    }
+    let mut w = wants(Profile::Red);
+    w.write = vec!["tests/**".into()];
+    w.client_state = vec!["~/.claude".into(), "~/.claude.json".into()];
+    let red = run_as(&w);
+    assert!(red.can_read(Profile::Red, Path::new("/h/.claude.json")));
+    assert!(!red.can_read(Profile::Red, Path::new("/h/.pgpass")));
+    w.client = Some(Client::Codex);
+    w.client_state = vec!["~/.codex".into()];
+    assert!(!run_as(&w).can_read(Profile::Red, Path::new("/h/.claude.json")));
+}
+
 #[test]
 fn a_client_may_write_its_state_but_not_its_settings() {
     let mut fsx = fs();
