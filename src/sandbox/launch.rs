@@ -82,13 +82,18 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// How the outer line reads the folder file: with a time limit and a size cap.
+const READ_CWD: &str = "timeout 2 head -c 4096 --";
+
 /// The shell line that runs an agent's Bash `command` inside `forge sandbox --profile session`,
 /// for the client's shell to run in place of the command (Claude Code's `updatedInput`).
 ///
 /// The command runs in `shell -c` inside the sandbox exactly as written. The client keeps the
 /// folder a command `cd`s to between calls; a sandboxed shell's `cd` would be lost with it, so
 /// the inner shell writes its last folder to `cwd_file` (in the sandbox's TMPDIR) on exit and the
-/// outer line `cd`s there, then returns the command's exit status.
+/// outer line `cd`s there, then returns the command's exit status. The folder file lies where
+/// the sandboxed command (and what it left running) may write: it is read with a time limit and
+/// a size cap, so swapping it for a FIFO or a link to something endless cannot hang the client.
 pub fn session_command(
     forge: &Path,
     project: &Path,
@@ -113,7 +118,7 @@ pub fn session_command(
         shell_quote(&format!("pwd -P >| {cwd_file}"))
     );
     format!(
-        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ [ -f {cwd_file} ] && [ ! -L {cwd_file} ] && __forge_cwd=$(cat {cwd_file}) && cd -- \"$__forge_cwd\"; }} 2>/dev/null; rm -f {cwd_file}; (exit $__forge_rc)",
+        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ [ -f {cwd_file} ] && [ ! -L {cwd_file} ] && __forge_cwd=$({READ_CWD} {cwd_file}) && cd -- \"$__forge_cwd\"; }} 2>/dev/null; rm -f {cwd_file}; (exit $__forge_rc)",
         shell_quote(&forge.to_string_lossy()),
         shell_quote(&project.to_string_lossy()),
         shell_quote(&shell.to_string_lossy()),
@@ -193,13 +198,49 @@ mod tests {
         assert_eq!(
             line,
             r#"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'trap '\''pwd -P >| /tmp/s/cwd-1'\'' EXIT
-echo '\''hi'\'''; __forge_rc=$?; { [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] && __forge_cwd=$(cat /tmp/s/cwd-1) && cd -- "$__forge_cwd"; } 2>/dev/null; rm -f /tmp/s/cwd-1; (exit $__forge_rc)"#
+echo '\''hi'\'''; __forge_rc=$?; { [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] && __forge_cwd=$(timeout 2 head -c 4096 -- /tmp/s/cwd-1) && cd -- "$__forge_cwd"; } 2>/dev/null; rm -f /tmp/s/cwd-1; (exit $__forge_rc)"#
         );
     }
 
     /// The line runs the command exactly as written, in bash and zsh, keeps its exit status and
     /// carries its `cd` out. `forge` is stood in for by `env` with the sandbox's arguments
     /// dropped (the sandbox itself is proven in tests/sandbox.rs).
+    /// Red team: a process the command left running swapped the folder file for a FIFO between
+    /// the outer line's test and its read, and the client hung.
+    #[test]
+    fn the_folder_file_is_read_without_hanging_on_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("cwd");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let mut child = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!(
+                "x=$({READ_CWD} {}); echo done",
+                shell_quote(&fifo.to_string_lossy())
+            ))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ended = None;
+        for _ in 0..200 {
+            if let Some(s) = child.try_wait().unwrap() {
+                ended = Some(s);
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        if ended.is_none() {
+            let _ = child.kill();
+        }
+        assert!(ended.is_some(), "reading the folder file hung on a FIFO");
+    }
+
     #[test]
     fn session_line_runs_commands_exactly() {
         let dir = tempfile::tempdir().unwrap();
