@@ -82,8 +82,26 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// How the outer line reads the folder file: with a time limit and a size cap.
-const READ_CWD: &str = "timeout 2 head -c 4096 --";
+/// The programs the outer line runs, by absolute path in the system's folders: it runs outside
+/// the sandbox, in the client's shell, and a name looked up through PATH could find a program
+/// the sandboxed command wrote (a project's `.venv/bin` on PATH is writable inside).
+fn system_program(name: &str) -> Option<String> {
+    ["/usr/bin", "/bin"]
+        .iter()
+        .map(|d| format!("{d}/{name}"))
+        .find(|p| Path::new(p).is_file())
+}
+
+/// How the outer line reads the folder file and removes it: with a time limit and a size cap
+/// (`timeout`, `head`), by absolute path. `None` when the system lacks one of them.
+fn outer_programs() -> Option<(String, String)> {
+    let (timeout, head, rm) = (
+        system_program("timeout")?,
+        system_program("head")?,
+        system_program("rm")?,
+    );
+    Some((format!("{timeout} 2 {head} -c 4096 --"), format!("{rm} -f")))
+}
 
 /// The shell line that runs an agent's Bash `command` inside `forge sandbox --profile session`,
 /// for the client's shell to run in place of the command (Claude Code's `updatedInput`).
@@ -101,9 +119,11 @@ pub fn session_command(
     command: &str,
     cwd_file: Option<&Path>,
 ) -> String {
-    let Some(cwd_file) = cwd_file else {
+    let outer = outer_programs();
+    let (Some(cwd_file), Some((read_cwd, remove))) = (cwd_file, outer) else {
         // A client that starts every command in its session folder (Codex CLI) needs no `cd`
         // carried out; its own command check also refuses the `rm -f` that cleans up after one.
+        // (Without the system's `timeout`, `head` and `rm`, the folder is not carried out either.)
         return format!(
             "{} sandbox --profile session --project {} -- {} -c {}",
             shell_quote(&forge.to_string_lossy()),
@@ -118,7 +138,7 @@ pub fn session_command(
         shell_quote(&format!("pwd -P >| {cwd_file}"))
     );
     format!(
-        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ [ -f {cwd_file} ] && [ ! -L {cwd_file} ] && __forge_cwd=$({READ_CWD} {cwd_file}) && cd -- \"$__forge_cwd\"; }} 2>/dev/null; rm -f {cwd_file}; (exit $__forge_rc)",
+        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ [ -f {cwd_file} ] && [ ! -L {cwd_file} ] && __forge_cwd=$({read_cwd} {cwd_file}) && cd -- \"$__forge_cwd\"; }} 2>/dev/null; {remove} {cwd_file}; (exit $__forge_rc)",
         shell_quote(&forge.to_string_lossy()),
         shell_quote(&project.to_string_lossy()),
         shell_quote(&shell.to_string_lossy()),
@@ -195,16 +215,18 @@ mod tests {
             None,
         );
         assert_eq!(codex, CODEX_LINE);
+        // Outside the sandbox: shell builtins, and the system's programs by absolute path only.
+        let (read, remove) = outer_programs().expect("timeout, head and rm in /usr/bin or /bin");
+        assert!(read.starts_with('/') && remove.starts_with('/'));
         assert_eq!(
             line,
-            r#"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'trap '\''pwd -P >| /tmp/s/cwd-1'\'' EXIT
-echo '\''hi'\'''; __forge_rc=$?; { [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] && __forge_cwd=$(timeout 2 head -c 4096 -- /tmp/s/cwd-1) && cd -- "$__forge_cwd"; } 2>/dev/null; rm -f /tmp/s/cwd-1; (exit $__forge_rc)"#
+            format!(
+                r#"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'trap '\''pwd -P >| /tmp/s/cwd-1'\'' EXIT
+echo '\''hi'\'''; __forge_rc=$?; {{ [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] && __forge_cwd=$({read} /tmp/s/cwd-1) && cd -- "$__forge_cwd"; }} 2>/dev/null; {remove} /tmp/s/cwd-1; (exit $__forge_rc)"#
+            )
         );
     }
 
-    /// The line runs the command exactly as written, in bash and zsh, keeps its exit status and
-    /// carries its `cd` out. `forge` is stood in for by `env` with the sandbox's arguments
-    /// dropped (the sandbox itself is proven in tests/sandbox.rs).
     /// Red team: a process the command left running swapped the folder file for a FIFO between
     /// the outer line's test and its read, and the client hung.
     #[test]
@@ -221,7 +243,8 @@ echo '\''hi'\'''; __forge_rc=$?; { [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] 
         let mut child = std::process::Command::new("/bin/sh")
             .arg("-c")
             .arg(format!(
-                "x=$({READ_CWD} {}); echo done",
+                "x=$({} {}); echo done",
+                outer_programs().unwrap().0,
                 shell_quote(&fifo.to_string_lossy())
             ))
             .stdout(std::process::Stdio::piped())
@@ -241,6 +264,9 @@ echo '\''hi'\'''; __forge_rc=$?; { [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] 
         assert!(ended.is_some(), "reading the folder file hung on a FIFO");
     }
 
+    /// The line runs the command exactly as written, in bash and zsh, keeps its exit status and
+    /// carries its `cd` out. `forge` is stood in for by `env` with the sandbox's arguments
+    /// dropped (the sandbox itself is proven in tests/sandbox.rs).
     #[test]
     fn session_line_runs_commands_exactly() {
         let dir = tempfile::tempdir().unwrap();
