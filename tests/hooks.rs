@@ -579,6 +579,28 @@ fn hooks_install_status_uninstall_cli() {
         "{\n  \"model\": \"opus\"\n}\n"
     );
     assert_eq!(r.forge(&["hooks", "install", "vim"]).code, 2);
+    // Without `--bin`, the hooks name this binary by its absolute path: a bare `forge` would be
+    // looked up on the client's PATH, where a project folder (`.venv/bin`) may hold the agent's.
+    // (Even when this very binary is the `forge` on PATH.)
+    let me = common::forge_bin().canonicalize().unwrap();
+    let path = format!(
+        "{}:{}",
+        me.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = r
+        .forge_cmd(&["hooks", "install", "claude"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        r.read(".claude/settings.json")
+            .contains(&format!("\"{} hook claude pre-tool-use\"", me.display())),
+        "{}",
+        r.read(".claude/settings.json")
+    );
+    assert_eq!(r.forge(&["hooks", "uninstall", "claude"]).code, 0);
     // An agent may not unwire the hooks itself.
     let o = r.forge(&["guard", "check", "--", "forge hooks uninstall claude"]);
     assert_eq!(o.code, 1, "{o:?}");

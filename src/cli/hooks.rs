@@ -115,22 +115,15 @@ fn root() -> Result<PathBuf> {
     })
 }
 
-/// `forge` when the `forge` on PATH is this very binary; else this binary's absolute path.
+/// This binary's absolute path, never the bare name `forge`: the client would look that up on
+/// its PATH, and a PATH folder inside the project (a `.venv/bin`, `node_modules/.bin`) is one
+/// the agent's commands may write — a planted `forge` there would answer every later hook.
 fn default_bin() -> String {
-    let me = std::env::current_exe()
+    std::env::current_exe()
         .ok()
-        .and_then(|p| p.canonicalize().ok());
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("forge"))
-            .find(|p| p.is_file())
-            .and_then(|p| p.canonicalize().ok())
-    });
-    match (me, on_path) {
-        (Some(a), Some(b)) if a == b => "forge".to_string(),
-        (Some(a), _) => a.display().to_string(),
-        _ => "forge".to_string(),
-    }
+        .and_then(|p| p.canonicalize().ok())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "forge".to_string())
 }
 
 pub fn hooks(cmd: HooksCommand) -> Result<i32> {
