@@ -361,6 +361,9 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
         client: req.client,
         client_state,
         secrets: config.secrets.clone(),
+        path: std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default(),
     };
     // One lstat per path, however many places ask (a stat costs ~1.5 µs here, and the plan asks
     // about a hundred paths).

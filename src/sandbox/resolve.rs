@@ -278,6 +278,9 @@ pub struct Wants {
     pub client: Option<Client>,
     pub client_state: Vec<String>,
     pub secrets: Vec<String>,
+    /// The caller's `PATH` folders: those inside a writable folder stay read-only, since what
+    /// lies there runs by name outside the sandbox too (the client's `git`, a person's shell).
+    pub path: Vec<PathBuf>,
 }
 
 /// Everything the enforcement needs, as absolute paths.
@@ -561,6 +564,7 @@ pub fn plan(
         control.push(project.join(".git"));
     }
     control.extend(CLIENT_CONTROL.iter().map(|c| home.join(c)));
+    control.extend(wants.path.iter().filter(|d| d.is_absolute()).cloned());
     for c in &control {
         places.push((Place::Control, c.clone()));
     }

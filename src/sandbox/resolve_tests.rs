@@ -26,6 +26,7 @@ fn wants(profile: Profile) -> Wants {
         client: Some(Client::Claude),
         client_state: vec!["~/.claude".into()],
         secrets: vec![],
+        path: vec!["/usr/bin".into(), "/w/repo/.venv/bin".into()],
     }
 }
 
@@ -273,6 +274,28 @@ fn more_credentials_are_secrets_and_a_client_keeps_its_own() {
     w.client = Some(Client::Codex);
     w.client_state = vec!["~/.codex".into()];
     assert!(!run_as(&w).can_read(Profile::Red, Path::new("/h/.claude.json")));
+}
+
+/// Red team: a session wrote `.venv/bin/rm` (the project's venv was first on the client's PATH)
+/// and the unsandboxed outer line ran it. A PATH folder inside a writable folder is read-only.
+#[test]
+fn path_folders_inside_the_project_are_read_only() {
+    let mut fsx = fs();
+    fsx.insert("/w/repo/.venv".into());
+    fsx.insert("/w/repo/.venv/bin".into());
+    let p = plan(
+        &wants(Profile::Session),
+        &layout(),
+        &|p| fsx.contains(p),
+        &|p| fsx.contains(p) && !p.to_string_lossy().contains('.') || p.ends_with("bin"),
+        &|_| false,
+    )
+    .unwrap();
+    assert!(p.read_only.contains(&PathBuf::from("/w/repo/.venv/bin")));
+    assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.venv/bin/rm")));
+    assert!(p.can_write(Profile::Session, Path::new("/w/repo/.venv/lib/x.py")));
+    // The system's folders are not the sandbox's to bind.
+    assert!(!p.read_only.contains(&PathBuf::from("/usr/bin")));
 }
 
 #[test]
