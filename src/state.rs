@@ -52,6 +52,136 @@ pub fn read_untrusted(path: &Path, max: u64) -> std::result::Result<Option<Vec<u
     Ok(Some(bytes))
 }
 
+/// Opens `rel` under `dir` the way the kernel resolves it with no symbolic link on the way and
+/// never out of `dir` (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`): a path an agent
+/// could have built — `build/junit.xml` with `build` a link to a person's folder — cannot lead
+/// Forge elsewhere. An absolute `rel` is resolved from `/`, still without links.
+#[cfg(target_os = "linux")]
+fn open_beneath(dir: &Path, rel: &Path, flags: i32) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::libc;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::ffi::OsStrExt;
+    let (dir, rel) = match rel.strip_prefix("/") {
+        Ok(r) => (Path::new("/"), r),
+        Err(_) => (dir, rel),
+    };
+    let d = File::open(dir)?;
+    let c = std::ffi::CString::new(rel.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: `open_how` is plain data; every field is set below.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    // SAFETY: a valid folder descriptor, a NUL-terminated path and an `open_how` of the size
+    // passed, all alive across the call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            d.as_raw_fd(),
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor to us alone.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+fn link_on_the_way(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(nix::libc::ELOOP) | Some(nix::libc::EXDEV)
+    )
+}
+
+/// [`read_untrusted`] for `rel` under `dir`, with no symbolic link anywhere on the way.
+pub fn read_beneath(
+    dir: &Path,
+    rel: &Path,
+    max: u64,
+) -> std::result::Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    #[cfg(target_os = "linux")]
+    let f = open_beneath(
+        dir,
+        rel,
+        nix::libc::O_RDONLY | nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK,
+    )
+    .map(File::from);
+    #[cfg(not(target_os = "linux"))]
+    let f = File::open(dir.join(rel));
+    let f = match f {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if link_on_the_way(&e) => {
+            return Err("goes through a symbolic link (or out of the folder)".into());
+        }
+        Err(e) => return Err(format!("cannot be read: {e}")),
+    };
+    let m = f.metadata().map_err(|e| format!("cannot be read: {e}"))?;
+    if !m.is_file() {
+        return Err("is not a regular file (a FIFO, a device or a folder?)".into());
+    }
+    let mut bytes = Vec::with_capacity(m.len().min(max) as usize);
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("is over the {max}-byte limit"));
+    }
+    Ok(Some(bytes))
+}
+
+/// Removes the file `rel` under `dir` (absent is fine), with no symbolic link on the way: a link
+/// named like the file is removed itself, a link among the folders is an error.
+pub fn remove_beneath(dir: &Path, rel: &Path) -> std::result::Result<(), String> {
+    let Some(name) = rel.file_name() else {
+        return Err("names no file".into());
+    };
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        let d = match open_beneath(dir, parent, nix::libc::O_PATH | nix::libc::O_DIRECTORY) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if link_on_the_way(&e) => {
+                return Err("goes through a symbolic link (or out of the folder)".into());
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(name.as_bytes()).map_err(|e| e.to_string())?;
+        // SAFETY: a folder descriptor we own and a NUL-terminated name, alive across the call.
+        if unsafe { nix::libc::unlinkat(d.as_raw_fd(), c.as_ptr(), 0) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Ok(())
+        } else {
+            Err(e.to_string())
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = name;
+        match std::fs::remove_file(dir.join(rel)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
 /// Writes `bytes` to `path` atomically: either the old content or the new one is ever visible.
 ///
 /// The file keeps the mode it had (a team's `.gitignore` or agent settings stay as readable as

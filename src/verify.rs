@@ -360,6 +360,9 @@ pub fn missing_evidence(
 /// Output kept in memory and parsed from there, up to this size; a longer output is parsed by
 /// streaming its log (verify keeps its memory small whatever a command prints).
 pub const CAPTURE_BYTES: usize = 8 * 1024 * 1024;
+/// The largest report file Forge reads (a runner's JUnit XML of a very large suite fits).
+const REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// The same for a run's checks, whose longer output is no evidence at all ([`Place::strict`]).
 pub const STRICT_CAPTURE_BYTES: usize = 64 * 1024 * 1024;
 
@@ -406,25 +409,27 @@ pub fn run_command_at(
     cmd: &CommandConfig,
 ) -> Result<CommandResult> {
     let cwd = place.cwd.clone().unwrap_or_else(|| project.root.clone());
-    // A report left by an earlier run must never pass for this run's.
+    // A report left by an earlier run must never pass for this run's. The command (code an agent
+    // may have written) chose what lies at the report's path: it is removed and read with no
+    // symbolic link on the way and never blocking (a FIFO), and a path Forge cannot clear safely
+    // fails the command rather than Forge.
     let report_file = cmd.report_path.as_ref().map(|p| cwd.join(p));
-    if let Some(f) = &report_file {
-        match std::fs::remove_file(f) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(Error::io(
-                    format!("cannot remove the old report {}", f.display()),
-                    e,
-                ));
-            }
-        }
+    let mut unsafe_report: Option<String> = None;
+    if let Some(rel) = &cmd.report_path
+        && let Err(why) = crate::state::remove_beneath(&cwd, Path::new(rel))
+    {
+        unsafe_report = Some(format!("the report path {rel} {why}"));
     }
     let log_path = exec::unique_log_path(logs, &cmd.name);
     if let Some(keep) = keep {
         exec::recycle_log(logs, keep, &log_path);
     }
-    let mut opts = ExecOptions::new(cwd, Duration::from_secs(cmd.timeout), log_path, TAIL_BYTES);
+    let mut opts = ExecOptions::new(
+        cwd.clone(),
+        Duration::from_secs(cmd.timeout),
+        log_path,
+        TAIL_BYTES,
+    );
     opts.env = vec![("FORGE_VERIFY".into(), "1".into())];
     opts.env.extend(place.env.iter().cloned());
     opts.env_remove = place.env_remove.clone();
@@ -437,7 +442,29 @@ pub fn run_command_at(
     opts.wrap = place.wrap.clone();
     let out = exec::run_shell(&cmd.run, &opts)?;
     let parsed = match (&report_file, &out.captured) {
-        (Some(f), _) => report::parse_file(f, cmd.report),
+        (Some(f), _) => match (
+            &unsafe_report,
+            crate::state::read_beneath(
+                &cwd,
+                Path::new(cmd.report_path.as_deref().unwrap_or("")),
+                REPORT_BYTES,
+            ),
+        ) {
+            (Some(why), _) => Err(report::ReportError::Malformed {
+                path: f.display().to_string(),
+                format: cmd.report,
+                message: why.clone(),
+            }),
+            (None, Ok(Some(bytes))) => report::parse_bytes(&bytes, cmd.report),
+            (None, Ok(None)) => Err(report::ReportError::Missing {
+                path: f.display().to_string(),
+            }),
+            (None, Err(why)) => Err(report::ReportError::Malformed {
+                path: f.display().to_string(),
+                format: cmd.report,
+                message: format!("the report {why}"),
+            }),
+        },
         (None, Some(bytes)) => report::parse_bytes(bytes, cmd.report),
         (None, None) if place.strict => Err(report::ReportError::Malformed {
             path: project.rel(&out.log_path),

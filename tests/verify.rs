@@ -274,6 +274,47 @@ fn report_files_absent_malformed_or_stale() {
     assert_eq!(v["tests"]["passed"], 2);
 }
 
+/// Red team: the code under test made the report's folder a link to a person's folder (Forge's
+/// removal of the "old report" deleted their file) or the report a FIFO (Forge's read hung the
+/// Stop hook). The report path is cleared and read with no link on the way, never blocking.
+#[test]
+fn a_report_path_through_a_link_or_a_fifo_neither_deletes_nor_hangs() {
+    let r = Repo::bare();
+    let outside = tempfile::tempdir().unwrap();
+    let theirs = outside.path().join("junit.xml");
+    std::fs::write(&theirs, "a person's file\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), r.path().join("out")).unwrap();
+    r.config("verify:\n  commands:\n    - {name: test, run: 'true', report: junit, report_path: out/junit.xml}\n");
+    let o = r.forge(&["verify"]);
+    assert!(theirs.exists(), "Forge deleted a file through a link");
+    assert!(o.stdout.contains("symbolic link"), "{}", o.stdout);
+    assert_eq!(o.last_line(), "Verdict: FAIL");
+
+    std::fs::remove_file(r.path().join("out")).unwrap();
+    r.config("verify:\n  commands:\n    - {name: test, run: 'mkdir -p out && mkfifo out/junit.xml', report: junit, report_path: out/junit.xml}\n");
+    let mut child = r
+        .forge_cmd(&["verify"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ended = false;
+    for _ in 0..300 {
+        if child.try_wait().unwrap().is_some() {
+            ended = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if !ended {
+        let _ = child.kill();
+    }
+    assert!(ended, "forge verify hung on a FIFO report");
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("not a regular file"), "{text}");
+    assert!(text.trim_end().ends_with("Verdict: FAIL"), "{text}");
+}
+
 #[test]
 fn non_utf8_ansi_and_crlf_output() {
     let r = Repo::bare();
