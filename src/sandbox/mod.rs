@@ -565,6 +565,22 @@ fn prepare(plan: &Plan) -> Result<(), SandboxError> {
             source: e,
         })?;
     }
+    for p in &plan.placeholder_files {
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(p);
+        match made {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(SandboxError::Setup {
+                    step: format!("create the empty control file {}", p.display()),
+                    source: e,
+                });
+            }
+        }
+    }
     for p in &plan.placeholders {
         match std::fs::create_dir_all(p) {
             Ok(()) => {}

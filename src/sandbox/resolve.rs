@@ -160,6 +160,12 @@ pub struct Layout {
     pub git_file: bool,
     /// The folders of the repository's linked worktrees (`<common>/worktrees/*`).
     pub linked_worktrees: Vec<PathBuf>,
+    /// `core.hooksPath` of the repository's config, absolute: where git runs hooks from when it
+    /// is set (husky's `.husky/_`), a control folder like `.git/hooks`.
+    pub hooks_path: Option<PathBuf>,
+    /// `extensions.worktreeConfig` is on: git reads each worktree's `config.worktree`, so a
+    /// missing one is created empty and kept read-only.
+    pub worktree_config: bool,
     /// Top-level `.env*` files of the project (not `.example`, `.sample`, `.template`).
     pub env_files: Vec<PathBuf>,
     /// The system's temporary folder (`$TMPDIR` or `/tmp`).
@@ -212,6 +218,18 @@ impl Layout {
             .and_then(|c| std::fs::read_dir(c.join("worktrees")).ok())
             .map(|rd| rd.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
+        let (hooks_path, worktree_config) = git_common
+            .as_ref()
+            .and_then(|c| std::fs::read_to_string(c.join("config")).ok())
+            .map(|text| git_config_facts(&text))
+            .unwrap_or_default();
+        let hooks_path = hooks_path.map(|h| {
+            if let Some(rest) = h.strip_prefix("~/") {
+                home.join(rest)
+            } else {
+                project.join(h)
+            }
+        });
         let system_tmp = system_tmp();
         Ok(Layout {
             project,
@@ -220,6 +238,8 @@ impl Layout {
             git_common,
             git_file,
             linked_worktrees,
+            hooks_path,
+            worktree_config,
             env_files,
             system_tmp,
         })
@@ -230,6 +250,46 @@ impl Layout {
     pub fn default_tmpdir(&self, profile: Profile) -> PathBuf {
         default_tmpdir(&self.project, &self.system_tmp, profile)
     }
+}
+
+/// `core.hooksPath` and `extensions.worktreeConfig` from a git config file's text (the
+/// repository's own; git's syntax: `[section]` headers, case-insensitive keys, quoted values).
+pub fn git_config_facts(text: &str) -> (Option<String>, bool) {
+    let mut section = String::new();
+    let mut hooks = None;
+    let mut worktree = false;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('#') || l.starts_with(';') || l.is_empty() {
+            continue;
+        }
+        if let Some(h) = l.strip_prefix('[') {
+            section = h
+                .split([']', ' ', '"'])
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            continue;
+        }
+        let Some((k, v)) = l.split_once('=') else {
+            continue;
+        };
+        let v = v.trim();
+        let v = v
+            .split([';', '#'])
+            .next()
+            .unwrap_or(v)
+            .trim()
+            .trim_matches('"');
+        match (section.as_str(), k.trim().to_ascii_lowercase().as_str()) {
+            ("core", "hookspath") => hooks = Some(v.to_string()),
+            ("extensions", "worktreeconfig") => {
+                worktree = matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1")
+            }
+            _ => {}
+        }
+    }
+    (hooks, worktree)
 }
 
 /// The system's temporary folder: `$TMPDIR` when absolute, else `/tmp`.
@@ -304,6 +364,8 @@ pub struct Plan {
     pub hide: Vec<PathBuf>,
     /// Control folders to create, empty, before binding (so an agent cannot create them).
     pub placeholders: Vec<PathBuf>,
+    /// Control files to create, empty, before binding: `config.worktree` where git reads it.
+    pub placeholder_files: Vec<PathBuf>,
     /// Folders that do not exist yet — writable areas, a client's state folders — created
     /// before the sandbox starts.
     pub create_areas: Vec<PathBuf>,
@@ -417,6 +479,7 @@ impl Plan {
         self.read_only.clear();
         self.pin.clear();
         self.placeholders.clear();
+        self.placeholder_files.clear();
         self.rebind_writable.clear();
     }
 
@@ -542,6 +605,16 @@ pub fn plan(
         // files — a session in one worktree must not redirect another's.
         control.push(common.join("config.worktree"));
         control.push(common.join("commondir"));
+        if let Some(h) = &layout.hooks_path {
+            control.push(h.clone());
+            // husky's `.husky/_` hooks run the scripts beside it (`.husky/pre-commit`).
+            if h.file_name().is_some_and(|n| n == "_")
+                && let Some(parent) = h.parent()
+                && parent != project.as_path()
+            {
+                control.push(parent.to_path_buf());
+            }
+        }
         for wt in &layout.linked_worktrees {
             if Some(wt) == layout.git_dir.as_ref() {
                 continue; // this worktree's own, below
@@ -671,6 +744,7 @@ pub fn plan(
     let mut hide = Vec::new();
     let mut read_only = Vec::new();
     let mut placeholders = Vec::new();
+    let mut placeholder_files = Vec::new();
     let mut problems = Vec::new();
     for (place, p) in &plan.places {
         let access = profile::access(profile, *place);
@@ -697,6 +771,10 @@ pub fn plan(
                     read_only.push(p.clone());
                 } else if is_placeholder(p, project, layout.git_common.as_deref()) {
                     placeholders.push(p.clone());
+                    read_only.push(p.clone());
+                } else if layout.worktree_config && p.ends_with("config.worktree") {
+                    // An empty config is no config: git reads it as nothing.
+                    placeholder_files.push(p.clone());
                     read_only.push(p.clone());
                 }
             }
@@ -748,6 +826,7 @@ pub fn plan(
     plan.pin = pin;
     plan.hide = hide;
     plan.placeholders = placeholders;
+    plan.placeholder_files = placeholder_files;
     plan.rebind_writable = rebind_writable;
     plan.problems = problems;
     Ok(plan)

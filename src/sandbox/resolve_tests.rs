@@ -11,6 +11,8 @@ fn layout() -> Layout {
         git_common: Some("/w/repo/.git".into()),
         git_file: false,
         linked_worktrees: vec![],
+        hooks_path: None,
+        worktree_config: false,
         env_files: vec!["/w/repo/.env".into()],
         system_tmp: "/tmp".into(),
     }
@@ -296,6 +298,43 @@ fn path_folders_inside_the_project_are_read_only() {
     assert!(p.can_write(Profile::Session, Path::new("/w/repo/.venv/lib/x.py")));
     // The system's folders are not the sandbox's to bind.
     assert!(!p.read_only.contains(&PathBuf::from("/usr/bin")));
+}
+
+/// Red team: with `core.hooksPath=.husky/_` (husky), a session wrote `.husky/pre-commit` and the
+/// person's next `git commit` ran it; with `extensions.worktreeConfig` on, it planted a missing
+/// `config.worktree` holding a `core.fsmonitor`.
+#[test]
+fn hooks_path_and_worktree_config_are_control_files() {
+    assert_eq!(
+        git_config_facts(
+            "[core]\n\tbare = false\n\thooksPath = .husky/_\n[extensions]\n\tworktreeConfig = true ; yes\n"
+        ),
+        (Some(".husky/_".to_string()), true)
+    );
+    assert_eq!(
+        git_config_facts("[Core]\nHooksPath = \"/x/y\"\n[remote \"o\"]\nhookspath = z\n"),
+        (Some("/x/y".to_string()), false)
+    );
+    let mut fsx = fs();
+    fsx.insert("/w/repo/.husky".into());
+    fsx.insert("/w/repo/.husky/_".into());
+    let mut l = layout();
+    l.hooks_path = Some("/w/repo/.husky/_".into());
+    l.worktree_config = true;
+    let p = plan(
+        &wants(Profile::Session),
+        &l,
+        &|p| fsx.contains(p),
+        &|p| fsx.contains(p) && !p.to_string_lossy().contains('.') || p.ends_with(".husky"),
+        &|_| false,
+    )
+    .unwrap();
+    assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.husky/pre-commit")));
+    assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.husky/_/h")));
+    assert_eq!(
+        p.placeholder_files,
+        vec![PathBuf::from("/w/repo/.git/config.worktree")]
+    );
 }
 
 #[test]
