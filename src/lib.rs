@@ -22,6 +22,7 @@ pub mod repo;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod secrets;
 pub mod spec;
 pub mod state;
 pub mod text;

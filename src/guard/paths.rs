@@ -271,81 +271,19 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
     if let Ok(rel) = p.strip_prefix(home) {
         let rel = rel.to_string_lossy();
         let under = |d: &str| rel == d || rel.starts_with(&format!("{d}/"));
-        if under(".ssh") {
-            return Some("SSH keys and config");
-        }
-        if [
-            ".aws",
-            ".config/gcloud",
-            ".azure",
-            ".kube",
-            ".oci",
-            ".config/doctl",
-        ]
-        .iter()
-        .any(|d| under(d))
-        {
-            return Some("cloud credentials");
+        if let Some((_, kind)) = crate::secrets::HOME.iter().find(|(d, _)| under(d)) {
+            return Some(kind);
         }
         if [
             ".claude/.credentials.json",
+            ".claude.json",
             ".codex/auth.json",
             ".gemini/oauth_creds.json",
-            ".config/github-copilot",
         ]
         .iter()
         .any(|d| under(d))
         {
             return Some("an AI agent's credentials");
-        }
-        if [
-            ".docker/config.json",
-            ".npmrc",
-            ".yarnrc.yml",
-            ".pypirc",
-            ".gnupg",
-            ".password-store",
-            ".config/gh",
-            ".config/hub",
-            ".cargo/credentials",
-            ".cargo/credentials.toml",
-            ".gem/credentials",
-            ".composer/auth.json",
-            ".config/composer/auth.json",
-            ".terraform.d/credentials.tfrc.json",
-            ".config/rclone/rclone.conf",
-            ".s3cfg",
-            ".boto",
-            ".m2/settings-security.xml",
-            ".gradle/gradle.properties",
-            ".config/op",
-            ".local/share/keyrings",
-            ".mozilla",
-            ".thunderbird",
-            ".config/google-chrome",
-            ".config/chromium",
-            ".config/BraveSoftware",
-            ".config/microsoft-edge",
-            "Library/Keychains",
-            "Library/Cookies",
-            "Library/Application Support/Google/Chrome",
-            "Library/Application Support/Firefox",
-        ]
-        .iter()
-        .any(|d| under(d))
-        {
-            return Some("stored credentials");
-        }
-        if matches!(
-            rel.as_ref(),
-            ".bash_history"
-                | ".zsh_history"
-                | ".python_history"
-                | ".psql_history"
-                | ".mysql_history"
-                | ".node_repl_history"
-        ) {
-            return Some("a shell history (tokens typed on the command line)");
         }
     }
     let s = p.to_string_lossy();

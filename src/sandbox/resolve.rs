@@ -9,54 +9,6 @@ use std::path::{Component, Path, PathBuf};
 
 use super::profile::{self, Access, Place, Profile};
 
-/// Secrets under the home folder (the list, plus agents' credentials and histories).
-pub const HOME_SECRETS: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".azure",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".npmrc",
-    ".yarnrc.yml",
-    ".pypirc",
-    ".gem/credentials",
-    ".password-store",
-    ".vault-token",
-    ".terraform.d/credentials.tfrc.json",
-    ".local/share/keyrings",
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".node_repl_history",
-    ".psql_history",
-    ".mysql_history",
-    ".local/share/fish/fish_history",
-    ".pgpass",
-    ".config/git/credentials",
-    ".m2/settings.xml",
-    ".config/containers/auth.json",
-];
-
-/// Secrets of the system (root can read them through file permissions).
-pub const SYSTEM_SECRETS: &[&str] = &[
-    "/etc/shadow",
-    "/etc/shadow-",
-    "/etc/gshadow",
-    "/etc/gshadow-",
-    "/etc/ssh/ssh_host_rsa_key",
-    "/etc/ssh/ssh_host_ecdsa_key",
-    "/etc/ssh/ssh_host_ed25519_key",
-    "/etc/ssh/ssh_host_dsa_key",
-];
-
 /// Device files every profile may use; all other devices are raw devices, never opened.
 pub const DEVICES: &[&str] = &[
     "/dev/null",
@@ -573,8 +525,11 @@ pub fn plan(
     let mut places: Vec<(Place, PathBuf)> = Vec::new();
 
     // Secrets.
-    let mut secrets: Vec<PathBuf> = HOME_SECRETS.iter().map(|s| home.join(s)).collect();
-    secrets.extend(SYSTEM_SECRETS.iter().map(PathBuf::from));
+    let mut secrets: Vec<PathBuf> = crate::secrets::HOME
+        .iter()
+        .map(|(s, _)| home.join(s))
+        .collect();
+    secrets.extend(crate::secrets::SYSTEM.iter().map(PathBuf::from));
     secrets.extend(
         Client::ALL
             .iter()

@@ -1,0 +1,81 @@
+//! Where credentials live on a machine: one list for both walls. The guard denies a command that
+//! reads one of them (judged on its parse), the sandbox hides them from every profile (enforced
+//! by the kernel) — so a secret the guard knows is never one the kernel lets through.
+
+const CLOUD: &str = "cloud credentials";
+const STORED: &str = "stored credentials";
+const HISTORY: &str = "a shell history (tokens typed on the command line)";
+
+/// Credential files and folders under home, with what they are. (Each AI agent's own credential
+/// is listed by `sandbox::resolve::Client::credentials`: the agent itself may read its own.)
+pub const HOME: &[(&str, &str)] = &[
+    (".ssh", "SSH keys and config"),
+    (".aws", CLOUD),
+    (".config/gcloud", CLOUD),
+    (".azure", CLOUD),
+    (".kube", CLOUD),
+    (".oci", CLOUD),
+    (".config/doctl", CLOUD),
+    (".docker/config.json", STORED),
+    (".config/containers/auth.json", STORED),
+    (".netrc", STORED),
+    (".git-credentials", STORED),
+    (".config/git/credentials", STORED),
+    (".pgpass", STORED),
+    (".my.cnf", STORED),
+    (".vault-token", STORED),
+    (".npmrc", STORED),
+    (".yarnrc.yml", STORED),
+    (".pypirc", STORED),
+    (".gnupg", STORED),
+    (".password-store", STORED),
+    (".config/gh", STORED),
+    (".config/hub", STORED),
+    (".config/github-copilot", STORED),
+    (".cargo/credentials", STORED),
+    (".cargo/credentials.toml", STORED),
+    (".gem/credentials", STORED),
+    (".composer/auth.json", STORED),
+    (".config/composer/auth.json", STORED),
+    (".terraform.d/credentials.tfrc.json", STORED),
+    (".config/rclone/rclone.conf", STORED),
+    (".s3cfg", STORED),
+    (".boto", STORED),
+    (".m2/settings.xml", STORED),
+    (".m2/settings-security.xml", STORED),
+    (".gradle/gradle.properties", STORED),
+    (".config/op", STORED),
+    (".config/configstore", STORED),
+    (".local/share/keyrings", STORED),
+    (".mozilla", STORED),
+    (".thunderbird", STORED),
+    (".config/google-chrome", STORED),
+    (".config/chromium", STORED),
+    (".config/BraveSoftware", STORED),
+    (".config/microsoft-edge", STORED),
+    ("Library/Keychains", STORED),
+    ("Library/Cookies", STORED),
+    ("Library/Application Support/Google/Chrome", STORED),
+    ("Library/Application Support/Firefox", STORED),
+    (".bash_history", HISTORY),
+    (".zsh_history", HISTORY),
+    (".histfile", HISTORY),
+    (".local/share/fish/fish_history", HISTORY),
+    (".python_history", HISTORY),
+    (".node_repl_history", HISTORY),
+    (".psql_history", HISTORY),
+    (".mysql_history", HISTORY),
+];
+
+/// Credentials of the system itself (root reads them through file permissions).
+pub const SYSTEM: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key",
+    "/etc/ssl/private",
+];
