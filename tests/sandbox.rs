@@ -795,3 +795,50 @@ fn no_keystrokes_into_the_callers_terminal() {
     assert!(!out.contains("INJECTED"), "{out}");
     assert!(out.contains("Operation not permitted"), "{out}");
 }
+
+/// Red team: with the person's `ssh-agent` socket in reach, a session listed their key and
+/// signed with it, and printed `HF_TOKEN` and `DATABASE_URL`. A daemon's socket (SSH agent,
+/// Docker, D-Bus, …) is covered inside the sandbox: connecting to it fails, while the same
+/// connect outside succeeds; credentials in the environment are removed by their names' shape.
+#[test]
+fn the_ssh_agent_socket_and_credentials_in_the_environment_are_out_of_reach() {
+    if skip_or_fail("the_ssh_agent_socket_and_credentials_in_the_environment_are_out_of_reach") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let dir = tempfile::tempdir().unwrap();
+    let agent_dir = dir.path().join("ssh-Xq1z9");
+    std::fs::create_dir(&agent_dir).unwrap();
+    let sock = agent_dir.join("agent.4242");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let probe = "import os, socket\nprint('env:', [k for k in ('HF_TOKEN', 'DATABASE_URL', 'SLACK_BOT_TOKEN', 'MY_SERVICE_API_KEY', 'HOME') if k in os.environ])\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.environ['PROBE_SOCK'])\n    print('connected')\nexcept OSError as e:\n    print('refused', e)\n";
+    let run = |sandboxed: bool| {
+        let mut args = vec!["sandbox"];
+        if !sandboxed {
+            args.extend(["--mode", "off"]);
+        }
+        args.extend(["--profile", "session", "--", "python3", "-c", probe]);
+        let o = Command::new(forge_bin())
+            .args(&args)
+            .current_dir(r.path())
+            .env("SSH_AUTH_SOCK", &sock)
+            .env("PROBE_SOCK", &sock)
+            .env("HF_TOKEN", "hf_x")
+            .env("DATABASE_URL", "postgres://u:pw@h/db")
+            .env("SLACK_BOT_TOKEN", "xoxb")
+            .env("MY_SERVICE_API_KEY", "k")
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let outside = run(false);
+    assert!(
+        outside.contains("connected"),
+        "the probe itself works: {outside}"
+    );
+    let inside = run(true);
+    assert!(inside.contains("refused"), "{inside}");
+    // Nor do credentials in the environment reach it, named in a list or not.
+    assert!(inside.contains("env: ['HOME']"), "{inside}");
+}

@@ -360,7 +360,12 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
         caches: req.caches.clone().unwrap_or_else(|| config.caches.clone()),
         client: req.client,
         client_state,
-        secrets: config.secrets.clone(),
+        secrets: config
+            .secrets
+            .iter()
+            .cloned()
+            .chain(daemon_sockets())
+            .collect(),
         path: std::env::var_os("PATH")
             .map(|p| std::env::split_paths(&p).collect())
             .unwrap_or_default(),
@@ -405,6 +410,54 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
     Ok((layout, plan))
 }
 
+/// The Unix sockets of daemons that act for whoever connects — the Docker and Podman daemons
+/// (`docker run -v /:/h`), containerd, D-Bus (systemd starts units), the SSH and GPG agents
+/// (they sign with the person's keys). Connecting is not a file access Landlock controls below
+/// ABI 9, and a read-only mount does not stop it; covered by a mount (`/dev/null` over a socket,
+/// an empty folder over a folder of them), the path answers nothing.
+fn daemon_sockets() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "/var/run/docker.sock",
+        "/run/docker.sock",
+        "/run/containerd/containerd.sock",
+        "/run/podman/podman.sock",
+        "/run/dbus/system_bus_socket",
+        "/var/run/dbus/system_bus_socket",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from)
+        && sock.is_absolute()
+    {
+        // `ssh-agent`'s own folder (`/tmp/ssh-XXXX/agent.N`) may hold other agents' sockets.
+        match sock.parent() {
+            Some(d)
+                if d.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("ssh-")) =>
+            {
+                v.push(d.display().to_string())
+            }
+            _ => v.push(sock.display().to_string()),
+        }
+    }
+    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
+        && run.is_absolute()
+    {
+        for s in [
+            "bus",
+            "docker.sock",
+            "podman",
+            "gnupg",
+            "keyring",
+            "ssh-agent.socket",
+        ] {
+            v.push(run.join(s).display().to_string());
+        }
+    }
+    v
+}
+
 /// Every folder under which a sandbox of `forge run` (red, green, review, check) may be granted
 /// writes — the project (areas, answers), the temporary folder (private TMPDIRs, the checks'
 /// checkout), `/dev`, every client's state and the caches. A program elsewhere (`/usr/bin`,
@@ -430,8 +483,35 @@ pub fn writable_roots(project: &Path, home: &Path, config: &SandboxConfig) -> Ve
     roots
 }
 
+/// Whether an environment variable's name says it holds a credential: one of [`SECRET_ENV`], or
+/// a name with `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY`, `CREDENTIAL`, … in it, or a database
+/// URL (`DATABASE_URL`, `*_DSN`). A list of names alone misses `HF_TOKEN`, `VAULT_TOKEN`,
+/// `SLACK_BOT_TOKEN` and the next service's.
+pub fn is_secret_env(name: &str) -> bool {
+    if SECRET_ENV.contains(&name) {
+        return true;
+    }
+    let n = name.to_ascii_uppercase();
+    [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "ACCESS_KEY",
+        "PRIVATE_KEY",
+        "CREDENTIAL",
+        "_AUTH",
+        "DATABASE_URL",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+        || n.ends_with("_DSN")
+}
+
 /// The environment CMD gets: TMPDIR, the marker, and no credentials but its client's own.
-pub fn environment(req: &Request, plan: &Plan) -> (Vec<(OsString, OsString)>, Vec<&'static str>) {
+pub fn environment(req: &Request, plan: &Plan) -> (Vec<(OsString, OsString)>, Vec<String>) {
     let set = vec![
         ("TMPDIR".into(), plan.tmpdir.clone().into_os_string()),
         (ENV_MARKER.into(), req.profile.as_str().into()),
@@ -440,10 +520,9 @@ pub fn environment(req: &Request, plan: &Plan) -> (Vec<(OsString, OsString)>, Ve
         (true, Some(c)) => own_env(c),
         _ => &[],
     };
-    let remove = SECRET_ENV
-        .iter()
-        .copied()
-        .filter(|k| !keep.contains(k))
+    let remove = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| is_secret_env(k) && !keep.contains(&k.as_str()))
         .collect();
     (set, remove)
 }
@@ -667,7 +746,7 @@ fn exec_program(program: &[OsString]) -> SandboxError {
 
 /// Sets the sandbox's environment in this process before exec (single-threaded: `forge sandbox`
 /// starts no thread).
-pub fn apply_environment(set: &[(OsString, OsString)], remove: &[&str]) {
+pub fn apply_environment(set: &[(OsString, OsString)], remove: &[String]) {
     for k in remove {
         // SAFETY: `forge sandbox` is single-threaded when it prepares the exec.
         unsafe { std::env::remove_var(k) };
