@@ -282,6 +282,8 @@ pub fn handle(
             HookOutput::default()
         }
         Event::Stop => {
+            // What a command left running may plant after the last PostToolUse.
+            put_aside_planted_commondir(&start);
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 ingest_spend(
                     &start,
@@ -305,6 +307,7 @@ pub fn handle(
             stop(agent, &start, active, session.as_deref())
         }
         Event::SessionStart => {
+            put_aside_planted_commondir(&start);
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 rec.record_or_warn(change.as_deref(), "hook", json!({"event": "session-start"}));
             }

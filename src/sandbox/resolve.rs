@@ -23,7 +23,17 @@ pub const DEVICES: &[&str] = &[
 ];
 
 /// Forge's and the agents' control folders at the repository root.
-pub const PROJECT_CONTROL: &[&str] = &[".forge", ".tmp/.forge", ".claude", ".codex", ".gemini"];
+/// `.mcp.json` and `.vscode/` hold what a client or an editor starts outside any sandbox (MCP
+/// servers, tasks run when the folder opens).
+pub const PROJECT_CONTROL: &[&str] = &[
+    ".forge",
+    ".tmp/.forge",
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".mcp.json",
+    ".vscode",
+];
 /// Control files in git's common folder (shared by worktrees).
 pub const GIT_CONTROL: &[&str] = &["config", "hooks", "info", "modules"];
 /// The clients' own settings, instructions and hooks under home: a red, green or review agent

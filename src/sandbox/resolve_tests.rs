@@ -337,6 +337,26 @@ fn hooks_path_and_worktree_config_are_control_files() {
     );
 }
 
+/// Red team: a session wrote `.mcp.json` (a server the next session starts, unsandboxed) and
+/// `.vscode/tasks.json` (a task run when the folder opens).
+#[test]
+fn what_a_client_or_editor_starts_is_read_only_where_it_exists() {
+    let mut fsx = fs();
+    fsx.insert("/w/repo/.mcp.json".into());
+    fsx.insert("/w/repo/.vscode".into());
+    let p = plan(
+        &wants(Profile::Session),
+        &layout(),
+        &|p| fsx.contains(p),
+        &|p| p.ends_with(".vscode") || p.ends_with(".git"),
+        &|_| false,
+    )
+    .unwrap();
+    assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.mcp.json")));
+    assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.vscode/tasks.json")));
+    assert!(!p.placeholders.iter().any(|x| x.ends_with(".vscode")));
+}
+
 #[test]
 fn a_client_may_write_its_state_but_not_its_settings() {
     let mut fsx = fs();
