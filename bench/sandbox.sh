@@ -6,6 +6,12 @@
 #
 #   bash bench/sandbox.sh              # builds forge --release unless FORGE=path is given
 #   RUNS=1000 BENCH_DIR=/tmp/x bash bench/sandbox.sh
+#   OTHER=/path/to/forge bash bench/sandbox.sh   # adds that build's launcher and session rows
+#                                                # (a musl build, say: see BENCHMARKS.md §7)
+#
+# Two no-op rows show what any process start costs here: a static binary linked with glibc
+# (glibc probes the CPU before main; each `cpuid` traps to the hypervisor on this VM) and one
+# with no C library at all (bench/noop_nolibc.S).
 #
 # Needs: hyperfine, python3, git; Linux with Landlock and namespaces (root, or unprivileged user
 # namespaces). Prints a Markdown table; the target is "session adds at most 1 ms median over true".
@@ -20,6 +26,14 @@ if [ -z "${FORGE:-}" ]; then
   FORGE="${CARGO_TARGET_DIR:-$repo/target}/x86_64-unknown-linux-gnu/release/forge"
 fi
 "$FORGE" sandbox --level
+mkdir -p "$BENCH_DIR"
+gcc -O2 -static -o "$BENCH_DIR/noop-glibc" "$here/hooks/noop.c"
+gcc -nostdlib -static -o "$BENCH_DIR/noop-nolibc" "$here/noop_nolibc.S"
+other=()
+if [ -n "${OTHER:-}" ]; then
+  other=(-n 'OTHER launcher only (--mode off)' "$OTHER sandbox --mode off -- true"
+         -n 'OTHER session (mount namespace)' "$OTHER sandbox --profile session -- true")
+fi
 
 # A project like the ones agents work in: a git repository with Forge's config and hooks wired.
 p="$BENCH_DIR/project"
@@ -31,11 +45,14 @@ cd "$p"
 
 hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$BENCH_DIR/sandbox.json" \
   -n 'true' 'true' \
+  -n 'no-op, static, glibc' "$BENCH_DIR/noop-glibc" \
+  -n 'no-op, static, no libc' "$BENCH_DIR/noop-nolibc" \
   -n 'launcher only (--mode off)' "$FORGE sandbox --mode off -- true" \
   -n 'session (mount namespace)' "$FORGE sandbox --profile session -- true" \
   -n 'session (--carve-by-rules)' "$FORGE sandbox --profile session --carve-by-rules -- true" \
   -n 'red (--write tests/**)' "$FORGE sandbox --profile red --write tests/** -- true" \
-  -n 'session --contain' "$FORGE sandbox --profile session --contain -- true" >/dev/null
+  -n 'session --contain' "$FORGE sandbox --profile session --contain -- true" \
+  "${other[@]}" >/dev/null
 
 python3 - "$BENCH_DIR/sandbox.json" "$RUNS" <<'PY'
 import json, statistics, sys
@@ -51,4 +68,10 @@ for name, med, mn, p90 in rows:
 session = next(m for n, m, _, _ in rows if n.startswith("session (mount"))
 print(f"\n- session adds {session - base:.2f} ms median over `true` (target ≤ 1 ms): "
       f"{'PASS' if session - base <= 1.0 else 'FAIL'}")
+med = {n: m for n, m, _, _ in rows}
+print(f"- glibc's start-up alone (static no-op with glibc minus one with no libc): "
+      f"{med['no-op, static, glibc'] - med['no-op, static, no libc']:.2f} ms")
+if "OTHER session (mount namespace)" in med:
+    o = med["OTHER session (mount namespace)"] - base
+    print(f"- OTHER's session adds {o:.2f} ms median over `true`: {'PASS' if o <= 1.0 else 'FAIL'}")
 PY
