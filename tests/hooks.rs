@@ -456,6 +456,38 @@ fn a_planted_git_commondir_is_put_aside_after_the_tool_call() {
     r.git(&["status", "--short"]);
 }
 
+/// Red team: a session in a linked worktree planted `commondir` in the main repository's `.git`
+/// (the worktree's own `.git` is a file), and the person's `git status` there ran its config.
+#[test]
+fn a_commondir_planted_from_a_linked_worktree_is_put_aside_too() {
+    let r = failing_change_repo();
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "init"]);
+    let wt = r.path().parent().unwrap().join("wt");
+    r.git(&[
+        "worktree",
+        "add",
+        "-q",
+        wt.to_str().unwrap(),
+        "-b",
+        "feature",
+    ]);
+    r.write(".git/commondir", "../evil\n");
+    let mut post = payload(
+        &format!("claude/{}", fixture_named("claude", "PostToolUse", "Bash")),
+        &r,
+        None,
+    );
+    post["cwd"] = json!(wt.display().to_string());
+    let mut c = r.forge_cmd(&["hook", "claude", "post-tool-use"]);
+    c.env("CLAUDE_PROJECT_DIR", &wt);
+    let o = pipe(c, post.to_string().as_bytes());
+    assert!(o.status.success(), "{o:?}");
+    assert!(!r.exists(".git/commondir"), "{o:?}");
+    // The worktree's own `commondir` is git's, and stays.
+    assert!(r.exists(".git/worktrees/wt/commondir"));
+}
+
 /// Runs a prepared `forge` command with `stdin`, the way a client feeds a hook.
 fn pipe(mut c: std::process::Command, stdin: &[u8]) -> std::process::Output {
     use std::io::Write;

@@ -316,21 +316,18 @@ pub fn handle(
     }
 }
 
-/// A `.git/commondir` in the project's own `.git` folder, put aside (into
-/// `.tmp/.forge/planted/`) after each tool call. Git writes that file only in a linked
-/// worktree's folder; in a `.git` folder it moves where git finds its config and hooks, so a
-/// session's command could plant one (the sandbox cannot bind a file that does not exist yet)
-/// and the person's next `git status` would run what it names, outside any sandbox. Returns
-/// where it went.
+/// A `commondir` in git's common folder, put aside (into `.tmp/.forge/planted/`) after each
+/// tool call, at Stop and at SessionStart. Git writes that file only in a linked worktree's own
+/// folder; in the common folder it moves where git finds its config and hooks, so a session's
+/// command could plant one (the sandbox cannot bind a file that does not exist yet) and the
+/// person's next `git status` would run what it names, outside any sandbox. Returns where it went.
 fn put_aside_planted_commondir(start: &Path) -> Option<PathBuf> {
     let project = Project::discover_session(start).ok()?;
-    let git = project.root.join(".git");
-    let planted = git.join("commondir");
-    // `symlink_metadata`: a link named `commondir` is moved, never followed.
-    std::fs::symlink_metadata(&planted).ok()?;
-    if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
-        return None;
-    }
+    let layout =
+        crate::sandbox::resolve::Layout::probe(&project.root, &crate::repo::home()).ok()?;
+    // In git's common folder — the project's `.git`, or the main repository's when the session
+    // runs in a linked worktree or a submodule.
+    let planted = layout.planted_commondir()?;
     let dir = project.tmp_dir().join("planted");
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

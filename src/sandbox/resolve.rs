@@ -153,10 +153,11 @@ impl Layout {
             _ => (None, false),
         };
         let git_common = git_dir.as_ref().map(|d| {
-            if !git_file {
-                // A `.git` folder is git's common folder itself. Git writes `commondir` only in a
-                // linked worktree's folder; one here was planted to move where git finds its
-                // config and hooks, and the plan must not follow it.
+            if !is_linked_worktree_dir(d) {
+                // A `.git` folder, or a submodule's under `.git/modules/`, is git's common
+                // folder itself. Git writes `commondir` only in a linked worktree's folder
+                // (`<common>/worktrees/<name>/`); one anywhere else was planted to move where git
+                // finds its config and hooks, and the plan must not follow it.
                 return d.clone();
             }
             std::fs::read_to_string(d.join("commondir"))
@@ -211,6 +212,23 @@ impl Layout {
     /// `<system tmp>/forge-sandbox-<uid>/<project name>-<hash>/<profile>`.
     pub fn default_tmpdir(&self, profile: Profile) -> PathBuf {
         default_tmpdir(&self.project, &self.system_tmp, profile)
+    }
+}
+
+/// A linked worktree's own folder, `<common>/worktrees/<name>`: the one place git writes a
+/// `commondir`.
+pub fn is_linked_worktree_dir(d: &Path) -> bool {
+    d.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "worktrees")
+}
+
+impl Layout {
+    /// A `commondir` in git's common folder, where git never writes one: planted to make git
+    /// read its config and hooks elsewhere.
+    pub fn planted_commondir(&self) -> Option<PathBuf> {
+        let c = self.git_common.as_ref()?.join("commondir");
+        std::fs::symlink_metadata(&c).ok().map(|_| c)
     }
 }
 

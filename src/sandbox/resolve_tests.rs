@@ -243,6 +243,20 @@ fn every_worktree_s_git_pointers_are_read_only_and_a_planted_commondir_is_not_fo
     let git = repo.canonicalize().unwrap().join(".git");
     assert_eq!(l.git_common.as_deref(), Some(git.as_path()));
     assert_eq!(l.linked_worktrees, vec![git.join("worktrees/wt")]);
+    assert_eq!(l.planted_commondir(), Some(git.join("commondir")));
+
+    // A submodule's folder (`.git` a file naming `.git/modules/sub`) is its own common folder:
+    // a `commondir` planted there is not followed either.
+    let sub = repo.join("sub");
+    let modules = repo.join(".git/modules/sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::create_dir_all(&modules).unwrap();
+    std::fs::write(sub.join(".git"), "gitdir: ../.git/modules/sub\n").unwrap();
+    std::fs::write(modules.join("commondir"), "../../../../evil\n").unwrap();
+    let l = Layout::probe(&sub, d.path()).unwrap();
+    let m = modules.canonicalize().unwrap();
+    assert_eq!(l.git_common.as_deref(), Some(m.as_path()));
+    assert_eq!(l.planted_commondir(), Some(m.join("commondir")));
 }
 
 /// Red team: a session read `~/.pgpass`, git's XDG credential store and `~/.claude.json` (which
