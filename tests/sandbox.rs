@@ -842,3 +842,47 @@ fn the_ssh_agent_socket_and_credentials_in_the_environment_are_out_of_reach() {
     // Nor do credentials in the environment reach it, named in a list or not.
     assert!(inside.contains("env: ['HOME']"), "{inside}");
 }
+
+/// Red team: a session set `RLIMIT_FSIZE` to 0 on the shell that runs the session line (it died
+/// of SIGXFSZ), and could have limited the client itself: `prlimit` needs only the same uid,
+/// and Landlock's scopes do not cover it. Inside, it fails for every process but the caller's
+/// own; `ulimit` on itself works as before.
+#[test]
+fn a_sandboxed_process_cannot_limit_another() {
+    if skip_or_fail("a_sandboxed_process_cannot_limit_another") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
+    let probe = "import os, resource\npid = int(os.environ['VICTIM'])\ntry:\n    resource.prlimit(pid, resource.RLIMIT_NOFILE, (3, 3))\n    print('limited')\nexcept OSError as e:\n    print('refused', e)\nresource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\nos.nice(1)\nprint('own limits ok')\n";
+    let o = Command::new(forge_bin())
+        .args([
+            "sandbox",
+            "--profile",
+            "session",
+            "--",
+            "python3",
+            "-c",
+            probe,
+        ])
+        .current_dir(r.path())
+        .env("VICTIM", victim.id().to_string())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", victim.id())).unwrap();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(
+        out.contains("refused"),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("own limits ok"), "{out}");
+    let open_files = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    assert!(!open_files.contains(" 3 "), "{open_files}");
+}

@@ -48,6 +48,8 @@ mod contain;
 mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
+#[cfg(target_os = "linux")]
+mod seccomp;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -607,6 +609,7 @@ pub fn enter(
             landlock::detach_terminal();
             landlock::drop_capabilities()?;
             landlock::restrict(&plan, level.landlock_abi, require)?;
+            seccomp::deny_reaching_other_processes()?;
             Ok(())
         };
         run_plain(req, program, warn, Some(Box::new(step)))
