@@ -368,8 +368,14 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
             .cloned()
             .chain(daemon_sockets())
             .collect(),
+        // As the kernel sees them: a PATH folder reached through a link (`~/code` → the
+        // project) is the project's.
         path: std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).collect())
+            .map(|p| {
+                std::env::split_paths(&p)
+                    .map(|d| d.canonicalize().unwrap_or(d))
+                    .collect()
+            })
             .unwrap_or_default(),
     };
     // One lstat per path, however many places ask (a stat costs ~1.5 µs here, and the plan asks

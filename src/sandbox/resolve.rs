@@ -764,6 +764,16 @@ pub fn plan(
             _ => {}
         }
     }
+    // A PATH folder the command may write as a whole (the project root, put on PATH by direnv's
+    // `PATH_add .`): it cannot be made read-only without the rest, so say it.
+    for d in wants.path.iter().filter(|d| d.is_absolute()) {
+        if plan.write.iter().any(|w| w == d) {
+            problems.push(format!(
+                "{} is on PATH and writable in this sandbox: a program written there runs by name outside it (in the client, in your shell); take it off PATH",
+                d.display()
+            ));
+        }
+    }
     // Read grants inside holes: devices, and the own credential.
     let mut read_inside = Vec::new();
     for (place, p) in &plan.places {

@@ -312,6 +312,15 @@ fn path_folders_inside_the_project_are_read_only() {
     assert!(p.can_write(Profile::Session, Path::new("/w/repo/.venv/lib/x.py")));
     // The system's folders are not the sandbox's to bind.
     assert!(!p.read_only.contains(&PathBuf::from("/usr/bin")));
+    // The project root itself on PATH cannot be bound without the rest: it is named.
+    let mut w = wants(Profile::Session);
+    w.path.push("/w/repo".into());
+    let p = plan(&w, &layout(), &|p| fsx.contains(p), &|_| true, &|_| false).unwrap();
+    assert!(
+        p.problems.iter().any(|x| x.contains("/w/repo is on PATH")),
+        "{:?}",
+        p.problems
+    );
 }
 
 /// Red team: with `core.hooksPath=.husky/_` (husky), a session wrote `.husky/pre-commit` and the
