@@ -128,6 +128,9 @@ pub struct Layout {
     /// `extensions.worktreeConfig` is on: git reads each worktree's `config.worktree`, so a
     /// missing one is created empty and kept read-only.
     pub worktree_config: bool,
+    /// Files the repository's (or the user's) git config includes (`include.path`,
+    /// `includeIf.*.path`): git config too, wherever they lie.
+    pub git_includes: Vec<PathBuf>,
     /// Top-level `.env*` files of the project (not `.example`, `.sample`, `.template`).
     pub env_files: Vec<PathBuf>,
     /// The system's temporary folder (`$TMPDIR` or `/tmp`).
@@ -181,12 +184,8 @@ impl Layout {
             .and_then(|c| std::fs::read_dir(c.join("worktrees")).ok())
             .map(|rd| rd.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
-        let (hooks_path, worktree_config) = git_common
-            .as_ref()
-            .and_then(|c| std::fs::read_to_string(c.join("config")).ok())
-            .map(|text| git_config_facts(&text))
-            .unwrap_or_default();
-        let hooks_path = hooks_path.map(|h| {
+        let facts = git_config_files(git_common.as_deref(), home);
+        let hooks_path = facts.hooks_path.map(|h| {
             if let Some(rest) = h.strip_prefix("~/") {
                 home.join(rest)
             } else {
@@ -202,7 +201,8 @@ impl Layout {
             git_file,
             linked_worktrees,
             hooks_path,
-            worktree_config,
+            worktree_config: facts.worktree_config,
+            git_includes: facts.includes,
             env_files,
             system_tmp,
         })
@@ -232,24 +232,46 @@ impl Layout {
     }
 }
 
-/// `core.hooksPath` and `extensions.worktreeConfig` from a git config file's text (the
-/// repository's own; git's syntax: `[section]` headers, case-insensitive keys, quoted values).
-pub fn git_config_facts(text: &str) -> (Option<String>, bool) {
+/// What a plan needs from git's config files.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct GitConfigFacts {
+    /// `core.hooksPath`, as written (the last one read wins, as in git).
+    pub hooks_path: Option<String>,
+    pub worktree_config: bool,
+    /// `include.path` and `includeIf.*.path` values, resolved (see [`git_config_files`]).
+    pub includes: Vec<PathBuf>,
+}
+
+/// `core.hooksPath`, `extensions.worktreeConfig` and the include paths of one git config file's
+/// text (git's syntax: `[section]` or `[section "sub"]` headers, possibly followed by a key on
+/// the same line; case-insensitive keys; quoted values; `#` and `;` comments).
+pub fn git_config_facts(text: &str) -> (Option<String>, bool, Vec<String>) {
     let mut section = String::new();
     let mut hooks = None;
     let mut worktree = false;
+    let mut includes = Vec::new();
     for line in text.lines() {
-        let l = line.trim();
+        let mut l = line.trim();
         if l.starts_with('#') || l.starts_with(';') || l.is_empty() {
             continue;
         }
         if let Some(h) = l.strip_prefix('[') {
-            section = h
-                .split([']', ' ', '"'])
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            continue;
+            let Some((header, rest)) = h.split_once(']') else {
+                continue;
+            };
+            let name = header.trim();
+            section = match name.split_once([' ', '"']) {
+                Some((sec, _)) => sec.to_ascii_lowercase(),
+                None => name.to_ascii_lowercase(),
+            };
+            // `includeIf "gitdir:…"` and `include` both carry `path`.
+            if section == "includeif" {
+                section = "include".into();
+            }
+            l = rest.trim();
+            if l.is_empty() {
+                continue;
+            }
         }
         let Some((k, v)) = l.split_once('=') else {
             continue;
@@ -266,10 +288,50 @@ pub fn git_config_facts(text: &str) -> (Option<String>, bool) {
             ("extensions", "worktreeconfig") => {
                 worktree = matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1")
             }
+            ("include", "path") => includes.push(v.to_string()),
             _ => {}
         }
     }
-    (hooks, worktree)
+    (hooks, worktree, includes)
+}
+
+/// The facts of the user's git config (`~/.gitconfig`, `~/.config/git/config`) and then the
+/// repository's (`<common>/config`), following includes a few levels deep. A relative include
+/// is relative to the file that names it, `~/` to home.
+pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
+    let mut facts = GitConfigFacts::default();
+    let mut queue: Vec<(PathBuf, u8)> = vec![
+        (home.join(".gitconfig"), 0),
+        (home.join(".config/git/config"), 0),
+    ];
+    if let Some(c) = common {
+        queue.push((c.join("config"), 0));
+    }
+    let mut i = 0;
+    while i < queue.len() && queue.len() < 32 {
+        let (file, depth) = queue[i].clone();
+        i += 1;
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let (hooks, worktree, includes) = git_config_facts(&text);
+        if hooks.is_some() {
+            facts.hooks_path = hooks;
+        }
+        facts.worktree_config |= worktree;
+        for inc in includes {
+            let p = match inc.strip_prefix("~/") {
+                Some(rest) => home.join(rest),
+                None => file.parent().unwrap_or(Path::new("/")).join(inc),
+            };
+            let p = normalize(&p).unwrap_or(p);
+            facts.includes.push(p.clone());
+            if depth < 4 {
+                queue.push((p, depth + 1));
+            }
+        }
+    }
+    facts
 }
 
 /// The system's temporary folder: `$TMPDIR` when absolute, else `/tmp`.
@@ -588,6 +650,7 @@ pub fn plan(
         // files — a session in one worktree must not redirect another's.
         control.push(common.join("config.worktree"));
         control.push(common.join("commondir"));
+        control.extend(layout.git_includes.iter().cloned());
         if let Some(h) = &layout.hooks_path {
             control.push(h.clone());
             // husky's `.husky/_` hooks run the scripts beside it (`.husky/pre-commit`).

@@ -13,6 +13,7 @@ fn layout() -> Layout {
         linked_worktrees: vec![],
         hooks_path: None,
         worktree_config: false,
+        git_includes: vec![],
         env_files: vec!["/w/repo/.env".into()],
         system_tmp: "/tmp".into(),
     }
@@ -332,11 +333,22 @@ fn hooks_path_and_worktree_config_are_control_files() {
         git_config_facts(
             "[core]\n\tbare = false\n\thooksPath = .husky/_\n[extensions]\n\tworktreeConfig = true ; yes\n"
         ),
-        (Some(".husky/_".to_string()), true)
+        (Some(".husky/_".to_string()), true, vec![])
     );
     assert_eq!(
         git_config_facts("[Core]\nHooksPath = \"/x/y\"\n[remote \"o\"]\nhookspath = z\n"),
-        (Some("/x/y".to_string()), false)
+        (Some("/x/y".to_string()), false, vec![])
+    );
+    // Red team round 3: a key on the header's line, and included files.
+    assert_eq!(
+        git_config_facts(
+            "[core] hooksPath = .githooks\n[include]\n\tpath = ../.gitconfig\n[includeIf \"gitdir:~/w/\"]\n\tpath = ~/w.inc\n"
+        ),
+        (
+            Some(".githooks".to_string()),
+            false,
+            vec!["../.gitconfig".to_string(), "~/w.inc".to_string()]
+        )
     );
     let mut fsx = fs();
     fsx.insert("/w/repo/.husky".into());
@@ -378,6 +390,37 @@ fn what_a_client_or_editor_starts_is_read_only_where_it_exists() {
     assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.mcp.json")));
     assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.vscode/tasks.json")));
     assert!(!p.placeholders.iter().any(|x| x.ends_with(".vscode")));
+}
+
+/// Red team round 3: the repository's config includes `../.gitconfig`, a file in the project,
+/// where a session appended a `core.fsmonitor` the person's `git status` then ran.
+#[test]
+fn files_the_git_config_includes_are_control_files() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(
+        repo.join(".git/config"),
+        "[core]\n\tbare = false\n[include]\n\tpath = ../.gitconfig\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join(".gitconfig"), "[core] hooksPath = .githooks\n").unwrap();
+    std::fs::create_dir_all(repo.join(".githooks")).unwrap();
+    let home = d.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let l = Layout::probe(&repo, &home).unwrap();
+    let root = repo.canonicalize().unwrap();
+    assert_eq!(l.git_includes, vec![root.join(".gitconfig")]);
+    assert_eq!(l.hooks_path, Some(root.join(".githooks")));
+    let mut w = wants(Profile::Session);
+    w.tmpdir = Some(d.path().join("t"));
+    let p = plan(&w, &l, &|p| p.exists(), &|p| p.is_dir(), &|p| {
+        p.is_symlink()
+    })
+    .unwrap();
+    assert!(!p.can_write(Profile::Session, &root.join(".gitconfig")));
+    assert!(!p.can_write(Profile::Session, &root.join(".githooks/pre-commit")));
+    assert!(p.can_write(Profile::Session, &root.join("src/x.rs")));
 }
 
 #[test]
