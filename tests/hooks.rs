@@ -488,6 +488,67 @@ fn a_commondir_planted_from_a_linked_worktree_is_put_aside_too() {
     assert!(r.exists(".git/worktrees/wt/commondir"));
 }
 
+/// Red team round 3: a session staged and committed its own `.forge/config.yaml` (`sandbox:
+/// mode: off`) through git's internals while the file on disk stayed read-only; the person's
+/// `git stash` then wrote it. The next PostToolUse says so, once.
+#[test]
+fn control_files_changed_in_git_are_named_after_the_call() {
+    let r = failing_change_repo();
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "init"]);
+    let start = payload(
+        &format!(
+            "claude/{}",
+            fixture_named("claude", "SessionStart", "SessionStart")
+        ),
+        &r,
+        None,
+    );
+    assert_eq!(
+        hook(&r, "claude", "session-start", start.to_string().as_bytes()).code,
+        0
+    );
+    let post = payload(
+        &format!("claude/{}", fixture_named("claude", "PostToolUse", "Bash")),
+        &r,
+        None,
+    );
+    let quiet = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    assert!(!quiet.stdout.contains("control files"), "{quiet:?}");
+    // What the agent's command did, with git's plumbing only.
+    let blob = std::process::Command::new("git")
+        .args(["hash-object", "-w", "--stdin"])
+        .current_dir(r.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"sandbox:\n  mode: off\n")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let blob = String::from_utf8_lossy(&blob.stdout).trim().to_string();
+    r.git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{blob},.forge/config.yaml"),
+    ]);
+    let o = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let msg = v["systemMessage"].as_str().unwrap();
+    assert!(
+        msg.contains(".forge/config.yaml") && msg.contains("git stash"),
+        "{msg}"
+    );
+    // Said once.
+    let again = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    assert_eq!(again.stdout, "", "{again:?}");
+}
+
 /// Runs a prepared `forge` command with `stdin`, the way a client feeds a hook.
 fn pipe(mut c: std::process::Command, stdin: &[u8]) -> std::process::Output {
     use std::io::Write;

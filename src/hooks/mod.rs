@@ -254,6 +254,11 @@ pub fn handle(
         }
         Event::PostToolUse => {
             let put_aside = put_aside_planted_commondir(&start);
+            let staged = if payload.and_then(|p| p.tool_name.as_deref()) == Some("Bash") {
+                control_entries_changed(&start)
+            } else {
+                None
+            };
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 if let Some(to) = &put_aside {
                     rec.record_or_warn(
@@ -271,6 +276,13 @@ pub fn handle(
                     "tool",
                     json!({"tool": tool, "target": target}),
                 );
+                if let Some(paths) = &staged {
+                    rec.record_or_warn(
+                        change.as_deref(),
+                        "hook",
+                        json!({"event": "control-files-in-git-changed", "paths": paths}),
+                    );
+                }
                 ingest_spend(
                     &start,
                     session.as_deref(),
@@ -279,7 +291,16 @@ pub fn handle(
                     change.as_deref(),
                 );
             }
-            HookOutput::default()
+            match staged {
+                Some(paths) => system_message(
+                    agent,
+                    &format!(
+                        "Forge: what git holds for control files ({}) changed in the index or in a commit since Forge last looked — the files themselves are read-only to the agent's commands, git's internals are not. If you did not stage or commit that, look at `git diff --cached` and `git log -p -1` for them before `git stash`, `git reset` or `git checkout`: those would write the agent's version.",
+                        paths.join(", ")
+                    ),
+                ),
+                None => HookOutput::default(),
+            }
         }
         Event::Stop => {
             // What a command left running may plant after the last PostToolUse.
@@ -308,6 +329,8 @@ pub fn handle(
         }
         Event::SessionStart => {
             put_aside_planted_commondir(&start);
+            control_entries_changed(&start); // the session's starting point
+
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 rec.record_or_warn(change.as_deref(), "hook", json!({"event": "session-start"}));
             }
@@ -352,6 +375,63 @@ fn put_aside_planted_commondir(start: &Path) -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// The control paths whose git entries (index and HEAD) the hooks watch: what the sandbox keeps
+/// read-only on disk, which a session can still stage or commit through git's internals.
+const CONTROL_IN_GIT: &[&str] = &[
+    ".forge",
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".mcp.json",
+    ".vscode",
+    ".gitconfig",
+    ".husky",
+];
+
+/// Which control paths' index or HEAD entries changed since the last look (kept in
+/// `.tmp/.forge/control-in-git`, which a session cannot write). A session may write git's
+/// internals, so it can stage or commit its own `.forge/config.yaml` while the file on disk
+/// stays the person's; the person's next `git stash` or `git reset --hard` would write the
+/// agent's. `None` when nothing changed (or on the first look).
+fn control_entries_changed(start: &Path) -> Option<Vec<String>> {
+    let project = Project::discover_session(start).ok()?;
+    let root = &project.root;
+    let mut args = vec!["ls-files", "-s", "-z", "--"];
+    args.extend(CONTROL_IN_GIT);
+    let index = crate::git::git(root, &args).ok()?;
+    let mut args = vec!["ls-tree", "-r", "-z", "HEAD", "--"];
+    args.extend(CONTROL_IN_GIT);
+    let head = crate::git::git(root, &args).unwrap_or_default();
+    let entries = |bytes: &[u8], tag: &str| -> Vec<String> {
+        bytes
+            .split(|b| *b == 0)
+            .filter(|r| !r.is_empty())
+            .map(|r| format!("{tag} {}", String::from_utf8_lossy(r)))
+            .collect()
+    };
+    let mut now = entries(&index, "index");
+    now.extend(entries(&head, "HEAD"));
+    let file = project.tmp_dir().join("control-in-git");
+    let before = crate::state::read_untrusted(&file, 1 << 20)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let text = now.join("\n");
+    if before.as_deref() != Some(text.as_str()) {
+        let _ = crate::state::write_atomic(&file, text.as_bytes());
+    }
+    let before = before?;
+    let old: std::collections::BTreeSet<&str> = before.lines().collect();
+    let new: std::collections::BTreeSet<&str> = now.iter().map(String::as_str).collect();
+    let mut paths: Vec<String> = old
+        .symmetric_difference(&new)
+        .filter_map(|e| e.split_once('\t').map(|(_, p)| p.to_string()))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    (!paths.is_empty()).then_some(paths)
 }
 
 /// The folder the agent's session started in, which every event of the session is judged
