@@ -431,6 +431,7 @@ fn daemon_sockets() -> Vec<String> {
         "/run/podman/podman.sock",
         "/run/dbus/system_bus_socket",
         "/var/run/dbus/system_bus_socket",
+        "/run/systemd/private",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -454,6 +455,7 @@ fn daemon_sockets() -> Vec<String> {
     {
         for s in [
             "bus",
+            "systemd",
             "docker.sock",
             "podman",
             "gnupg",
