@@ -885,4 +885,27 @@ fn a_sandboxed_process_cannot_limit_another() {
         .find(|l| l.starts_with("Max open files"))
         .unwrap();
     assert!(!open_files.contains(" 3 "), "{open_files}");
+
+    // Round 4: the same call through the i386 ABI ends the process instead.
+    let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
+    let probe = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sandbox/prlimit_i386.py"
+    );
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "python3", probe])
+        .current_dir(r.path())
+        .env("VICTIM", victim.id().to_string())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", victim.id())).unwrap();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    let open_files = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    assert!(!open_files.contains(" 3 "), "{open_files}");
+    assert!(!o.status.success(), "{o:?}");
 }

@@ -112,6 +112,9 @@ fn outer_programs() -> Option<(String, String)> {
 /// outer line `cd`s there, then returns the command's exit status. The folder file lies where
 /// the sandboxed command (and what it left running) may write: it is read with a time limit and
 /// a size cap, so swapping it for a FIFO or a link to something endless cannot hang the client.
+/// The `cd` is the shell's own (`builtin cd`; `command cd` in a shell without `builtin`): a `cd`
+/// function of the user's (one that sources `venv/bin/activate`) would run what the command
+/// wrote, outside the sandbox.
 pub fn session_command(
     forge: &Path,
     project: &Path,
@@ -138,7 +141,7 @@ pub fn session_command(
         shell_quote(&format!("pwd -P >| {cwd_file}"))
     );
     format!(
-        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ [ -f {cwd_file} ] && [ ! -L {cwd_file} ] && __forge_cwd=$({read_cwd} {cwd_file}) && cd -- \"$__forge_cwd\"; }} 2>/dev/null; {remove} {cwd_file}; (exit $__forge_rc)",
+        "{} sandbox --profile session --project {} -- {} -c {}; __forge_rc=$?; {{ [ -f {cwd_file} ] && [ ! -L {cwd_file} ] && __forge_cwd=$({read_cwd} {cwd_file}) && {{ builtin cd -- \"$__forge_cwd\" || command cd -- \"$__forge_cwd\"; }}; }} 2>/dev/null; {remove} {cwd_file}; (exit $__forge_rc)",
         shell_quote(&forge.to_string_lossy()),
         shell_quote(&project.to_string_lossy()),
         shell_quote(&shell.to_string_lossy()),
@@ -222,7 +225,7 @@ mod tests {
             line,
             format!(
                 r#"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'trap '\''pwd -P >| /tmp/s/cwd-1'\'' EXIT
-echo '\''hi'\'''; __forge_rc=$?; {{ [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] && __forge_cwd=$({read} /tmp/s/cwd-1) && cd -- "$__forge_cwd"; }} 2>/dev/null; {remove} /tmp/s/cwd-1; (exit $__forge_rc)"#
+echo '\''hi'\'''; __forge_rc=$?; {{ [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ] && __forge_cwd=$({read} /tmp/s/cwd-1) && {{ builtin cd -- "$__forge_cwd" || command cd -- "$__forge_cwd"; }}; }} 2>/dev/null; {remove} /tmp/s/cwd-1; (exit $__forge_rc)"#
             )
         );
     }
@@ -307,7 +310,8 @@ echo '\''hi'\'''; __forge_rc=$?; {{ [ -f /tmp/s/cwd-1 ] && [ ! -L /tmp/s/cwd-1 ]
                 let o = std::process::Command::new(shell)
                     .arg("-c")
                     .arg(format!(
-                        "eval {}\necho \"rc=$? pwd=$(pwd -P)\"",
+                        // A `cd` function of the user's must not be what carries the folder out.
+                        "cd() {{ echo HIJACKED; }}\neval {}\necho \"rc=$? pwd=$(pwd -P)\"",
                         shell_quote(&line)
                     ))
                     .current_dir(dir.path())

@@ -5,7 +5,8 @@
 //! `RLIMIT_FSIZE` to 0 on the shell that runs the session line, which then died of SIGXFSZ
 //! writing its folder file, and could have starved the client itself. A seccomp filter answers
 //! EPERM to those calls when they name any process but the caller; on itself (`ulimit`, `nice`,
-//! `taskset`) they work as before. The filter is inherited across fork and exec.
+//! `taskset`) they work as before. System calls of another ABI (i386's `int 0x80`, x32) end the
+//! process. The filter is inherited across fork and exec.
 
 use super::SandboxError;
 
@@ -38,6 +39,7 @@ pub fn deny_reaching_other_processes() -> Result<(), SandboxError> {
     const JSET_K: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
     const RET_K: u16 = 0x06; // BPF_RET | BPF_K
     const ALLOW: u32 = 0x7fff_0000; // SECCOMP_RET_ALLOW
+    const KILL: u32 = 0x8000_0000; // SECCOMP_RET_KILL_PROCESS
     const EPERM: u32 = 0x0005_0000 | libc::EPERM as u32; // SECCOMP_RET_ERRNO
     const NR: u32 = 0; // offsetof(struct seccomp_data, nr)
     const ARCH: u32 = 4;
@@ -45,9 +47,11 @@ pub fn deny_reaching_other_processes() -> Result<(), SandboxError> {
     let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
 
     let mut prog = vec![
+        // Another ABI (i386's `int 0x80`, with its own numbers) would pass every rule below
+        // unseen: a process that uses one is ended (red team, round 4).
         op(LD_W_ABS, 0, 0, ARCH),
         op(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
-        op(RET_K, 0, 0, ALLOW),
+        op(RET_K, 0, 0, KILL),
         op(LD_W_ABS, 0, 0, NR),
         op(JSET_K, 0, 1, X32_SYSCALL_BIT),
         op(RET_K, 0, 0, EPERM),
