@@ -122,9 +122,11 @@ pub struct Layout {
     pub git_file: bool,
     /// The folders of the repository's linked worktrees (`<common>/worktrees/*`).
     pub linked_worktrees: Vec<PathBuf>,
-    /// `core.hooksPath` of the repository's config, absolute: where git runs hooks from when it
-    /// is set (husky's `.husky/_`), a control folder like `.git/hooks`.
-    pub hooks_path: Option<PathBuf>,
+    /// Every `core.hooksPath` set in the config git reads here (the user's, the repository's,
+    /// the worktrees', what they include), absolute: where git runs hooks from (husky's
+    /// `.husky/_`), control folders like `.git/hooks`. All of them, not git's winner: which one
+    /// wins depends on where git runs.
+    pub hooks_paths: Vec<PathBuf>,
     /// `extensions.worktreeConfig` is on: git reads each worktree's `config.worktree`, so a
     /// missing one is created empty and kept read-only.
     pub worktree_config: bool,
@@ -185,13 +187,17 @@ impl Layout {
             .map(|rd| rd.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
         let facts = git_config_files(git_common.as_deref(), home);
-        let hooks_path = facts.hooks_path.map(|h| {
-            if let Some(rest) = h.strip_prefix("~/") {
-                home.join(rest)
-            } else {
-                project.join(h)
-            }
-        });
+        let hooks_paths = facts
+            .hooks_paths
+            .into_iter()
+            .map(|h| {
+                if let Some(rest) = h.strip_prefix("~/") {
+                    home.join(rest)
+                } else {
+                    project.join(h)
+                }
+            })
+            .collect();
         let system_tmp = system_tmp();
         Ok(Layout {
             project,
@@ -200,7 +206,7 @@ impl Layout {
             git_common,
             git_file,
             linked_worktrees,
-            hooks_path,
+            hooks_paths,
             worktree_config: facts.worktree_config,
             git_includes: facts.includes,
             env_files,
@@ -235,8 +241,8 @@ impl Layout {
 /// What a plan needs from git's config files.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct GitConfigFacts {
-    /// `core.hooksPath`, as written (the last one read wins, as in git).
-    pub hooks_path: Option<String>,
+    /// Every `core.hooksPath` value, as written.
+    pub hooks_paths: Vec<String>,
     pub worktree_config: bool,
     /// `include.path` and `includeIf.*.path` values, resolved (see [`git_config_files`]).
     pub includes: Vec<PathBuf>,
@@ -295,29 +301,36 @@ pub fn git_config_facts(text: &str) -> (Option<String>, bool, Vec<String>) {
     (hooks, worktree, includes)
 }
 
-/// The facts of the user's git config (`~/.gitconfig`, `~/.config/git/config`) and then the
-/// repository's (`<common>/config`), following includes a few levels deep. A relative include
-/// is relative to the file that names it, `~/` to home.
+/// The facts of every git config file git may read here — the user's (`~/.gitconfig`, the XDG
+/// one), the repository's (`<common>/config`), the worktrees' `config.worktree` — following
+/// includes as deep as git does (10 levels). A relative include is relative to the file that
+/// names it, `~/` to home.
 pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
     let mut facts = GitConfigFacts::default();
-    let mut queue: Vec<(PathBuf, u8)> = vec![
-        (home.join(".gitconfig"), 0),
-        (home.join(".config/git/config"), 0),
-    ];
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .unwrap_or_else(|| home.join(".config"));
+    let mut queue: Vec<(PathBuf, u8)> =
+        vec![(home.join(".gitconfig"), 0), (xdg.join("git/config"), 0)];
     if let Some(c) = common {
         queue.push((c.join("config"), 0));
+        queue.push((c.join("config.worktree"), 0));
+        if let Ok(rd) = std::fs::read_dir(c.join("worktrees")) {
+            for e in rd.flatten() {
+                queue.push((e.path().join("config.worktree"), 0));
+            }
+        }
     }
     let mut i = 0;
-    while i < queue.len() && queue.len() < 32 {
+    while i < queue.len() && i < 256 {
         let (file, depth) = queue[i].clone();
         i += 1;
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
         let (hooks, worktree, includes) = git_config_facts(&text);
-        if hooks.is_some() {
-            facts.hooks_path = hooks;
-        }
+        facts.hooks_paths.extend(hooks);
         facts.worktree_config |= worktree;
         for inc in includes {
             let p = match inc.strip_prefix("~/") {
@@ -326,7 +339,7 @@ pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
             };
             let p = normalize(&p).unwrap_or(p);
             facts.includes.push(p.clone());
-            if depth < 4 {
+            if depth < 10 {
                 queue.push((p, depth + 1));
             }
         }
@@ -642,6 +655,17 @@ pub fn plan(
     }
 
     // Control files.
+    let mut hook_folders: Vec<PathBuf> = Vec::new();
+    for h in &layout.hooks_paths {
+        push_unique(&mut hook_folders, h.clone());
+        // husky's `.husky/_` hooks run the scripts beside it (`.husky/pre-commit`).
+        if h.file_name().is_some_and(|n| n == "_")
+            && let Some(parent) = h.parent()
+            && parent != project.as_path()
+        {
+            push_unique(&mut hook_folders, parent.to_path_buf());
+        }
+    }
     let mut control: Vec<PathBuf> = PROJECT_CONTROL.iter().map(|c| project.join(c)).collect();
     if let Some(common) = &layout.git_common {
         control.extend(GIT_CONTROL.iter().map(|c| common.join(c)));
@@ -651,16 +675,7 @@ pub fn plan(
         control.push(common.join("config.worktree"));
         control.push(common.join("commondir"));
         control.extend(layout.git_includes.iter().cloned());
-        if let Some(h) = &layout.hooks_path {
-            control.push(h.clone());
-            // husky's `.husky/_` hooks run the scripts beside it (`.husky/pre-commit`).
-            if h.file_name().is_some_and(|n| n == "_")
-                && let Some(parent) = h.parent()
-                && parent != project.as_path()
-            {
-                control.push(parent.to_path_buf());
-            }
-        }
+        control.extend(hook_folders.iter().cloned());
         for wt in &layout.linked_worktrees {
             if Some(wt) == layout.git_dir.as_ref() {
                 continue; // this worktree's own, below
@@ -818,9 +833,16 @@ pub fn plan(
                 } else if is_placeholder(p, project, layout.git_common.as_deref()) {
                     placeholders.push(p.clone());
                     read_only.push(p.clone());
-                } else if layout.worktree_config && p.ends_with("config.worktree") {
+                } else if (layout.worktree_config && p.ends_with("config.worktree"))
+                    || layout.git_includes.contains(p)
+                {
                     // An empty config is no config: git reads it as nothing.
                     placeholder_files.push(p.clone());
+                    read_only.push(p.clone());
+                } else if hook_folders.contains(p) {
+                    // A hooks folder git would run from, not there yet (husky's `.husky/_` is
+                    // ignored by git, so gone after `git clean`).
+                    placeholders.push(p.clone());
                     read_only.push(p.clone());
                 }
             }

@@ -11,7 +11,7 @@ fn layout() -> Layout {
         git_common: Some("/w/repo/.git".into()),
         git_file: false,
         linked_worktrees: vec![],
-        hooks_path: None,
+        hooks_paths: vec![],
         worktree_config: false,
         git_includes: vec![],
         env_files: vec!["/w/repo/.env".into()],
@@ -354,7 +354,7 @@ fn hooks_path_and_worktree_config_are_control_files() {
     fsx.insert("/w/repo/.husky".into());
     fsx.insert("/w/repo/.husky/_".into());
     let mut l = layout();
-    l.hooks_path = Some("/w/repo/.husky/_".into());
+    l.hooks_paths = vec!["/w/repo/.husky/_".into()];
     l.worktree_config = true;
     let p = plan(
         &wants(Profile::Session),
@@ -411,7 +411,7 @@ fn files_the_git_config_includes_are_control_files() {
     let l = Layout::probe(&repo, &home).unwrap();
     let root = repo.canonicalize().unwrap();
     assert_eq!(l.git_includes, vec![root.join(".gitconfig")]);
-    assert_eq!(l.hooks_path, Some(root.join(".githooks")));
+    assert_eq!(l.hooks_paths, vec![root.join(".githooks")]);
     let mut w = wants(Profile::Session);
     w.tmpdir = Some(d.path().join("t"));
     let p = plan(&w, &l, &|p| p.exists(), &|p| p.is_dir(), &|p| {
@@ -421,6 +421,35 @@ fn files_the_git_config_includes_are_control_files() {
     assert!(!p.can_write(Profile::Session, &root.join(".gitconfig")));
     assert!(!p.can_write(Profile::Session, &root.join(".githooks/pre-commit")));
     assert!(p.can_write(Profile::Session, &root.join("src/x.rs")));
+}
+
+/// Red team round 4: a hooks folder (husky's git-ignored `.husky/_` after `git clean`) or an
+/// included config file that does not exist yet was created by a session, and git ran it.
+/// Missing ones are created empty first and bound read-only like the rest.
+#[test]
+fn missing_hook_folders_and_included_configs_are_created_empty_and_read_only() {
+    let mut l = layout();
+    l.hooks_paths = vec!["/w/repo/.husky/_".into(), "/h/.githooks".into()];
+    l.git_includes = vec!["/w/repo/.gitconfig".into()];
+    let f = fs();
+    let p = plan(
+        &wants(Profile::Session),
+        &l,
+        &|p| f.contains(p),
+        &|p| f.contains(p) && !p.to_string_lossy().contains('.') || p.ends_with(".git"),
+        &|_| false,
+    )
+    .unwrap();
+    assert!(p.placeholders.contains(&PathBuf::from("/w/repo/.husky/_")));
+    assert!(p.placeholders.contains(&PathBuf::from("/w/repo/.husky")));
+    assert_eq!(
+        p.placeholder_files,
+        vec![PathBuf::from("/w/repo/.gitconfig")]
+    );
+    assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.husky/pre-commit")));
+    assert!(!p.can_write(Profile::Session, Path::new("/w/repo/.gitconfig")));
+    // Outside every writable folder, nothing is invented.
+    assert!(!p.placeholders.iter().any(|x| x.starts_with("/h")));
 }
 
 #[test]
