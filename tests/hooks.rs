@@ -547,6 +547,19 @@ fn control_files_changed_in_git_are_named_after_the_call() {
     // Said once.
     let again = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
     assert_eq!(again.stdout, "", "{again:?}");
+    // Round 4: the hooks folder the repository's config names is watched too.
+    r.git(&["config", "core.hooksPath", ".githooks"]);
+    r.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    r.git(&["add", ".githooks"]);
+    r.git(&["commit", "-qm", "hooks"]);
+    let _ = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    r.git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100755,{blob},.githooks/pre-commit"),
+    ]);
+    let o = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    assert!(o.stdout.contains(".githooks/pre-commit"), "{o:?}");
 }
 
 /// Runs a prepared `forge` command with `stdin`, the way a client feeds a hook.

@@ -398,11 +398,23 @@ const CONTROL_IN_GIT: &[&str] = &[
 fn control_entries_changed(start: &Path) -> Option<Vec<String>> {
     let project = Project::discover_session(start).ok()?;
     let root = &project.root;
+    // And what this repository's git config makes control files: its hooks folders and the
+    // files it includes, where they lie in the project.
+    let mut watched: Vec<String> = CONTROL_IN_GIT.iter().map(|s| s.to_string()).collect();
+    if let Ok(layout) = crate::sandbox::resolve::Layout::probe(root, &crate::repo::home()) {
+        for p in layout.hooks_paths.iter().chain(&layout.git_includes) {
+            if let Ok(rel) = p.strip_prefix(&layout.project)
+                && !rel.as_os_str().is_empty()
+            {
+                watched.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
     let mut args = vec!["ls-files", "-s", "-z", "--"];
-    args.extend(CONTROL_IN_GIT);
+    args.extend(watched.iter().map(String::as_str));
     let index = crate::git::git(root, &args).ok()?;
     let mut args = vec!["ls-tree", "-r", "-z", "HEAD", "--"];
-    args.extend(CONTROL_IN_GIT);
+    args.extend(watched.iter().map(String::as_str));
     let head = crate::git::git(root, &args).unwrap_or_default();
     let entries = |bytes: &[u8], tag: &str| -> Vec<String> {
         bytes
