@@ -240,14 +240,50 @@ pub struct DirLock {
     _file: File,
 }
 
-/// Blocks until this process holds the exclusive lock on `dir` (created if missing).
+/// How long Forge waits for a lock before it gives up with an error. Any process that can open
+/// a file — for reading is enough — can `flock` it; an agent's leftover process holding one
+/// must not hang a hook until the client's own timeout lets the agent past the Stop hook.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Takes the exclusive lock on `file`, waiting at most [`LOCK_WAIT`] (`FORGE_LOCK_WAIT_MS`
+/// shortens it, for tests).
+pub fn lock_file(file: &File, path: &Path) -> Result<()> {
+    let start = std::time::Instant::now();
+    let wait = std::env::var("FORGE_LOCK_WAIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(std::time::Duration::from_millis)
+        .unwrap_or(LOCK_WAIT)
+        .min(LOCK_WAIT);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::io(
+                    format!("cannot lock {}", path.display()),
+                    std::io::Error::other(format!(
+                        "another process has held it for {} ms (a process an agent left running?)",
+                        wait.as_millis()
+                    )),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::io(format!("cannot lock {}", path.display()), e));
+            }
+        }
+    }
+}
+
+/// Takes the exclusive lock on `dir` (created if missing), waiting at most [`LOCK_WAIT`].
 pub fn lock_dir(dir: &Path) -> Result<DirLock> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     let file =
         File::open(dir).map_err(|e| Error::io(format!("cannot open {}", dir.display()), e))?;
-    file.lock()
-        .map_err(|e| Error::io(format!("cannot lock {}", dir.display()), e))?;
+    lock_file(&file, dir)?;
     Ok(DirLock { _file: file })
 }
 

@@ -242,8 +242,7 @@ pub fn append(
         r => r,
     }
     .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
-    file.lock()
-        .map_err(|e| Error::io(format!("cannot lock {}", path.display()), e))?;
+    crate::state::lock_file(&file, path)?;
     let (last, torn) = read_tail(&mut file)
         .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     let (mut seq, mut prev) = match &last {

@@ -562,6 +562,63 @@ fn control_files_changed_in_git_are_named_after_the_call() {
     assert!(o.stdout.contains(".githooks/pre-commit"), "{o:?}");
 }
 
+/// Red team round 4: a process the agent left running held a shared `flock` on the session's
+/// timeline (a read-only descriptor is enough), and every hook blocked on it — the Stop hook
+/// until the client's timeout let the agent stop unverified. Forge waits a bounded time, says
+/// why, and goes on: the checks still run and still block.
+#[test]
+fn a_lock_an_agent_holds_delays_the_stop_hook_but_does_not_skip_it() {
+    let r = failing_change_repo();
+    let stop = payload(
+        &format!(
+            "claude/{}",
+            fixture_named("claude", "Stop", "stop_hook_active")
+        ),
+        &r,
+        None,
+    );
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert!(o.stdout.contains("\"block\""), "{o:?}");
+    let timeline = walk_files(&r.path().join(".forge"))
+        .into_iter()
+        .find(|p| p.ends_with("timeline.jsonl"))
+        .expect("the session's timeline");
+    let mut holder = std::process::Command::new("flock")
+        .args(["-s", timeline.to_str().unwrap(), "sleep", "60"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut c = r.forge_cmd(&["hook", "claude", "stop"]);
+    c.env("FORGE_LOCK_WAIT_MS", "500");
+    let started = Instant::now();
+    let o = pipe(c, stop.to_string().as_bytes());
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("\"block\""), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot lock"),
+        "{o:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the hook waited for the lock's holder"
+    );
+}
+
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// Runs a prepared `forge` command with `stdin`, the way a client feeds a hook.
 fn pipe(mut c: std::process::Command, stdin: &[u8]) -> std::process::Output {
     use std::io::Write;
