@@ -370,11 +370,20 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
             .collect(),
         // As the kernel sees them: a PATH folder reached through a link (`~/code` → the
         // project) is the project's.
+        // As written (a link on the way is named: it can be swapped) and as the kernel
+        // resolves them (`~/code` → the project).
         path: std::env::var_os("PATH")
             .map(|p| {
-                std::env::split_paths(&p)
-                    .map(|d| d.canonicalize().unwrap_or(d))
-                    .collect()
+                let mut v: Vec<PathBuf> = Vec::new();
+                for d in std::env::split_paths(&p) {
+                    let c = d.canonicalize().unwrap_or_else(|_| d.clone());
+                    for x in [d, c] {
+                        if !v.contains(&x) {
+                            v.push(x);
+                        }
+                    }
+                }
+                v
             })
             .unwrap_or_default(),
     };

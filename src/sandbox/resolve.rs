@@ -823,9 +823,15 @@ pub fn plan(
                 if !under_write(p) {
                     continue;
                 }
-                if is_symlink(p) {
+                // A link on the way (`.venv` → `venvs/py312`) can be swapped for another: the bind
+                // holds the old target only.
+                let link = std::iter::once(p.as_path())
+                    .chain(p.ancestors().skip(1).take_while(|a| under_write(a)))
+                    .find(|a| is_symlink(a));
+                if let Some(link) = link {
                     problems.push(format!(
-                        "{} is a symbolic link inside a writable folder, so Forge cannot keep it read-only; replace it with the folder it points to",
+                        "{} is a symbolic link inside a writable folder, so Forge cannot keep {} read-only; replace it with the folder it points to",
+                        link.display(),
                         p.display()
                     ));
                 } else if exists(p) {

@@ -452,6 +452,32 @@ fn missing_hook_folders_and_included_configs_are_created_empty_and_read_only() {
     assert!(!p.placeholders.iter().any(|x| x.starts_with("/h")));
 }
 
+/// Red team round 4: `.venv` was a link to `venvs/py312`; `.venv/bin` (on PATH) was bound
+/// read-only, but the command swapped the link for one to its own folder. A link on the way to
+/// a protected path is named.
+#[test]
+fn a_link_on_the_way_to_a_protected_path_is_named() {
+    let mut fsx = fs();
+    for f in ["/w/repo/.venv", "/w/repo/.venv/bin"] {
+        fsx.insert(f.into());
+    }
+    let p = plan(
+        &wants(Profile::Session),
+        &layout(),
+        &|p| fsx.contains(p),
+        &|p| fsx.contains(p),
+        &|p| p == Path::new("/w/repo/.venv"),
+    )
+    .unwrap();
+    assert!(
+        p.problems
+            .iter()
+            .any(|x| x.starts_with("/w/repo/.venv is a symbolic link") && x.contains(".venv/bin")),
+        "{:?}",
+        p.problems
+    );
+}
+
 #[test]
 fn a_client_may_write_its_state_but_not_its_settings() {
     let mut fsx = fs();
