@@ -371,12 +371,24 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
         // As the kernel sees them: a PATH folder reached through a link (`~/code` → the
         // project) is the project's.
         // As written (a link on the way is named: it can be swapped) and as the kernel
-        // resolves them (`~/code` → the project).
+        // resolves them (`~/code` → the project). The system's own folders are left as they
+        // are: no sandbox writes there, so no link in them can lead into a writable place
+        // but one the machine's owner made.
         path: std::env::var_os("PATH")
             .map(|p| {
                 let mut v: Vec<PathBuf> = Vec::new();
                 for d in std::env::split_paths(&p) {
-                    let c = d.canonicalize().unwrap_or_else(|_| d.clone());
+                    if v.contains(&d) {
+                        continue;
+                    }
+                    let system = ["/usr", "/bin", "/sbin", "/snap", "/nix/store"]
+                        .iter()
+                        .any(|s| d.starts_with(s));
+                    let c = if system {
+                        d.clone()
+                    } else {
+                        d.canonicalize().unwrap_or_else(|_| d.clone())
+                    };
                     for x in [d, c] {
                         if !v.contains(&x) {
                             v.push(x);
@@ -392,20 +404,41 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
     let seen: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<std::fs::FileType>>> =
         Default::default();
     // Most of those paths are under home, and most do not exist (a machine has a few of the
-    // fifty kinds of credentials): one listing of home answers for all whose first folder is
-    // not there.
-    let home_names: Option<std::collections::HashSet<std::ffi::OsString>> =
-        std::fs::read_dir(&home)
-            .ok()
-            .map(|rd| rd.flatten().map(|e| e.file_name()).collect());
+    // seventy kinds of credentials): a listing of home, and of the folders just below it
+    // (`~/.config`, `~/.cache`), answers for every path whose folder holds no such name.
+    type Names = Option<std::collections::HashSet<std::ffi::OsString>>;
+    let listings: std::cell::RefCell<std::collections::HashMap<PathBuf, Names>> =
+        Default::default();
+    let listed_absent = |p: &Path| -> bool {
+        let Ok(rel) = p.strip_prefix(&home) else {
+            return false;
+        };
+        let mut dir = home.clone();
+        for c in rel.components().take(2) {
+            let std::path::Component::Normal(name) = c else {
+                return false;
+            };
+            let absent = {
+                let mut l = listings.borrow_mut();
+                let names = l.entry(dir.clone()).or_insert_with(|| {
+                    std::fs::read_dir(&dir)
+                        .ok()
+                        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+                });
+                names.as_ref().is_some_and(|n| !n.contains(name))
+            };
+            if absent {
+                return true;
+            }
+            dir.push(name);
+        }
+        false
+    };
     let kind = |p: &Path| -> Option<std::fs::FileType> {
         if let Some(k) = seen.borrow().get(p) {
             return *k;
         }
-        if let (Some(names), Ok(rel)) = (&home_names, p.strip_prefix(&home))
-            && let Some(std::path::Component::Normal(first)) = rel.components().next()
-            && !names.contains(first)
-        {
+        if listed_absent(p) {
             return None;
         }
         let k = std::fs::symlink_metadata(p).ok().map(|m| m.file_type());
