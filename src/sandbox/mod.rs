@@ -404,8 +404,9 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
     let seen: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<std::fs::FileType>>> =
         Default::default();
     // Most of those paths are under home, and most do not exist (a machine has a few of the
-    // seventy kinds of credentials): a listing of home, and of the folders just below it
-    // (`~/.config`, `~/.cache`), answers for every path whose folder holds no such name.
+    // seventy kinds of credentials): one listing of home answers for every path whose first
+    // folder is not there. (Listing the folders below it too, `~/.cache` among them, cost
+    // more than it saved.)
     type Names = Option<std::collections::HashSet<std::ffi::OsString>>;
     let listings: std::cell::RefCell<std::collections::HashMap<PathBuf, Names>> =
         Default::default();
@@ -414,7 +415,7 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
             return false;
         };
         let mut dir = home.clone();
-        for c in rel.components().take(2) {
+        for c in rel.components().take(1) {
             let std::path::Component::Normal(name) = c else {
                 return false;
             };
