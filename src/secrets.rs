@@ -92,3 +92,18 @@ pub const SYSTEM: &[&str] = &[
     "/etc/ssh/ssh_host_dsa_key",
     "/etc/ssl/private",
 ];
+
+/// Words that mark an environment variable as a credential (`HF_TOKEN`, `DB_PASSWORD`,
+/// `MY_API_KEY`): the guard flags a command that sends such a `$VARIABLE` off the machine, the
+/// sandbox removes such variables. Upper case; each wall adds its own looser words.
+pub const ENV_NAME_WORDS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "API_KEY",
+    "APIKEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "CREDENTIAL",
+];

@@ -21,7 +21,6 @@ pub const TEMP_PREFIX: &str = ".forge-tmp-";
 /// would block Forge forever, not a device, not a link to elsewhere), at most `max` bytes.
 /// `Ok(None)` when it does not exist; `Err` says what is wrong with it.
 pub fn read_untrusted(path: &Path, max: u64) -> std::result::Result<Option<Vec<u8>>, String> {
-    use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -35,6 +34,12 @@ pub fn read_untrusted(path: &Path, max: u64) -> std::result::Result<Option<Vec<u
         }
         Err(e) => return Err(format!("cannot be read: {e}")),
     };
+    read_regular(f, max).map(Some)
+}
+
+/// The bytes of an opened file that must be a regular file of at most `max` bytes.
+fn read_regular(f: File, max: u64) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
     let m = f.metadata().map_err(|e| format!("cannot be read: {e}"))?;
     if !m.is_file() {
         return Err("is not a regular file (a FIFO, a device or a folder?)".into());
@@ -49,7 +54,7 @@ pub fn read_untrusted(path: &Path, max: u64) -> std::result::Result<Option<Vec<u
     if bytes.len() as u64 > max {
         return Err(format!("is over the {max}-byte limit"));
     }
-    Ok(Some(bytes))
+    Ok(bytes)
 }
 
 /// Opens `rel` under `dir` the way the kernel resolves it with no symbolic link on the way and
@@ -103,7 +108,6 @@ pub fn read_beneath(
     rel: &Path,
     max: u64,
 ) -> std::result::Result<Option<Vec<u8>>, String> {
-    use std::io::Read;
     #[cfg(target_os = "linux")]
     let f = open_beneath(
         dir,
@@ -121,18 +125,7 @@ pub fn read_beneath(
         }
         Err(e) => return Err(format!("cannot be read: {e}")),
     };
-    let m = f.metadata().map_err(|e| format!("cannot be read: {e}"))?;
-    if !m.is_file() {
-        return Err("is not a regular file (a FIFO, a device or a folder?)".into());
-    }
-    let mut bytes = Vec::with_capacity(m.len().min(max) as usize);
-    f.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot be read: {e}"))?;
-    if bytes.len() as u64 > max {
-        return Err(format!("is over the {max}-byte limit"));
-    }
-    Ok(Some(bytes))
+    read_regular(f, max).map(Some)
 }
 
 /// Removes the file `rel` under `dir` (absent is fine), with no symbolic link on the way: a link

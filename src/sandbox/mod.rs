@@ -545,21 +545,11 @@ pub fn is_secret_env(name: &str) -> bool {
         return true;
     }
     let n = name.to_ascii_uppercase();
-    [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "ACCESS_KEY",
-        "PRIVATE_KEY",
-        "CREDENTIAL",
-        "_AUTH",
-        "DATABASE_URL",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
+    // `_AUTH`, not `AUTH`: `GIT_AUTHOR_NAME` and `XAUTHORITY` are no credentials.
+    crate::secrets::ENV_NAME_WORDS
+        .iter()
+        .chain(&["_AUTH", "DATABASE_URL"])
+        .any(|w| n.contains(w))
         || n.ends_with("_DSN")
 }
 

@@ -464,20 +464,10 @@ fn secret_in_folder(j: &Judge, inv: &Invocation, name: &str, dir: &Path) -> Opti
 fn secret_var(raw: &str) -> bool {
     let up = raw.to_ascii_uppercase();
     up.contains('$')
-        && [
-            "TOKEN",
-            "SECRET",
-            "PASSWORD",
-            "PASSWD",
-            "API_KEY",
-            "APIKEY",
-            "ACCESS_KEY",
-            "PRIVATE_KEY",
-            "CREDENTIAL",
-            "AUTH",
-        ]
-        .iter()
-        .any(|k| up.contains(k))
+        && crate::secrets::ENV_NAME_WORDS
+            .iter()
+            .chain(&["AUTH"])
+            .any(|k| up.contains(k))
 }
 
 fn is_sink(inv: &Invocation) -> bool {
