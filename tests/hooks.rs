@@ -41,6 +41,16 @@ fn fixture_named(agent: &str, prefix: &str, contains: &str) -> String {
         .unwrap_or_else(|| panic!("no {agent}/{prefix}* fixture containing {contains}"))
 }
 
+/// A real captured Claude Code payload of `event` (the first whose text has `contains`), its cwd
+/// pointed at `r`.
+fn claude_payload(r: &Repo, event: &str, contains: &str) -> Value {
+    payload(
+        &format!("claude/{}", fixture_named("claude", event, contains)),
+        r,
+        None,
+    )
+}
+
 fn hook(r: &Repo, agent: &str, event: &str, stdin: &[u8]) -> common::Output {
     r.hook(agent, event, stdin)
 }
@@ -248,14 +258,7 @@ fn failing_change_repo() -> Repo {
 #[test]
 fn stop_blocks_on_fail_until_the_breaker_opens() {
     let r = failing_change_repo();
-    let stop = payload(
-        &format!(
-            "claude/{}",
-            fixture_named("claude", "Stop", "stop_hook_active")
-        ),
-        &r,
-        None,
-    );
+    let stop = claude_payload(&r, "Stop", "stop_hook_active");
     for attempt in 1..=2 {
         let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
         let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
@@ -335,14 +338,7 @@ fn stop_runs_the_checks_inside_the_session_sandbox() {
             victim = victim.display()
         ),
     );
-    let stop = payload(
-        &format!(
-            "claude/{}",
-            fixture_named("claude", "Stop", "stop_hook_active")
-        ),
-        &r,
-        None,
-    );
+    let stop = claude_payload(&r, "Stop", "stop_hook_active");
     let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
     // The checks ran and passed: the agent may stop.
     assert_eq!(o.stdout, "", "{o:?}");
@@ -375,14 +371,7 @@ fn a_forge_project_planted_below_the_root_decides_nothing() {
     );
     r.write("pkg/.tmp/.forge/active-change", "x\n");
     let pkg = r.path().join("pkg");
-    let stop = payload(
-        &format!(
-            "claude/{}",
-            fixture_named("claude", "Stop", "stop_hook_active")
-        ),
-        &r,
-        None,
-    );
+    let stop = claude_payload(&r, "Stop", "stop_hook_active");
     let mut moved = stop.clone();
     moved["cwd"] = json!(pkg.display().to_string());
     for start in [None, Some(pkg.as_path())] {
@@ -432,11 +421,7 @@ fn a_planted_git_commondir_is_put_aside_after_the_tool_call() {
     let r = failing_change_repo();
     std::fs::create_dir_all(r.path().join("evil")).unwrap();
     r.write(".git/commondir", "../evil\n");
-    let post = payload(
-        &format!("claude/{}", fixture_named("claude", "PostToolUse", "Bash")),
-        &r,
-        None,
-    );
+    let post = claude_payload(&r, "PostToolUse", "Bash");
     let o = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
     assert_eq!(o.code, 0, "{o:?}");
     assert!(!r.exists(".git/commondir"), "{o:?}");
@@ -473,11 +458,7 @@ fn a_commondir_planted_from_a_linked_worktree_is_put_aside_too() {
         "feature",
     ]);
     r.write(".git/commondir", "../evil\n");
-    let mut post = payload(
-        &format!("claude/{}", fixture_named("claude", "PostToolUse", "Bash")),
-        &r,
-        None,
-    );
+    let mut post = claude_payload(&r, "PostToolUse", "Bash");
     post["cwd"] = json!(wt.display().to_string());
     let mut c = r.forge_cmd(&["hook", "claude", "post-tool-use"]);
     c.env("CLAUDE_PROJECT_DIR", &wt);
@@ -496,23 +477,12 @@ fn control_files_changed_in_git_are_named_after_the_call() {
     let r = failing_change_repo();
     r.git(&["add", "-A"]);
     r.git(&["commit", "-qm", "init"]);
-    let start = payload(
-        &format!(
-            "claude/{}",
-            fixture_named("claude", "SessionStart", "SessionStart")
-        ),
-        &r,
-        None,
-    );
+    let start = claude_payload(&r, "SessionStart", "SessionStart");
     assert_eq!(
         hook(&r, "claude", "session-start", start.to_string().as_bytes()).code,
         0
     );
-    let post = payload(
-        &format!("claude/{}", fixture_named("claude", "PostToolUse", "Bash")),
-        &r,
-        None,
-    );
+    let post = claude_payload(&r, "PostToolUse", "Bash");
     let quiet = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
     assert!(!quiet.stdout.contains("control files"), "{quiet:?}");
     // What the agent's command did, with git's plumbing only.
@@ -569,14 +539,7 @@ fn control_files_changed_in_git_are_named_after_the_call() {
 #[test]
 fn a_lock_an_agent_holds_delays_the_stop_hook_but_does_not_skip_it() {
     let r = failing_change_repo();
-    let stop = payload(
-        &format!(
-            "claude/{}",
-            fixture_named("claude", "Stop", "stop_hook_active")
-        ),
-        &r,
-        None,
-    );
+    let stop = claude_payload(&r, "Stop", "stop_hook_active");
     let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
     assert!(o.stdout.contains("\"block\""), "{o:?}");
     let timeline = walk_files(&r.path().join(".forge"))
@@ -644,14 +607,7 @@ fn stop_leaves_an_agent_driven_by_forge_run_to_the_runs_gates() {
     // The `forge run` driving it holds its folder's lock.
     let driver = std::fs::File::open(r.path().join(".tmp/.forge/runs/r1")).unwrap();
     driver.lock().unwrap();
-    let stop = payload(
-        &format!(
-            "claude/{}",
-            fixture_named("claude", "Stop", "stop_hook_active")
-        ),
-        &r,
-        None,
-    );
+    let stop = claude_payload(&r, "Stop", "stop_hook_active");
     let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
     assert_eq!(o.code, 0, "{o:?}");
     assert!(!o.stdout.contains("\"block\""), "{o:?}");
