@@ -377,19 +377,6 @@ fn put_aside_planted_commondir(start: &Path) -> Option<PathBuf> {
     }
 }
 
-/// The control paths whose git entries (index and HEAD) the hooks watch: what the sandbox keeps
-/// read-only on disk, which a session can still stage or commit through git's internals.
-const CONTROL_IN_GIT: &[&str] = &[
-    ".forge",
-    ".claude",
-    ".codex",
-    ".gemini",
-    ".mcp.json",
-    ".vscode",
-    ".gitconfig",
-    ".husky",
-];
-
 /// Which control paths' index or HEAD entries changed since the last look (kept in
 /// `.tmp/.forge/control-in-git`, which a session cannot write). A session may write git's
 /// internals, so it can stage or commit its own `.forge/config.yaml` while the file on disk
@@ -398,9 +385,12 @@ const CONTROL_IN_GIT: &[&str] = &[
 fn control_entries_changed(start: &Path) -> Option<Vec<String>> {
     let project = Project::discover_session(start).ok()?;
     let root = &project.root;
-    // And what this repository's git config makes control files: its hooks folders and the
-    // files it includes, where they lie in the project.
-    let mut watched: Vec<String> = CONTROL_IN_GIT.iter().map(|s| s.to_string()).collect();
+    // The project's control files, and what this repository's git config makes control files:
+    // its hooks folders and the files it includes, where they lie in the project.
+    let mut watched: Vec<String> = crate::sandbox::resolve::PROJECT_CONTROL
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     if let Ok(layout) = crate::sandbox::resolve::Layout::probe(root, &crate::repo::home()) {
         for p in layout.hooks_paths.iter().chain(&layout.git_includes) {
             if let Ok(rel) = p.strip_prefix(&layout.project)
