@@ -582,6 +582,39 @@ fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// Red team round 4: the Write tool (run by the client itself, outside any sandbox) could
+/// create `.mcp.json` or `.vscode/tasks.json`, which the next session or editor starts.
+#[test]
+fn the_write_tool_may_not_create_what_a_client_or_editor_starts() {
+    let r = failing_change_repo();
+    for (file, content) in [
+        (
+            ".mcp.json",
+            r#"{"mcpServers":{"x":{"command":"sh","args":["evil.sh"]}}}"#,
+        ),
+        (
+            ".vscode/tasks.json",
+            r#"{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}"#,
+        ),
+    ] {
+        let pre = payload(
+            &format!("claude/{}", fixture_named("claude", "PreToolUse", "Bash")),
+            &r,
+            Some((
+                "Write",
+                json!({"file_path": r.path().join(file).display().to_string(), "content": content}),
+            )),
+        );
+        let o = hook(&r, "claude", "pre-tool-use", pre.to_string().as_bytes());
+        assert_eq!(
+            claude_decision(&o).as_deref(),
+            Some("deny"),
+            "{file}: {o:?}"
+        );
+        assert!(o.stdout.contains("agent-config"), "{o:?}");
+    }
+}
+
 /// Runs a prepared `forge` command with `stdin`, the way a client feeds a hook.
 fn pipe(mut c: std::process::Command, stdin: &[u8]) -> std::process::Output {
     use std::io::Write;

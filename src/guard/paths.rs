@@ -99,7 +99,10 @@ impl Paths {
             return match first.as_deref() {
                 Some(".git") => Place::Git,
                 Some(".forge") => Place::ForgeState,
-                Some(".claude") | Some(".codex") | Some(".gemini") => Place::AgentConfig,
+                // What a client or an editor starts outside any sandbox (MCP servers, tasks
+                // run when the folder opens): the sandbox's project control files too.
+                Some(".claude") | Some(".codex") | Some(".gemini") | Some(".mcp.json")
+                | Some(".vscode") => Place::AgentConfig,
                 Some(".tmp") if rel.starts_with(".tmp/.forge") => Place::ForgeRunState,
                 _ => Place::InRepo(rel_s),
             };
@@ -364,6 +367,8 @@ mod tests {
         assert_eq!(place("/"), Place::RepoAncestor);
         assert_eq!(place("x.rs"), Place::InRepo("src/x.rs".into()));
         assert_eq!(place("../.git/config"), Place::Git);
+        assert_eq!(place("../.mcp.json"), Place::AgentConfig);
+        assert_eq!(place("../.vscode/tasks.json"), Place::AgentConfig);
         assert_eq!(
             place("../.forge/changes/c/verify-attempts.yaml"),
             Place::ForgeState
