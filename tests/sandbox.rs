@@ -909,3 +909,31 @@ fn a_sandboxed_process_cannot_limit_another() {
     assert!(!open_files.contains(" 3 "), "{open_files}");
     assert!(!o.status.success(), "{o:?}");
 }
+
+/// The git config includes a file, in a folder, that does not exist yet: the session sandbox
+/// creates both, empty, and keeps the file read-only (a session could otherwise write a
+/// `core.fsmonitor` there that the person's next `git status` runs).
+#[test]
+fn a_missing_included_git_config_is_created_empty_and_read_only() {
+    if skip_or_fail("a_missing_included_git_config_is_created_empty_and_read_only") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    r.git(&["config", "include.path", "../conf/shared.gitconfig"]);
+    let o = Command::new(forge_bin())
+        .args([
+            "sandbox",
+            "--profile",
+            "session",
+            "--",
+            "sh",
+            "-c",
+            "echo '[core] fsmonitor = x' >> conf/shared.gitconfig",
+        ])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{o:?}");
+    assert_eq!(r.read("conf/shared.gitconfig"), "");
+}

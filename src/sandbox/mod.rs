@@ -702,6 +702,10 @@ fn prepare(plan: &Plan) -> Result<(), SandboxError> {
         })?;
     }
     for p in &plan.placeholder_files {
+        // An include the config names in a folder that does not exist yet: that folder too.
+        if let Some(parent) = p.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
         let made = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
