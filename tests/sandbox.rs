@@ -853,59 +853,44 @@ fn a_sandboxed_process_cannot_limit_another() {
         return;
     }
     let r = common::Repo::with_command("true", "none");
-    let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
+    // Runs `python3 ARGS` in the session sandbox against a `sleep` of our own (VICTIM): its
+    // output, and the victim's open-files limit afterwards.
+    let against_a_victim = |args: &[&str]| {
+        let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
+        let o = Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--", "python3"])
+            .args(args)
+            .current_dir(r.path())
+            .env("VICTIM", victim.id().to_string())
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        let limits = std::fs::read_to_string(format!("/proc/{}/limits", victim.id())).unwrap();
+        let _ = victim.kill();
+        let _ = victim.wait();
+        let open_files = limits
+            .lines()
+            .find(|l| l.starts_with("Max open files"))
+            .unwrap()
+            .to_string();
+        (o, open_files)
+    };
     let probe = "import os, resource\npid = int(os.environ['VICTIM'])\ntry:\n    resource.prlimit(pid, resource.RLIMIT_NOFILE, (3, 3))\n    print('limited')\nexcept OSError as e:\n    print('refused', e)\nresource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\nos.nice(1)\nprint('own limits ok')\n";
-    let o = Command::new(forge_bin())
-        .args([
-            "sandbox",
-            "--profile",
-            "session",
-            "--",
-            "python3",
-            "-c",
-            probe,
-        ])
-        .current_dir(r.path())
-        .env("VICTIM", victim.id().to_string())
-        .env("TMPDIR", r.tmp())
-        .output()
-        .unwrap();
+    let (o, open_files) = against_a_victim(&["-c", probe]);
     let out = String::from_utf8_lossy(&o.stdout);
-    let limits = std::fs::read_to_string(format!("/proc/{}/limits", victim.id())).unwrap();
-    let _ = victim.kill();
-    let _ = victim.wait();
     assert!(
         out.contains("refused"),
         "{out}{}",
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(out.contains("own limits ok"), "{out}");
-    let open_files = limits
-        .lines()
-        .find(|l| l.starts_with("Max open files"))
-        .unwrap();
     assert!(!open_files.contains(" 3 "), "{open_files}");
 
     // Round 4: the same call through the i386 ABI ends the process instead.
-    let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
-    let probe = concat!(
+    let (o, open_files) = against_a_victim(&[concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/sandbox/prlimit_i386.py"
-    );
-    let o = Command::new(forge_bin())
-        .args(["sandbox", "--profile", "session", "--", "python3", probe])
-        .current_dir(r.path())
-        .env("VICTIM", victim.id().to_string())
-        .env("TMPDIR", r.tmp())
-        .output()
-        .unwrap();
-    let limits = std::fs::read_to_string(format!("/proc/{}/limits", victim.id())).unwrap();
-    let _ = victim.kill();
-    let _ = victim.wait();
-    let open_files = limits
-        .lines()
-        .find(|l| l.starts_with("Max open files"))
-        .unwrap();
+    )]);
     assert!(!open_files.contains(" 3 "), "{open_files}");
     assert!(!o.status.success(), "{o:?}");
 }
