@@ -211,20 +211,33 @@ pub fn handle(
     let session = payload.and_then(|p| p.session_id.clone());
     match event {
         Event::PreToolUse => {
+            // The session's project, config and guard, read once for the sandbox and the guard.
+            let loaded = match &parsed {
+                Ok((p, _)) => Some((p, guard_for(&start))),
+                Err(_) => None,
+            };
             // The kernel sandbox's part: whether this call's command will run inside
             // `forge sandbox --profile session` (decided before the guard, which may judge a
             // sandboxed command differently).
-            let sandboxing = match &parsed {
-                Ok((p, _)) => session_sandbox(agent, p, &start),
-                Err(_) => Sandboxing::No,
+            let sandboxing = match &loaded {
+                Some((p, Ok((_, Some((project, config)))))) => {
+                    session_sandbox(agent, p, project, config)
+                }
+                _ => Sandboxing::No,
             };
             let sandboxed = matches!(sandboxing, Sandboxing::Rewrite(_));
-            let mut result = match &parsed {
-                Err(e) => GuardResult::deny(
+            let mut result = match (loaded, &parsed) {
+                (Some((p, guard)), _) => {
+                    pre_tool_use(p, fallback_cwd, guard, session.as_deref(), sandboxed)
+                }
+                (None, Err(e)) => GuardResult::deny(
                     "malformed-input",
                     format!("{e}; Forge denies what it cannot read"),
                 ),
-                Ok((p, _)) => pre_tool_use(p, fallback_cwd, &start, session.as_deref(), sandboxed),
+                (None, Ok(_)) => GuardResult::deny(
+                    "malformed-input",
+                    "the hook input could not be read; Forge denies what it cannot read",
+                ),
             };
             if let (Sandboxing::Refuse(why), Decision::Allow) = (&sandboxing, result.decision) {
                 result = GuardResult::deny("sandbox-unavailable", why.clone());
@@ -575,7 +588,7 @@ fn describe_input(input: Option<&Value>) -> String {
 fn pre_tool_use(
     p: &Payload,
     fallback_cwd: &Path,
-    start: &Path,
+    loaded: crate::Result<(Guard, Option<(Project, Config)>)>,
     session: Option<&str>,
     sandboxed: bool,
 ) -> GuardResult {
@@ -603,7 +616,7 @@ fn pre_tool_use(
     }
     // The project (its rules and budget) is the session's; the call's own folder places the
     // paths the command names.
-    match guard_for(start) {
+    match loaded {
         Ok((g, project)) => {
             let g = g.sandboxed(sandboxed);
             let r = g.check_tool(tool, &input, &cwd);
@@ -647,7 +660,7 @@ enum Sandboxing {
 ///
 /// The project and its `sandbox.mode` are the session's ([`session_folder`]). While a
 /// `forge run` phase is active, the run wraps each agent in its phase's profile instead.
-fn session_sandbox(agent: Agent, p: &Payload, start: &Path) -> Sandboxing {
+fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config) -> Sandboxing {
     if agent == Agent::Gemini || p.tool_name.as_deref() != Some("Bash") {
         return Sandboxing::No;
     }
@@ -659,17 +672,10 @@ fn session_sandbox(agent: Agent, p: &Payload, start: &Path) -> Sandboxing {
     else {
         return Sandboxing::No;
     };
-    let Ok(project) = Project::discover_session(start) else {
-        return Sandboxing::No;
-    };
     if let Ok(Some(_)) = crate::guard::load_phase(&project.root) {
         return Sandboxing::No;
     }
-    let Ok(config) = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))
-    else {
-        return Sandboxing::No; // the guard denies a broken config
-    };
-    match session_walled(&project, &config) {
+    match session_walled(project, config) {
         Ok(true) => {}
         Ok(false) => return Sandboxing::No,
         Err(why) => return Sandboxing::Refuse(why),
@@ -682,7 +688,10 @@ fn session_sandbox(agent: Agent, p: &Payload, start: &Path) -> Sandboxing {
     let Ok(forge) = std::env::current_exe() else {
         return Sandboxing::No;
     };
-    let root = project.root.canonicalize().unwrap_or(project.root);
+    let root = project
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| project.root.clone());
     let tmpdir = crate::sandbox::resolve::default_tmpdir(
         &root,
         &crate::sandbox::resolve::system_tmp(),
