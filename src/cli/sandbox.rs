@@ -53,6 +53,15 @@ pub struct Args {
     /// namespace (slower to set up, and no new file can be made at the repository root).
     #[arg(long, hide = true)]
     carve_by_rules: bool,
+    /// check profile: mount an overlay on the checkout (the one absolute --write folder) whose
+    /// upper layer is DIR/upper (DIR/work empty too): CMD's writes land in DIR and the checkout
+    /// stays as it was. Needs a mount namespace.
+    #[arg(long, value_name = "DIR")]
+    layer: Option<PathBuf>,
+    /// With --layer: a folder of the checkout (relative) that stays writable in place, such as
+    /// a build cache (repeat it).
+    #[arg(long = "layer-keep", value_name = "FOLDER", requires = "layer")]
+    layer_keep: Vec<String>,
     /// Print what the profile allows here and exit.
     #[arg(long)]
     explain: bool,
@@ -85,6 +94,8 @@ impl Args {
             mode: None,
             contain: false,
             carve_by_rules: false,
+            layer: None,
+            layer_keep: Vec::new(),
             explain: false,
             level: false,
             json: false,
@@ -97,10 +108,11 @@ impl Args {
             let key = match flag {
                 "--" => {
                     a.command = argv.collect();
-                    return (!a.command.is_empty()).then_some(a);
+                    let keep_alone = !a.layer_keep.is_empty() && a.layer.is_none();
+                    return (!a.command.is_empty() && !keep_alone).then_some(a);
                 }
                 "--profile" | "--project" | "--answer" | "--tmpdir" | "--client" | "--mode"
-                | "--contain" | "--carve-by-rules" => {
+                | "--contain" | "--carve-by-rules" | "--layer" => {
                     let k = [
                         "--profile",
                         "--project",
@@ -110,6 +122,7 @@ impl Args {
                         "--mode",
                         "--contain",
                         "--carve-by-rules",
+                        "--layer",
                     ]
                     .into_iter()
                     .find(|k| *k == flag)?;
@@ -119,7 +132,7 @@ impl Args {
                     seen.push(k);
                     k
                 }
-                "--write" | "--cache" => flag,
+                "--write" | "--cache" | "--layer-keep" => flag,
                 _ => return None,
             };
             match key {
@@ -137,6 +150,8 @@ impl Args {
                         "--mode" => a.mode = Some(text?.to_string()),
                         "--write" => a.write.push(text?.to_string()),
                         "--cache" => a.cache.push(text?.to_string()),
+                        "--layer-keep" => a.layer_keep.push(text?.to_string()),
+                        "--layer" => a.layer = Some(PathBuf::from(value)),
                         "--project" => a.project = Some(PathBuf::from(value)),
                         "--answer" => a.answer = Some(PathBuf::from(value)),
                         _ => a.tmpdir = Some(PathBuf::from(value)),
@@ -226,6 +241,8 @@ pub fn run(args: Args) -> Result<i32> {
         mode,
         contain: args.contain,
         carve_by_rules: args.carve_by_rules,
+        layer: args.layer,
+        layer_keep: args.layer_keep,
     };
     if args.explain {
         return explain(&req, &config, args.json);

@@ -190,6 +190,98 @@ impl Checkout {
         Ok(rewritten)
     }
 
+    /// The folder an overlay check writes into (`<dir>-layer`, holding `upper` and `work`).
+    pub fn layer_dir(&self) -> PathBuf {
+        PathBuf::from(format!("{}-layer", self.dir.display()))
+    }
+
+    /// Before a check on an overlay ([`crate::sandbox::Request::layer`]): the folder holds
+    /// `tree` (a sync just made it so), the layer is empty, and the cache folders exist in the
+    /// checkout, so they can be bound writable over the overlay. Returns the layer folder.
+    pub fn prepare_layer(&mut self, tree: &Snapshot) -> crate::Result<PathBuf> {
+        self.still_ours()?;
+        if self.clean.as_ref() != Some(tree) {
+            return Err(Error::usage(format!(
+                "the checks' folder {} is not known to hold the candidate tree: Forge syncs it before each check",
+                self.dir.display()
+            )));
+        }
+        let layer = self.layer_dir();
+        empty_private_dir(&layer)?;
+        for sub in ["upper", "work"] {
+            let p = layer.join(sub);
+            std::fs::create_dir(&p)
+                .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
+        }
+        for k in &self.keep {
+            let p = self.dir.join(k);
+            if !std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+                make_parents(&self.dir, &p)?;
+                remove(&p)?;
+                std::fs::create_dir(&p)
+                    .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
+            }
+        }
+        Ok(layer)
+    }
+
+    /// After a check on an overlay: the checkout was its lower layer, which the check could not
+    /// write, so it still holds `tree`; what the check wrote is all in the upper layer. The
+    /// tree's files it changed there are named (as [`Checkout::settle`] names them) and the
+    /// layer is emptied. Reads only what the check wrote, not the whole checkout.
+    pub fn settle_layer(&mut self, tree: &Snapshot) -> crate::Result<Vec<String>> {
+        self.still_ours()?;
+        let layer = self.layer_dir();
+        let upper = layer.join("upper");
+        let seen = scan_upper(&upper)?;
+        let format = self.hasher.format;
+        let mut rewritten = BTreeSet::new();
+        // The tree's files that the upper layer hides or replaces.
+        let under = |key: &str| {
+            let prefix = format!("{key}/");
+            tree.entries
+                .range(prefix.clone()..)
+                .take_while(move |(p, _)| p.starts_with(&prefix))
+                .filter(|(_, e)| matches!(e, Entry::File { .. } | Entry::Symlink { .. }))
+                .map(|(p, _)| p.clone())
+        };
+        for (key, kind) in &seen {
+            let in_tree = matches!(
+                tree.entries.get(key),
+                Some(Entry::File { .. } | Entry::Symlink { .. })
+            );
+            match kind {
+                Upper::Dir { opaque } => {
+                    if in_tree {
+                        rewritten.insert(key.clone());
+                    }
+                    if *opaque {
+                        // Nothing of the lower folder shows: each tree file under it is what
+                        // the upper layer holds there, or gone.
+                        rewritten.extend(under(key).filter(|p| !seen.contains_key(p)));
+                    }
+                }
+                Upper::Entry(meta) => {
+                    rewritten.extend(under(key));
+                    if in_tree
+                        && super::snapshot::entry_at(&upper.join(key), meta, format)?
+                            != tree.entries.get(key).cloned()
+                    {
+                        rewritten.insert(key.clone());
+                    }
+                }
+                Upper::Gone => {
+                    rewritten.extend(under(key));
+                    if in_tree {
+                        rewritten.insert(key.clone());
+                    }
+                }
+            }
+        }
+        empty_private_dir(&layer)?;
+        Ok(rewritten.into_iter().collect())
+    }
+
     /// Walks the folder: keeps every file whose content is what `tree` has; removes the rest
     /// (never following a link). The listing runs on a few threads
     /// ([`super::walk::par_walk`]); the judging and removing here.
@@ -289,16 +381,22 @@ impl Checkout {
             remove(&p)?;
             stats.removed += 1;
         }
-        for (key, m) in all.files {
-            let ok = match tree.entries.get(&key) {
-                // A file that cannot be read (a check took its permissions away) is not the
-                // tree's: it goes and is written again.
-                Some(want @ (Entry::File { .. } | Entry::Symlink { .. })) => matches!(
-                    self.hasher.read_meta(&self.dir, &key, m, started),
-                    Ok(Some(ref got)) if got == want
-                ),
-                _ => false,
-            };
+        // Only the tree's files are read (on a few threads); anything else goes.
+        let (ours, others): (Vec<_>, Vec<_>) = all.files.into_iter().partition(|(key, _)| {
+            matches!(
+                tree.entries.get(key),
+                Some(Entry::File { .. } | Entry::Symlink { .. })
+            )
+        });
+        let read = self.hasher.read_many(&self.dir, ours, started);
+        for (key, got) in read
+            .into_iter()
+            .map(|(k, r)| (k, Some(r)))
+            .chain(others.into_iter().map(|(k, _)| (k, None)))
+        {
+            // A file that cannot be read (a check took its permissions away) is not the
+            // tree's: it goes and is written again.
+            let ok = matches!(got, Some(Ok(Some(ref g))) if tree.entries.get(&key) == Some(g));
             if ok {
                 present.insert(key);
                 stats.kept += 1;
@@ -423,6 +521,93 @@ pub fn remove_entry(root: &Path, rel: &str) -> crate::Result<()> {
         }
     }
     remove(&full)
+}
+
+/// What an overlay's upper layer holds at a path.
+enum Upper {
+    /// A folder; `opaque` when nothing of the lower folder shows through it (overlayfs marks a
+    /// folder made in place of a removed one, or one renamed from elsewhere).
+    Dir { opaque: bool },
+    /// A whiteout: the lower entry is removed.
+    Gone,
+    /// A file, a link, or anything else that stands in the lower entry's place.
+    Entry(std::fs::Metadata),
+}
+
+/// Every path in an overlay's upper layer (never following a link), relative, with what is
+/// there. Names that are not UTF-8 match no tree path and are skipped.
+fn scan_upper(upper: &Path) -> crate::Result<std::collections::BTreeMap<String, Upper>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![String::new()];
+    while let Some(rel) = todo.pop() {
+        let dir = upper.join(&rel);
+        let rd = std::fs::read_dir(&dir)
+            .map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?;
+        for item in rd {
+            let item = item.map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?;
+            let Some(name) = item.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let key = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            let m = item
+                .metadata()
+                .map_err(|e| Error::io(format!("cannot read {}", dir.join(&key).display()), e))?;
+            use std::os::unix::fs::FileTypeExt;
+            let kind = if m.is_dir() {
+                let p = upper.join(&key);
+                let opaque = xattr_is(&p, c"user.overlay.opaque", b"y")
+                    || xattr_is(&p, c"user.overlay.opaque", b"x")
+                    || has_xattr(&p, c"user.overlay.redirect");
+                todo.push(key.clone());
+                Upper::Dir { opaque }
+            } else if m.file_type().is_char_device() && m.rdev() == 0 {
+                Upper::Gone
+            } else {
+                Upper::Entry(m)
+            };
+            out.insert(key, kind);
+        }
+    }
+    Ok(out)
+}
+
+fn xattr_value(p: &Path, name: &std::ffi::CStr) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    let mut buf = [0u8; 256];
+    // SAFETY: NUL-terminated strings and a buffer of the length passed, alive across the call.
+    let n = unsafe {
+        nix::libc::lgetxattr(
+            c.as_ptr(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    (n >= 0).then(|| buf[..n as usize].to_vec())
+}
+
+fn xattr_is(p: &Path, name: &std::ffi::CStr, value: &[u8]) -> bool {
+    xattr_value(p, name).is_some_and(|v| v == value)
+}
+
+fn has_xattr(p: &Path, name: &std::ffi::CStr) -> bool {
+    xattr_value(p, name).is_some()
+}
+
+/// Makes `dir` an empty folder of this user's, mode 0700: whatever was there goes (never
+/// through a link); a link or a file in its place is removed, not followed.
+fn empty_private_dir(dir: &Path) -> crate::Result<()> {
+    remove(dir)?;
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))
 }
 
 /// Creates the parent folders of `full` under `root`, removing any file or link in their way.

@@ -287,6 +287,25 @@ fn hex(b: &[u8]) -> String {
 pub struct Hasher {
     pub format: ObjectFormat,
     cache: HashMap<String, (Stamp, Entry)>,
+    /// Watches on every folder the last snapshot listed ([`Hasher::quiet`]).
+    watch: Option<Watch>,
+}
+
+/// inotify watches on every folder one snapshot listed, each armed before its folder was
+/// read: a change made after the walk saw a folder is an event on this descriptor.
+struct Watch {
+    inotify: nix::sys::inotify::Inotify,
+    root: std::path::PathBuf,
+    /// `.git/info/exclude` as the walk read it (it is not in a watched folder).
+    exclude: Option<Stamp>,
+}
+
+impl Watch {
+    /// Closing an inotify descriptor waits for the kernel's grace period (up to tens of
+    /// milliseconds): done on a thread of its own, off the run's time.
+    fn close_later(self) {
+        std::thread::spawn(move || drop(self));
+    }
 }
 
 impl Hasher {
@@ -294,14 +313,44 @@ impl Hasher {
         Hasher {
             format,
             cache: HashMap::new(),
+            watch: None,
         }
+    }
+
+    /// Whether nothing under `root` that the last [`Hasher::snapshot`] of it read has been
+    /// written through the file system since: no folder it listed had an entry created,
+    /// removed, renamed, written, closed after writing or changed in mode, and
+    /// `.git/info/exclude` is as it was. `false` when unsure (no watch, a watch that could
+    /// not be placed, a full event queue). The answer consumes the watch: the next snapshot
+    /// places new ones.
+    ///
+    /// Writes through a shared memory mapping make no event, so this is no evidence about
+    /// what a process that ran since could have done: Forge asks it only where every process
+    /// of an agent or a check has ended and a full snapshot will follow the next one (the
+    /// snapshot just before an agent call; the one after it walks everything).
+    pub fn quiet(&mut self, root: &Path) -> bool {
+        let Some(w) = self.watch.take() else {
+            return false;
+        };
+        let quiet = w.root == root
+            && w.exclude == exclude_stamp(root)
+            && matches!(w.inotify.read_events(), Err(nix::errno::Errno::EAGAIN));
+        w.close_later();
+        quiet
     }
 
     /// The working tree under `root` as git would store it, with `tracked` (a commit's tree)
     /// deciding what is tracked: tracked paths are read whatever the ignore rules say, a
     /// submodule's gitlink is taken from `tracked`, and everything else not ignored is read.
     pub fn snapshot(&mut self, root: &Path, tracked: &Snapshot) -> Result<Snapshot> {
+        use nix::sys::inotify::{InitFlags, Inotify};
         let started = SystemTime::now();
+        if let Some(old) = self.watch.take() {
+            old.close_later();
+        }
+        let exclude_at_start = exclude_stamp(root);
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok();
+        let watched = std::sync::atomic::AtomicBool::new(inotify.is_some());
         let gitlinks: HashSet<&str> = tracked
             .entries
             .iter()
@@ -319,12 +368,12 @@ impl Hasher {
             }
         }
         let t = crate::trace::span("snap-list");
-        let found = list(root, &gitlinks, ignores);
+        let found = list(root, &gitlinks, ignores, inotify.as_ref(), &watched);
         drop(t);
         let t = crate::trace::span("snap-read");
         let mut entries = BTreeMap::new();
-        for (rel, meta) in found.files {
-            if let Some(entry) = self.read_meta(root, &rel, meta, started)? {
+        for (rel, entry) in self.read_many(root, found.files, started) {
+            if let Some(entry) = entry? {
                 entries.insert(rel, entry);
             }
         }
@@ -356,13 +405,23 @@ impl Hasher {
                 }
                 continue;
             }
-            // Tracked files under an ignored folder: the walk did not go there.
-            if !found.seen.contains(p)
-                && !nested.iter().any(|n| under(p, n))
-                && let Some(entry) = self.read(root, p, started)?
-            {
-                entries.insert(p.clone(), entry);
+            // Tracked files under an ignored folder: the walk did not go there (nor its watches).
+            if !found.seen.contains(p) && !nested.iter().any(|n| under(p, n)) {
+                watched.store(false, std::sync::atomic::Ordering::Relaxed);
+                if let Some(entry) = self.read(root, p, started)? {
+                    entries.insert(p.clone(), entry);
+                }
             }
+        }
+        if let Some(inotify) = inotify
+            && watched.load(std::sync::atomic::Ordering::Relaxed)
+            && exclude_stamp(root) == exclude_at_start
+        {
+            self.watch = Some(Watch {
+                inotify,
+                root: root.to_path_buf(),
+                exclude: exclude_at_start,
+            });
         }
         Ok(Snapshot {
             entries,
@@ -385,6 +444,92 @@ impl Hasher {
         self.read_meta(root, rel, meta, started)
     }
 
+    /// [`Self::read_meta`] of many paths, in their order: the files the cache does not know
+    /// are hashed on a few threads (on a first snapshot of a large tree, hashing is most of
+    /// the time and every file is independent), then remembered here.
+    pub fn read_many(
+        &mut self,
+        root: &Path,
+        items: Vec<(String, std::fs::Metadata)>,
+        started: SystemTime,
+    ) -> Vec<(String, Result<Option<Entry>>)> {
+        let mut out: Vec<(String, Option<Result<Option<Entry>>>)> = Vec::with_capacity(items.len());
+        let mut misses: Vec<(usize, std::fs::Metadata)> = Vec::new();
+        for (rel, meta) in items {
+            match self.cache.get(&rel) {
+                Some((s, e)) if *s == Stamp::of(&meta) => {
+                    out.push((rel, Some(Ok(Some(e.clone())))))
+                }
+                _ => {
+                    misses.push((out.len(), meta));
+                    out.push((rel, None));
+                }
+            }
+        }
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 4);
+        let format = self.format;
+        let hashed: Vec<(usize, std::fs::Metadata, Result<Hashed>)> = if misses.len() < 64
+            || threads == 1
+        {
+            misses
+                .into_iter()
+                .map(|(i, m)| {
+                    let h = hash_entry(&root.join(&out[i].0), &m, format);
+                    (i, m, h)
+                })
+                .collect()
+        } else {
+            let chunk = misses.len().div_ceil(threads);
+            let names: Vec<&str> = out.iter().map(|(r, _)| r.as_str()).collect();
+            std::thread::scope(|scope| {
+                let names = &names;
+                let handles: Vec<_> = misses
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            part.iter()
+                                .map(|(i, m)| {
+                                    (*i, m.clone(), hash_entry(&root.join(names[*i]), m, format))
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
+        for (i, meta, h) in hashed {
+            let rel = out[i].0.clone();
+            let r = match h {
+                Ok(Hashed::Entry(entry)) => {
+                    if Stamp::of(&meta).changed_before(started) {
+                        self.cache
+                            .insert(rel.clone(), (Stamp::of(&meta), entry.clone()));
+                    } else {
+                        self.cache.remove(&rel);
+                    }
+                    Ok(Some(entry))
+                }
+                Ok(Hashed::NotStored) => Ok(None),
+                Ok(Hashed::Replaced) => {
+                    self.cache.remove(&rel);
+                    self.read_once_more(root, &rel, started)
+                }
+                Err(e) => Err(e),
+            };
+            out[i].1 = Some(r);
+        }
+        out.into_iter()
+            .map(|(rel, r)| (rel, r.unwrap_or(Ok(None))))
+            .collect()
+    }
+
     /// [`Self::read`] with the path's `lstat` already taken (from a folder listing).
     pub fn read_meta(
         &mut self,
@@ -401,28 +546,14 @@ impl Hasher {
             return Ok(Some(e.clone()));
         }
 
-        let ft = meta.file_type();
-        let entry = if ft.is_symlink() {
-            let target = std::fs::read_link(&path)
-                .map_err(|e| Error::io(format!("cannot read the link {}", path.display()), e))?;
-            use std::os::unix::ffi::OsStrExt;
-            Entry::Symlink {
-                oid: self.format.oid("blob", target.as_os_str().as_bytes()),
-            }
-        } else if ft.is_file() && meta.len() > MAX_FILE {
-            Entry::TooLarge { size: meta.len() }
-        } else if ft.is_file() {
-            let Some(oid) = hash_regular(&path, &meta, self.format)? else {
+        let entry = match hash_entry(&path, &meta, self.format)? {
+            Hashed::Entry(e) => e,
+            Hashed::NotStored => return Ok(None),
+            Hashed::Replaced => {
                 // Replaced between the stat and the open: read it again next time.
                 self.cache.remove(rel);
                 return self.read_once_more(root, rel, started);
-            };
-            Entry::File {
-                oid,
-                exec: meta.mode() & 0o100 != 0,
             }
-        } else {
-            return Ok(None);
         };
         if stamp.changed_before(started) {
             self.cache.insert(rel.to_string(), (stamp, entry.clone()));
@@ -463,6 +594,53 @@ impl Hasher {
     }
 }
 
+/// What [`hash_entry`] made of a path.
+enum Hashed {
+    Entry(Entry),
+    /// Not something git stores (a FIFO, a socket, a device).
+    NotStored,
+    /// No longer the inode its `lstat` described.
+    Replaced,
+}
+
+/// The entry of the file or link at `path` whose `lstat` is `meta`, hashed from its bytes;
+/// `None` for anything git does not store, or a path no longer the inode `meta` describes.
+pub fn entry_at(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    format: ObjectFormat,
+) -> Result<Option<Entry>> {
+    Ok(match hash_entry(path, meta, format)? {
+        Hashed::Entry(e) => Some(e),
+        Hashed::NotStored | Hashed::Replaced => None,
+    })
+}
+
+/// The entry of the file or link at `path` whose `lstat` is `meta`, hashed from its bytes.
+fn hash_entry(path: &Path, meta: &std::fs::Metadata, format: ObjectFormat) -> Result<Hashed> {
+    let ft = meta.file_type();
+    Ok(if ft.is_symlink() {
+        let target = std::fs::read_link(path)
+            .map_err(|e| Error::io(format!("cannot read the link {}", path.display()), e))?;
+        use std::os::unix::ffi::OsStrExt;
+        Hashed::Entry(Entry::Symlink {
+            oid: format.oid("blob", target.as_os_str().as_bytes()),
+        })
+    } else if ft.is_file() && meta.len() > MAX_FILE {
+        Hashed::Entry(Entry::TooLarge { size: meta.len() })
+    } else if ft.is_file() {
+        match hash_regular(path, meta, format)? {
+            Some(oid) => Hashed::Entry(Entry::File {
+                oid,
+                exec: meta.mode() & 0o100 != 0,
+            }),
+            None => Hashed::Replaced,
+        }
+    } else {
+        Hashed::NotStored
+    })
+}
+
 /// What a walk of a working tree found: each file not ignored with its `lstat`, the small
 /// ignored files, nested repositories, and the gitlink folders it did not enter.
 #[derive(Default)]
@@ -488,6 +666,8 @@ fn list(
     root: &Path,
     gitlinks: &HashSet<&str>,
     ignores: Vec<ignore::gitignore::Gitignore>,
+    inotify: Option<&nix::sys::inotify::Inotify>,
+    watched: &std::sync::atomic::AtomicBool,
 ) -> Found {
     let first = Job {
         rel: String::new(),
@@ -495,7 +675,7 @@ fn list(
     };
     let mut all = Found::default();
     for f in super::walk::par_walk(first, |job, found: &mut Found| {
-        list_dir(root, gitlinks, job, found)
+        list_dir(root, gitlinks, inotify, watched, job, found)
     }) {
         all.files.extend(f.files);
         all.ignored_small.extend(f.ignored_small);
@@ -508,13 +688,38 @@ fn list(
 }
 
 /// One folder of [`list`]: its files into `found`, its subfolders returned as jobs.
-fn list_dir(root: &Path, gitlinks: &HashSet<&str>, job: &Job, found: &mut Found) -> Vec<Job> {
+fn list_dir(
+    root: &Path,
+    gitlinks: &HashSet<&str>,
+    inotify: Option<&nix::sys::inotify::Inotify>,
+    watched: &std::sync::atomic::AtomicBool,
+    job: &Job,
+    found: &mut Found,
+) -> Vec<Job> {
     let rel_dir = job.rel.as_str();
     let dir = if rel_dir.is_empty() {
         root.to_path_buf()
     } else {
         root.join(rel_dir)
     };
+    // Armed before the folder is read: whatever changes after the listing is an event.
+    if let Some(i) = inotify {
+        use nix::sys::inotify::AddWatchFlags as F;
+        let mask = F::IN_MODIFY
+            | F::IN_ATTRIB
+            | F::IN_CLOSE_WRITE
+            | F::IN_MOVED_FROM
+            | F::IN_MOVED_TO
+            | F::IN_CREATE
+            | F::IN_DELETE
+            | F::IN_DELETE_SELF
+            | F::IN_MOVE_SELF
+            | F::IN_DONT_FOLLOW
+            | F::IN_ONLYDIR;
+        if i.add_watch(&dir, mask).is_err() {
+            watched.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -692,6 +897,14 @@ pub fn read_regular(path: &Path, meta: &std::fs::Metadata) -> Result<Option<Vec<
     f.read_to_end(&mut bytes)
         .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     Ok(Some(bytes))
+}
+
+/// `.git/info/exclude`'s stat fields (`None` when absent): the ignore rules of lowest priority,
+/// outside every watched folder.
+fn exclude_stamp(root: &Path) -> Option<Stamp> {
+    std::fs::symlink_metadata(root.join(".git/info/exclude"))
+        .ok()
+        .map(|m| Stamp::of(&m))
 }
 
 fn is_absent(e: &std::io::Error) -> bool {

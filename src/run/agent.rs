@@ -435,7 +435,10 @@ impl Run<'_> {
             output,
             wrap: &wrap,
         };
-        let before = self.observe(base)?;
+        let before = {
+            let root = self.project.root.clone();
+            self.seen.snapshot_before_call(&root, base)?
+        };
         // The tree as Forge saw it just before the call is on disk before the agent starts: a
         // kill during the call leaves a resume that knows what was there.
         self.remember(base, &before)?;
@@ -700,7 +703,7 @@ impl Run<'_> {
         command: &str,
     ) -> Vec<std::ffi::OsString> {
         use crate::sandbox::{Client, Profile, Request};
-        let super::Wall::Kernel { contain } = self.wall else {
+        let super::Wall::Kernel { contain, .. } = self.wall else {
             return Vec::new();
         };
         let areas = |f: fn(&super::state::Slice) -> &Vec<String>| {

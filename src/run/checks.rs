@@ -38,6 +38,12 @@ pub(super) fn cargo_home() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
 }
 
+/// Where a check runs, and whether on an overlay over its checkout.
+struct CheckPlace {
+    place: Place,
+    layered: bool,
+}
+
 impl Run<'_> {
     /// The folder the checks run in: outside the repository (a build tool looking for its
     /// workspace upwards must not find the real one), one per repository, kept from run to run
@@ -99,7 +105,7 @@ impl Run<'_> {
         origin: &str,
         tree: &Snapshot,
     ) -> Result<CommandResult> {
-        let place = self.check_place(tree)?;
+        let CheckPlace { place, layered } = self.check_place(tree)?;
         let t = crate::trace::span("check-guard");
         let protected =
             super::protect::Protected::snapshot(self.project, &self.git_dir, &self.meta.slug)?;
@@ -115,6 +121,7 @@ impl Run<'_> {
         let t = crate::trace::span("checkout-verify");
         let odb = self.seen.odb(&self.project.root);
         let rewritten = match self.checkout.as_mut() {
+            Some(co) if layered => co.settle_layer(tree)?,
             Some(co) => co.settle(&odb, tree)?,
             None => Vec::new(),
         };
@@ -162,7 +169,7 @@ impl Run<'_> {
     }
 
     /// The checkout holding exactly `tree`, and the environment a check gets.
-    fn check_place(&mut self, tree: &Snapshot) -> Result<Place> {
+    fn check_place(&mut self, tree: &Snapshot) -> Result<CheckPlace> {
         // Tools look upwards from their folder for configuration (pytest's rootdir, cargo's
         // `.cargo/config.toml`, node's `node_modules`): the checkout's parents are in the temp
         // folder, writable by anyone, so nothing there may steer a check.
@@ -224,9 +231,11 @@ impl Run<'_> {
             .filter(|k| k.starts_with("GIT_"))
             .collect();
         // In the kernel sandbox, a check writes only its checkout, its TMPDIR and the
-        // configured caches.
+        // configured caches — and, where the kernel allows an overlay, not even its checkout:
+        // its writes land in a layer of their own, and the checkout is left as it was.
+        let mut layered = false;
         let wrap = match self.wall {
-            super::Wall::Kernel { contain } => {
+            super::Wall::Kernel { contain, layers } => {
                 let mut req = crate::sandbox::Request::new(
                     crate::sandbox::Profile::Check,
                     &self.project.root,
@@ -234,16 +243,24 @@ impl Run<'_> {
                 req.write = vec![cwd.display().to_string()];
                 req.tmpdir = Some(tmp.clone());
                 req.contain = contain;
+                if layers && crate::sandbox::overlay_path_ok(&cwd) {
+                    req.layer = Some(co.prepare_layer(tree)?);
+                    req.layer_keep = self.config.run.check_caches.clone();
+                    layered = true;
+                }
                 launcher(&req)
             }
             super::Wall::Off => Vec::new(),
         };
-        Ok(Place {
-            cwd: Some(cwd),
-            env,
-            env_remove,
-            strict: true,
-            wrap,
+        Ok(CheckPlace {
+            place: Place {
+                cwd: Some(cwd),
+                env,
+                env_remove,
+                strict: true,
+                wrap,
+            },
+            layered,
         })
     }
 

@@ -170,7 +170,13 @@ struct Run<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wall {
     Off,
-    Kernel { contain: bool },
+    /// `contain`: a PID namespace ends everything a call starts. `layers`: a check runs on an
+    /// overlay over its checkout (a mount namespace, and contained, so nothing writes the
+    /// overlay after the check), which leaves the checkout as it was.
+    Kernel {
+        contain: bool,
+        layers: bool,
+    },
 }
 
 /// Starts a new run.
@@ -462,6 +468,7 @@ fn wall(project: &Project, config: &Config) -> Result<Wall> {
     Ok(if level.landlock_abi > 0 {
         Wall::Kernel {
             contain: level.pid_ns,
+            layers: level.pid_ns && level.mount_ns,
         }
     } else {
         Wall::Off

@@ -18,6 +18,8 @@ pub struct Observer {
     trees: HashMap<String, Arc<Snapshot>>,
     /// Blobs Forge stored and read back verified; forgotten whenever a planted object was found.
     stored: std::collections::HashSet<String>,
+    /// The last full snapshot, with the commit that decided what is tracked in it.
+    last: Option<(String, Arc<Snapshot>)>,
 }
 
 impl Observer {
@@ -26,6 +28,7 @@ impl Observer {
             hasher: Hasher::new(ObjectFormat::of_repo(root)?),
             trees: HashMap::new(),
             stored: Default::default(),
+            last: None,
         })
     }
 
@@ -75,7 +78,45 @@ impl Observer {
         let tree = self.tree(root, base)?;
         let snap = self.hasher.snapshot(root, &tree)?;
         self.store(root, &tree, &snap)?;
+        let t = crate::trace::span("snap-keep");
+        self.last = Some((base.to_string(), Arc::new(snap.clone())));
+        drop(t);
         Ok(snap)
+    }
+
+    /// [`Self::snapshot`], taken from the last one when nothing was written under `root`
+    /// since ([`Hasher::quiet`]). Only for the snapshot just before an agent call: a change
+    /// the watches cannot see (a write through a memory mapping by a process still running)
+    /// then shows in the full snapshot after the call, as the agent's — never as evidence
+    /// for a gate that something did not change.
+    pub fn snapshot_before_call(&mut self, root: &Path, base: &str) -> odb::Result<Snapshot> {
+        if let Some((b, snap)) = self.last.clone()
+            && (b == base || self.tracks_alike(root, &b, base, &snap)?)
+            && self.hasher.quiet(root)
+        {
+            let _t = crate::trace::span("snapshot-quiet");
+            let tree = self.tree(root, base)?;
+            self.store(root, &tree, &snap)?;
+            return Ok((*snap).clone());
+        }
+        self.snapshot(root, base)
+    }
+
+    /// Whether a snapshot `snap` taken with `was`'s tree deciding what is tracked is also what
+    /// one with `now`'s tree would be. A snapshot the watches covered read no path only
+    /// because it was tracked (each came from the walk), so only two things differ: a path
+    /// `now` tracks that the walk did not find (ignored there), and submodules.
+    fn tracks_alike(&mut self, root: &Path, was: &str, now: &str, snap: &Snapshot) -> Result<bool> {
+        let (was, now) = (self.tree(root, was)?, self.tree(root, now)?);
+        let gitlinks = |t: &Snapshot| -> Vec<(String, crate::evidence::Entry)> {
+            t.entries
+                .iter()
+                .filter(|(_, e)| matches!(e, crate::evidence::Entry::Gitlink { .. }))
+                .map(|(p, e)| (p.clone(), e.clone()))
+                .collect()
+        };
+        Ok(gitlinks(&was) == gitlinks(&now)
+            && now.entries.keys().all(|p| snap.entries.contains_key(p)))
     }
 
     /// Stores the entries of `snap` that `tree` does not already hold (and Forge has not

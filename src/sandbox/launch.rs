@@ -65,6 +65,14 @@ pub fn argv(forge: &Path, req: &Request, program: &[OsString]) -> Vec<OsString> 
     if req.contain {
         v.push("--contain".into());
     }
+    if let Some(l) = &req.layer {
+        v.push("--layer".into());
+        v.push(l.into());
+    }
+    for k in &req.layer_keep {
+        v.push("--layer-keep".into());
+        v.push(k.into());
+    }
     v.push("--".into());
     v.extend(program.iter().cloned());
     v

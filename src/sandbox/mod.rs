@@ -138,6 +138,14 @@ pub struct Request {
     /// Carve control files out of writable folders with Landlock rules alone even where a mount
     /// namespace could be made (for measurement and comparison; see docs/sandbox.md).
     pub carve_by_rules: bool,
+    /// `check` only: the checkout (the one absolute `write` folder) becomes the lower layer of
+    /// an overlay whose upper layer is `<layer>/upper` (`<layer>/work` is overlayfs's own), so
+    /// the check's writes land there and the checkout is left as it was
+    /// ([`mounts::overlay`]). Needs a mount namespace.
+    pub layer: Option<PathBuf>,
+    /// With `layer`: folders of the checkout (relative) that stay writable in place — build
+    /// caches kept from check to check.
+    pub layer_keep: Vec<String>,
 }
 
 impl Request {
@@ -153,6 +161,22 @@ impl Request {
             mode: None,
             contain: false,
             carve_by_rules: false,
+            layer: None,
+            layer_keep: Vec::new(),
+        }
+    }
+
+    /// The checkout an overlay goes on: `layer` asked for, the `check` profile, one absolute
+    /// writable folder. The error says what is wrong.
+    fn overlay_lower(&self) -> Result<Option<&Path>, SandboxError> {
+        if self.layer.is_none() {
+            return Ok(None);
+        }
+        match (self.profile, self.write.as_slice()) {
+            (Profile::Check, [w]) if Path::new(w).is_absolute() => Ok(Some(Path::new(w))),
+            _ => Err(SandboxError::Plan(
+                "--layer needs --profile check and exactly one absolute --write folder (the checkout)".into(),
+            )),
         }
     }
 }
@@ -611,6 +635,7 @@ pub fn enter(
             ));
             return run_plain(req, program, warn, None);
         }
+        let lower = req.overlay_lower()?.map(Path::to_path_buf);
         let (_layout, mut plan) = resolve(req, config)?;
         let mut mounts = level.mount_ns && !req.carve_by_rules;
         if mounts && let Err(e) = mounts::enter_namespace() {
@@ -621,6 +646,11 @@ pub fn enter(
                 "forge sandbox: {e}; control files are carved out with Landlock rules instead (no new file at the repository root, no `git commit` in a session)"
             ));
             mounts = false;
+        }
+        if lower.is_some() && !mounts {
+            return Err(SandboxError::Unavailable(
+                "--layer needs a mount namespace (root, or unprivileged user namespaces)".into(),
+            ));
         }
         if mounts {
             // One bind per secret is cheaper than leaving it out of the read grants, which
@@ -643,9 +673,21 @@ pub fn enter(
         let (set, remove) = environment(req, &plan);
         apply_environment(&set, &remove);
         let require = mode == Mode::Require;
+        let layer = req.layer.clone().zip(lower);
+        let keep = req.layer_keep.clone();
         let step = move || -> Result<(), SandboxError> {
             if mounts {
                 mounts::apply(&plan, &empty_dir(&plan))?;
+            }
+            if let Some((layer, lower)) = &layer {
+                mounts::overlay(lower, layer, &keep)?;
+            }
+            if mounts {
+                // The working folder may lie under a new mount: enter it again through the new
+                // table.
+                if let Ok(cwd) = std::env::current_dir() {
+                    let _ = std::env::set_current_dir(cwd);
+                }
             }
             landlock::detach_terminal();
             landlock::drop_capabilities()?;
@@ -655,6 +697,15 @@ pub fn enter(
         };
         run_plain(req, program, warn, Some(Box::new(step)))
     }
+}
+
+/// Whether `p` can be named in overlayfs's mount options (which separate with `,` and `:`).
+pub fn overlay_path_ok(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    !p.as_os_str()
+        .as_bytes()
+        .iter()
+        .any(|b| matches!(b, b',' | b':' | b'\\'))
 }
 
 /// The empty read-only folder bound over a secret folder (`~/.ssh`): next to the TMPDIRs,

@@ -11,7 +11,7 @@
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nix::libc;
 
@@ -203,7 +203,84 @@ fn mount(src: Option<&Path>, dst: &Path, flags: libc::c_ulong) -> Result<(), San
     Ok(())
 }
 
-/// Enters a private mount namespace and applies the plan's binds.
+/// The overlay a check runs on: `checkout` becomes the lower layer of an overlay mounted on
+/// itself, whose upper layer is `<layer>/upper`. Everything the check writes lands in the
+/// upper layer, so the checkout still holds exactly its tree afterwards and Forge reads what
+/// the check changed from the (small) upper layer instead of re-reading the whole checkout.
+/// The checkout's own inode never gets a Landlock write rule (the rules are made after this,
+/// on the overlay), so no other path to it is writable either. `keep` (build caches inside the
+/// checkout) are bound back over the overlay: writes there persist, as they must.
+pub fn overlay(checkout: &Path, layer: &Path, keep: &[String]) -> Result<(), SandboxError> {
+    let setup = |step: String, source: std::io::Error| SandboxError::Setup { step, source };
+    for p in [checkout, layer] {
+        if !super::overlay_path_ok(p) {
+            return Err(setup(
+                format!(
+                    "mount an overlay with {} (a comma, colon or backslash in the path)",
+                    p.display()
+                ),
+                std::io::Error::from(std::io::ErrorKind::InvalidInput),
+            ));
+        }
+    }
+    // The cache folders, held open before the overlay hides them.
+    let mut held = Vec::new();
+    for k in keep {
+        let p = checkout.join(k);
+        let c = cstr(&p);
+        // SAFETY: a NUL-terminated path alive across the call.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            held.push((fd, p));
+        }
+    }
+    // The upper layer's mount must be writable (the machine was made read-only).
+    mount(Some(layer), layer, libc::MS_BIND)?;
+    set_read_only(layer, false, false)?;
+    let data = CString::new(format!(
+        "lowerdir={},upperdir={},workdir={},userxattr",
+        checkout.display(),
+        layer.join("upper").display(),
+        layer.join("work").display()
+    ))
+    .map_err(|_| {
+        setup(
+            "mount the checks' overlay".into(),
+            std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        )
+    })?;
+    let target = cstr(checkout);
+    // SAFETY: NUL-terminated strings alive across the call.
+    let r = unsafe {
+        libc::mount(
+            c"forge-check".as_ptr(),
+            target.as_ptr(),
+            c"overlay".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            data.as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(setup(
+            format!("mount an overlay on {}", checkout.display()),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    for (fd, p) in held {
+        let from = PathBuf::from(format!("/proc/self/fd/{fd}"));
+        let bound = mount(Some(&from), &p, libc::MS_BIND);
+        // SAFETY: a descriptor this function opened.
+        unsafe { libc::close(fd) };
+        bound?;
+    }
+    Ok(())
+}
+
 /// Enters a private mount namespace (with a user namespace of its own when not root). Called
 /// before anything is decided on it, so a kernel or container that refuses one is found out while
 /// `auto` can still fall back to carving with Landlock rules.
@@ -268,10 +345,6 @@ pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     }
     if plan.private_dev {
         private_dev(empty)?;
-    }
-    // The working folder may lie under a new mount: enter it again through the new table.
-    if let Ok(cwd) = std::env::current_dir() {
-        let _ = std::env::set_current_dir(cwd);
     }
     Ok(())
 }
