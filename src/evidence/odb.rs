@@ -179,13 +179,20 @@ impl<'a> Odb<'a> {
     /// The tree of `base` (whose listing is `have`) with `expected`'s differences applied,
     /// written through a temporary index (never the repository's) and read back: its listing
     /// must be exactly `expected`. Returns the tree and that verified listing.
+    ///
+    /// `known` holds trees Forge wrote and read back verified before: they are not written or
+    /// read again. Every tree written here is added to it.
     pub fn write_tree(
         &self,
         git_dir: &Path,
         base: &str,
         have: &Snapshot,
         expected: &Snapshot,
+        known: &mut std::collections::HashSet<String>,
     ) -> Result<(String, Snapshot)> {
+        if let Some(done) = self.write_tree_direct(base, expected, known)? {
+            return Ok(done);
+        }
         let tmp = tempfile::Builder::new()
             .prefix("forge-index-")
             .tempfile_in(git_dir)
@@ -243,6 +250,98 @@ impl<'a> Odb<'a> {
         Ok((tree, listed))
     }
 
+    /// [`Self::write_tree`] without an index: every tree object of `expected` (with `base`'s
+    /// own Forge paths, as an index read from `base` would keep them) built here, written in
+    /// one `git mktree --batch`, and each read back and checked against the bytes built — so
+    /// the store holds exactly these trees. `None` when a path is one git's index would judge
+    /// itself (a name outside plain ASCII, a `.git` look-alike, a file and a folder at one
+    /// path): those go through the index and its checks.
+    fn write_tree_direct(
+        &self,
+        base: &str,
+        expected: &Snapshot,
+        known: &mut std::collections::HashSet<String>,
+    ) -> Result<Option<(String, Snapshot)>> {
+        let storable: BTreeMap<String, Entry> = expected
+            .entries
+            .iter()
+            .filter(|(_, e)| e.mode().is_some())
+            .map(|(p, e)| (p.clone(), e.clone()))
+            .collect();
+        if !storable
+            .iter()
+            .all(|(p, e)| plain_path(p, matches!(e, Entry::Symlink { .. })))
+        {
+            return Ok(None);
+        }
+        // Forge's own paths are not in a snapshot: they come from `base` unchanged.
+        let out = git::git(
+            self.root,
+            &["ls-tree", "-z", base, "--", ".forge", ".tmp/.forge"],
+        )?;
+        let mut kept: Vec<(String, String, String)> = Vec::new();
+        for rec in out.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+            let Some(tab) = rec.iter().position(|&b| b == b'\t') else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&rec[..tab]);
+            let path = String::from_utf8_lossy(&rec[tab + 1..]).into_owned();
+            let f: Vec<&str> = head.split(' ').collect();
+            if let [mode, _, oid] = f[..] {
+                kept.push((path, mode.to_string(), oid.to_string()));
+            }
+        }
+        let mut items: Vec<(String, String, String)> = storable
+            .iter()
+            .filter_map(|(p, e)| Some((p.clone(), e.mode()?.to_string(), e.oid()?.to_string())))
+            .chain(kept)
+            .collect();
+        items.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut trees = Vec::new();
+        let Some(root) = build_tree(self.format, &items, &mut trees) else {
+            return Ok(None);
+        };
+        trees.retain(|(oid, _, _)| !known.contains(oid));
+        if trees.is_empty() {
+            return Ok(Some((
+                root,
+                Snapshot {
+                    entries: storable,
+                    ignored: Default::default(),
+                },
+            )));
+        }
+        let mut input = Vec::new();
+        for (_, text, _) in &trees {
+            input.extend_from_slice(text.as_bytes());
+            input.push(b'\n');
+        }
+        let got = git::git_stdin(self.root, &["mktree", "--batch"], &input)?;
+        let got = String::from_utf8_lossy(&got);
+        let oids: Vec<&str> = trees.iter().map(|(oid, _, _)| oid.as_str()).collect();
+        if got.lines().collect::<Vec<_>>() != oids {
+            return Err(Error::Tampered(format!(
+                "`git mktree` wrote other trees than Forge built (root {root})"
+            )));
+        }
+        let stored = self.read(&oids, "tree")?;
+        for (oid, _, bytes) in &trees {
+            if stored.get(oid) != Some(bytes) {
+                return Err(Error::Tampered(format!(
+                    "tree {oid} does not hold what Forge wrote into it"
+                )));
+            }
+        }
+        known.extend(oids.iter().map(|o| o.to_string()));
+        Ok(Some((
+            root,
+            Snapshot {
+                entries: storable,
+                ignored: Default::default(),
+            },
+        )))
+    }
+
     /// A commit of `tree` on `parent` with `message`, by `ident`, read back and verified.
     pub fn commit(&self, tree: &str, parent: &str, message: &str, ident: &Ident) -> Result<String> {
         let out = git::command(
@@ -293,6 +392,105 @@ impl<'a> Odb<'a> {
             ObjectFormat::Sha256 => 64,
         }
     }
+}
+
+/// A path whose every name git's index takes as it is: printable ASCII without `\\` or `:`, no
+/// empty, `.` or `..` name, no name that an NTFS or case-insensitive file system reads as
+/// `.git` (`.GIT`, `.git. `, `git~1`), and no link named like a file git reads itself
+/// (`.gitmodules`, `.gitattributes`, `.mailmap`, or a short name `…~1`).
+fn plain_path(p: &str, link: bool) -> bool {
+    let names: Vec<&str> = p.split('/').collect();
+    let last = names.len() - 1;
+    names.iter().enumerate().all(|(i, name)| {
+        let lower = name.to_ascii_lowercase();
+        let trimmed = lower.trim_end_matches(['.', ' ']);
+        let git_read =
+            lower.starts_with(".git") || lower.starts_with(".mailmap") || lower.contains('~');
+        !name.is_empty()
+            && name != &"."
+            && name != &".."
+            && trimmed != ".git"
+            && !lower.starts_with("git~")
+            && !(link && i == last && git_read)
+            && name
+                .bytes()
+                .all(|b| (0x20..0x7f).contains(&b) && b != b'\\' && b != b':')
+    })
+}
+
+/// The tree objects for `items` (sorted `(path, mode, oid)` of one folder's subtree, paths
+/// relative to it), children before their parent, each as (id, `git mktree` input, object
+/// bytes); returns the folder's tree id. `None` when a name is both a file and a folder.
+fn build_tree(
+    format: ObjectFormat,
+    items: &[(String, String, String)],
+    out: &mut Vec<(String, String, Vec<u8>)>,
+) -> Option<String> {
+    // (name as git sorts it, mode, type, oid, name)
+    let mut rows: Vec<(String, String, &str, String, String)> = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let (path, mode, oid) = &items[i];
+        match path.split_once('/') {
+            None => {
+                let kind = match mode.as_str() {
+                    "160000" => "commit",
+                    "40000" | "040000" => "tree",
+                    _ => "blob",
+                };
+                let key = if kind == "tree" {
+                    format!("{path}/")
+                } else {
+                    path.clone()
+                };
+                rows.push((
+                    key,
+                    mode.trim_start_matches('0').to_string(),
+                    kind,
+                    oid.clone(),
+                    path.clone(),
+                ));
+                i += 1;
+            }
+            Some((dir, _)) => {
+                let prefix = format!("{dir}/");
+                let mut sub = Vec::new();
+                while i < items.len() && items[i].0.starts_with(&prefix) {
+                    let (p, m, o) = &items[i];
+                    sub.push((p[prefix.len()..].to_string(), m.clone(), o.clone()));
+                    i += 1;
+                }
+                let oid = build_tree(format, &sub, out)?;
+                rows.push((prefix, "40000".into(), "tree", oid, dir.to_string()));
+            }
+        }
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut names = std::collections::HashSet::new();
+    if rows.is_empty() || !rows.iter().all(|r| names.insert(r.4.as_str())) {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    let mut text = String::new();
+    for (_, mode, kind, oid, name) in &rows {
+        bytes.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+        bytes.extend_from_slice(&unhex(oid)?);
+        text.push_str(&format!("{mode:0>6} {kind} {oid}\t{name}\n"));
+    }
+    let oid = format.oid("tree", &bytes);
+    out.push((oid.clone(), text, bytes));
+    Some(oid)
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    (s.len() % 2 == 0)
+        .then(|| {
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+                .collect()
+        })
+        .flatten()
 }
 
 fn blob_oid(e: &Entry) -> Option<&str> {
@@ -447,6 +645,83 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// The trees Forge builds itself are, byte for byte, the ones git's index writes: names
+    /// that sort differently as folders (`a.b`, `a/b`, `a-b`), modes, links, submodules, and
+    /// the base's own Forge paths kept.
+    #[test]
+    fn trees_built_without_an_index_are_the_ones_git_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && mkdir -p a .forge .tmp/.forge .tmp/x && echo 1 > a.b && echo 2 > a/b && echo 3 > a-b && echo 4 > a0 \
+             && echo 5 > .forge/config.yaml && echo 6 > .tmp/.forge/s && echo 7 > .tmp/x/y && ln -s a.b link && echo 8 > run.sh && chmod +x run.sh \
+             && git add -A && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,sub && git commit -qm init",
+        );
+        let base = sh(d, "git rev-parse HEAD");
+        let tree0 = Snapshot::of_commit(d, &base).unwrap();
+        let mut want = tree0.clone();
+        want.entries.remove("a-b");
+        want.entries
+            .insert("a/c".into(), want.entries["a/b"].clone());
+        let odb = Odb::new(d, ObjectFormat::Sha1);
+        let mut known = Default::default();
+        let direct = odb
+            .write_tree_direct(&base, &want, &mut known)
+            .unwrap()
+            .unwrap();
+        assert!(known.contains(&direct.0));
+        // The same change through a temporary index.
+        let by_index = sh(
+            d,
+            "export GIT_INDEX_FILE=$PWD/.git/t-index && git read-tree HEAD && git update-index --force-remove a-b \
+             && git update-index --add --cacheinfo 100644,$(git rev-parse HEAD:a/b),a/c && git write-tree",
+        );
+        assert_eq!(direct.0, by_index);
+        assert_eq!(direct.1, want);
+        assert_eq!(
+            sh(d, &format!("git ls-tree {} .forge .tmp/.forge", direct.0)),
+            sh(d, "git ls-tree HEAD .forge .tmp/.forge")
+        );
+        // What git's index would judge itself goes through it.
+        for odd in [
+            ".GIT/config",
+            "x/.git./hooks",
+            "git~1/config",
+            "caf\u{e9}",
+            "a\\b",
+        ] {
+            let mut w = want.clone();
+            w.entries.insert(odd.into(), want.entries["a.b"].clone());
+            assert!(
+                odb.write_tree_direct(&base, &w, &mut known)
+                    .unwrap()
+                    .is_none(),
+                "{odd}"
+            );
+        }
+        let mut w = want.clone();
+        w.entries.insert(
+            ".gitmodules".into(),
+            crate::evidence::Entry::Symlink {
+                oid: sh(d, "git rev-parse HEAD:link"),
+            },
+        );
+        assert!(
+            odb.write_tree_direct(&base, &w, &mut known)
+                .unwrap()
+                .is_none()
+        );
+        // And git refuses the `.git` look-alike there, as before.
+        let mut w = want.clone();
+        w.entries
+            .insert(".GIT/config".into(), want.entries["a.b"].clone());
+        assert!(
+            odb.write_tree(&d.join(".git"), &base, &tree0, &w, &mut known)
+                .is_err()
+        );
+    }
+
     #[test]
     fn a_planted_object_under_an_honest_id_is_caught() {
         let dir = tempfile::tempdir().unwrap();
@@ -507,7 +782,13 @@ mod tests {
         let odb = Odb::new(d, ObjectFormat::Sha1);
         odb.store(&[("c", &c)]).unwrap();
         let (tree, listed) = odb
-            .write_tree(&d.join(".git"), &base, &tree0, &want)
+            .write_tree(
+                &d.join(".git"),
+                &base,
+                &tree0,
+                &want,
+                &mut Default::default(),
+            )
             .unwrap();
         assert_eq!(listed, want);
         let ident = Ident {

@@ -16,7 +16,8 @@ pub struct Observer {
     /// Trees of commits read so far (a commit's tree never changes), shared: a tree of a
     /// 10,000-file repository costs milliseconds to copy.
     trees: HashMap<String, Arc<Snapshot>>,
-    /// Blobs Forge stored and read back verified; forgotten whenever a planted object was found.
+    /// Blobs and trees Forge stored and read back verified; forgotten whenever a planted object
+    /// was found.
     stored: std::collections::HashSet<String>,
     /// The last full snapshot, with the commit that decided what is tracked in it.
     last: Option<(String, Arc<Snapshot>)>,
@@ -64,7 +65,7 @@ impl Observer {
     ) -> odb::Result<String> {
         let have = self.tree(root, parent)?;
         let odb = self.odb(root);
-        let (tree, listed) = odb.write_tree(git_dir, parent, &have, expected)?;
+        let (tree, listed) = odb.write_tree(git_dir, parent, &have, expected, &mut self.stored)?;
         let commit = odb.commit(&tree, parent, message, ident)?;
         self.trees.insert(commit.clone(), Arc::new(listed));
         Ok(commit)
