@@ -483,7 +483,8 @@ fn build_tree(
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    (s.len() % 2 == 0)
+    s.len()
+        .is_multiple_of(2)
         .then(|| {
             (0..s.len())
                 .step_by(2)
