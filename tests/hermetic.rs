@@ -178,6 +178,22 @@ fn a_check_that_plants_a_git_hook_fails_and_the_hook_is_removed() {
 }
 
 #[test]
+fn a_check_that_edits_its_own_candidate_fails() {
+    let r = shop("check-edits-candidate");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = prompt(&r, "member-discount-green-w1-a2");
+    assert!(
+        p2.contains(
+            "the candidate's own files in the check's checkout (src/notes.txt, tests/card_test.sh)"
+        ),
+        "{p2}"
+    );
+    assert!(!git_out(&r, &["log", "-p"]).contains("edited by the code under test"));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
 fn red_that_turns_a_passing_test_into_a_skip_is_not_a_red() {
     let r = shop("skip-existing");
     let o = run(&r);

@@ -87,3 +87,24 @@ fn an_agent_cannot_kill_the_forge_that_drives_it() {
     assert_eq!(o.code, 0, "{o:?}");
     assert!(o.stdout.contains("Run `shop` DONE"), "{}", o.stdout);
 }
+
+#[test]
+fn a_check_on_its_overlay_that_edits_its_candidate_fails() {
+    if !sandbox_available("a_check_on_its_overlay_that_edits_its_candidate_fails") {
+        return;
+    }
+    // In the sandbox each check's writes land in an overlay layer of their own: what the code
+    // under test changed of the candidate is read from there, and the checkout is left alone.
+    let r = shop_sandboxed("check-edits-candidate");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(
+        p2.contains(
+            "the candidate's own files in the check's checkout (src/notes.txt, tests/card_test.sh)"
+        ),
+        "{p2}"
+    );
+    assert!(!git_out(&r, &["log", "-p"]).contains("edited by the code under test"));
+    assert_landed_cleanly(&r);
+}

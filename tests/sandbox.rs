@@ -922,3 +922,92 @@ fn a_missing_included_git_config_is_created_empty_and_read_only() {
     assert!(!o.status.success(), "{o:?}");
     assert_eq!(r.read("conf/shared.gitconfig"), "");
 }
+
+/// `--layer`: a check's writes land in the overlay's upper layer; its checkout (the lower
+/// layer) is left as it was by every path to it, the cache folder it keeps is written in place,
+/// and the layer itself is not writable except through the overlay.
+#[test]
+fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
+    if skip_or_fail("a_check_on_a_layer_leaves_its_checkout_as_it_was") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let co = t.path().join("co");
+    let layer = t.path().join("layer");
+    for d in [
+        co.join("src"),
+        co.join("target"),
+        layer.join("upper"),
+        layer.join("work"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(co.join("src/a"), "orig\n").unwrap();
+    std::fs::write(co.join("src/gone"), "x\n").unwrap();
+    let (co_s, layer_s) = (co.display().to_string(), layer.display().to_string());
+    let script = format!(
+        "echo new > src/a; rm src/gone; echo b > src/b; echo built > target/out; \
+         for p in /proc/[0-9]*/root{co_s}/src/a {co_s}/../co/src/a; do echo via > $p 2>/dev/null; done; \
+         echo x > {layer_s}/upper/planted 2>/dev/null && echo WROTE layer; \
+         ln src/a target/link 2>/dev/null && echo LINKED; cat src/a"
+    );
+    let o = forge(
+        &co,
+        &[
+            "sandbox",
+            "--profile",
+            "check",
+            "--project",
+            &r.path().display().to_string(),
+            "--write",
+            &co_s,
+            "--layer",
+            &layer_s,
+            "--layer-keep",
+            "target",
+            "--contain",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{o:?}");
+    // Every path to src/a it could name (its own /proc root, `..`) is the overlay; no link
+    // from the kept folder into the candidate.
+    assert_eq!(out.trim(), "via", "{o:?}");
+    // The checkout: untouched, but for the cache folder.
+    assert_eq!(std::fs::read_to_string(co.join("src/a")).unwrap(), "orig\n");
+    assert!(co.join("src/gone").exists() && !co.join("src/b").exists());
+    assert_eq!(
+        std::fs::read_to_string(co.join("target/out")).unwrap(),
+        "built\n"
+    );
+    // The upper layer: what the check wrote, and a whiteout for what it removed.
+    let upper = layer.join("upper");
+    assert_eq!(
+        std::fs::read_to_string(upper.join("src/a")).unwrap(),
+        "via\n"
+    );
+    assert!(upper.join("src/b").exists() && !upper.join("planted").exists());
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let gone = std::fs::symlink_metadata(upper.join("src/gone")).unwrap();
+    assert!(gone.file_type().is_char_device() && gone.rdev() == 0);
+    // Without a mount namespace's profile it is refused, not ignored.
+    let o = forge(
+        &co,
+        &[
+            "sandbox",
+            "--profile",
+            "session",
+            "--layer",
+            &layer_s,
+            "--",
+            "true",
+        ],
+    );
+    assert!(!o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--layer needs --profile check"));
+}

@@ -253,6 +253,21 @@ mod tests {
             ],
             &["--contain", "--carve-by-rules", "--", "sh", "--", "x"],
             &["--profile", "blue", "--", "true"],
+            &[
+                "--profile",
+                "check",
+                "--write",
+                "/c",
+                "--layer",
+                "/c-layer",
+                "--layer-keep",
+                "target",
+                "--layer-keep",
+                "a/b",
+                "--contain",
+                "--",
+                "true",
+            ],
         ];
         let left_to_clap: &[&[&str]] = &[
             &[],
@@ -267,6 +282,8 @@ mod tests {
             &["--profile", "", "--", "true"],
             &["--write"],
             &["--unknown", "--", "true"],
+            &["--layer-keep", "target", "--", "true"],
+            &["--layer", "/a", "--layer", "/b", "--", "true"],
             &["true"],
             &["-p", "red", "--", "true"],
         ];

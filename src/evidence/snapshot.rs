@@ -988,6 +988,62 @@ mod tests {
         );
     }
 
+    /// `quiet` says "nothing was written" only when nothing was: every kind of write to what the
+    /// last snapshot read is an event, and what the watches cannot cover makes it unsure.
+    #[test]
+    fn quiet_only_when_nothing_the_snapshot_read_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && mkdir -p src/deep && printf 'a\\n' > a.txt && printf 'x\\n' > src/deep/x.sh \
+             && printf '*.log\\n' > .gitignore && git add -A && git commit -qm init && mkdir -p .git/info",
+        );
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let mut h = Hasher::new(ObjectFormat::of_repo(d).unwrap());
+        let writes = [
+            "printf 'y\\n' > src/deep/x.sh",
+            "chmod +x a.txt",
+            "touch src/deep/new",
+            "rm a.txt",
+            "mv src/deep src/moved",
+            "printf 'x\\n' > .gitignore",
+            "echo '*.txt' >> .git/info/exclude",
+            ": >> src/deep/x.sh",
+        ];
+        for w in writes {
+            h.snapshot(d, &tree).unwrap();
+            assert!(h.quiet(d), "nothing written yet, before `{w}`");
+            h.snapshot(d, &tree).unwrap();
+            sh(d, w);
+            assert!(!h.quiet(d), "`{w}` was not seen");
+            // Put back for the next write.
+            sh(
+                d,
+                "git checkout -q -f HEAD -- . && rm -rf src/moved src/deep/new && chmod -x a.txt && rm -f .git/info/exclude",
+            );
+        }
+        // Reading is no write; a file in a folder git ignores was never read.
+        h.snapshot(d, &tree).unwrap();
+        sh(d, "cat a.txt >/dev/null && echo x > debug.log");
+        assert!(
+            !h.quiet(d),
+            "an ignored file is still a file in a watched folder"
+        );
+        h.snapshot(d, &tree).unwrap();
+        sh(d, "cat a.txt src/deep/x.sh >/dev/null");
+        assert!(h.quiet(d));
+        // The answer is used up: the next one needs a new snapshot.
+        assert!(!h.quiet(d));
+        // A tracked file under an ignored folder is read by path, outside every watch.
+        let dir = repo();
+        let d = dir.path();
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let mut h = Hasher::new(ObjectFormat::of_repo(d).unwrap());
+        h.snapshot(d, &tree).unwrap();
+        assert!(!h.quiet(d));
+    }
+
     #[test]
     fn a_forged_stat_cannot_hide_a_same_size_edit() {
         let dir = repo();
