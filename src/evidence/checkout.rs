@@ -12,7 +12,10 @@
 //! write them.
 //!
 //! After each check the folder is swept back to its tree ([`Checkout::settle`]), which is also
-//! how a check that rewrote a file of the candidate is caught. Until something else could have
+//! how a check that rewrote a file of the candidate is caught — unless the check ran on an
+//! overlay over the folder ([`Checkout::prepare_layer`], in the kernel sandbox): then the folder
+//! was never writable to it, and only the overlay's upper layer, which holds exactly what the
+//! check wrote, is read ([`Checkout::settle_layer`]). Until something else could have
 //! written the folder (the caller says so: [`Checkout::invalidate`], for an agent call outside
 //! the kernel sandbox), the next [`Checkout::sync`] only applies the difference between the two
 //! trees; otherwise it sweeps the whole folder first. On a large tree a sweep is most of what a

@@ -268,6 +268,7 @@ impl Run<'_> {
     pub(super) fn drop_checkout(&mut self) {
         if let Some(co) = self.checkout.take() {
             let _ = std::fs::remove_dir_all(format!("{}-tmp", co.dir.display()));
+            let _ = std::fs::remove_dir_all(co.layer_dir());
         }
     }
 
