@@ -62,7 +62,7 @@ fn read_regular(f: File, max: u64) -> std::result::Result<Vec<u8>, String> {
 /// could have built — `build/junit.xml` with `build` a link to a person's folder — cannot lead
 /// Forge elsewhere. An absolute `rel` is resolved from `/`, still without links.
 #[cfg(target_os = "linux")]
-fn open_beneath(dir: &Path, rel: &Path, flags: i32) -> std::io::Result<std::os::fd::OwnedFd> {
+pub fn open_beneath(dir: &Path, rel: &Path, flags: i32) -> std::io::Result<std::os::fd::OwnedFd> {
     use nix::libc;
     use std::os::fd::{AsRawFd, FromRawFd};
     use std::os::unix::ffi::OsStrExt;

@@ -108,3 +108,27 @@ fn a_check_on_its_overlay_that_edits_its_candidate_fails() {
     assert!(!git_out(&r, &["log", "-p"]).contains("edited by the code under test"));
     assert_landed_cleanly(&r);
 }
+
+#[test]
+fn a_cache_folder_reached_through_a_tracked_link_is_no_cache() {
+    if !sandbox_available("a_cache_folder_reached_through_a_tracked_link_is_no_cache") {
+        return;
+    }
+    // Green links src/.build -> . so the configured cache src/.build/cache is the candidate's
+    // own src/cache: bound writable over the overlay, the code under test could rewrite a
+    // tracked file in the checkout itself, past every check after it (red-team round 5).
+    let r = shop_with(
+        "cache-link",
+        "run:\n  check_caches: [\"src/.build/cache\"]\nsandbox:\n  mode: require\n",
+    );
+    let _ = run(&r);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(
+        p2.contains("the candidate's own files in the check's checkout (src/cache/rate.sh)"),
+        "{p2}"
+    );
+    // Whatever landed passes its own tests from a clean clone.
+    if git_out(&r, &["log", "--format=%s"]).contains("feat(member-discount)") {
+        assert_clean_clone_passes(&r);
+    }
+}

@@ -995,6 +995,36 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let gone = std::fs::symlink_metadata(upper.join("src/gone")).unwrap();
     assert!(gone.file_type().is_char_device() && gone.rdev() == 0);
+    // A kept folder reached through a link is refused: it could be the checkout's own.
+    std::fs::create_dir_all(co.join("x/b")).unwrap();
+    std::os::unix::fs::symlink("x", co.join("a")).unwrap();
+    let o = forge(
+        &co,
+        &[
+            "sandbox",
+            "--profile",
+            "check",
+            "--project",
+            &r.path().display().to_string(),
+            "--write",
+            &co_s,
+            "--layer",
+            &layer_s,
+            "--layer-keep",
+            "a/b",
+            "--contain",
+            "--",
+            "sh",
+            "-c",
+            "echo pwned > a/b/f.txt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(125), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("a link on the way"),
+        "{o:?}"
+    );
+    assert!(!co.join("x/b/f.txt").exists());
     // Without a mount namespace's profile it is refused, not ignored.
     let o = forge(
         &co,

@@ -109,6 +109,14 @@ impl Checkout {
         let mut present: BTreeSet<String> = BTreeSet::new();
         match self.clean.take() {
             Some(was) => {
+                // A cache folder kept for `was` but not for `tree` (which now has a path in it,
+                // or a file or link above it) goes whole: nothing of it may stand in the tree.
+                let now_kept = self.kept_for(tree);
+                for k in self.kept_for(&was) {
+                    if !now_kept.contains(&k) {
+                        remove_entry(&self.dir, &k)?;
+                    }
+                }
                 // Known to hold `was`: only what differs is removed (and rewritten below).
                 for (p, e) in &was.entries {
                     if tree.entries.get(p) == Some(e) {
@@ -193,6 +201,33 @@ impl Checkout {
         Ok(rewritten)
     }
 
+    /// The cache folders kept for a check of `tree`: those that hold no path of the tree and
+    /// lie under none of its files or links. A tracked link `src/.build -> .` must not make the
+    /// cache `src/.build/cache` a folder of the candidate, and a tracked file inside a cache
+    /// folder must be checked like every other.
+    pub fn kept_for(&self, tree: &Snapshot) -> Vec<String> {
+        self.keep
+            .iter()
+            .filter(|k| {
+                let inside = format!("{k}/");
+                let holds = tree.entries.contains_key(k.as_str())
+                    || tree
+                        .entries
+                        .range(inside.clone()..)
+                        .next()
+                        .is_some_and(|(p, _)| p.starts_with(&inside));
+                let mut under_entry = false;
+                let mut at = k.as_str();
+                while let Some((parent, _)) = at.rsplit_once('/') {
+                    under_entry |= tree.entries.contains_key(parent);
+                    at = parent;
+                }
+                !holds && !under_entry
+            })
+            .cloned()
+            .collect()
+    }
+
     /// The folder an overlay check writes into (`<dir>-layer`, holding `upper` and `work`).
     pub fn layer_dir(&self) -> PathBuf {
         PathBuf::from(format!("{}-layer", self.dir.display()))
@@ -216,7 +251,7 @@ impl Checkout {
             std::fs::create_dir(&p)
                 .map_err(|e| Error::io(format!("cannot create {}", p.display()), e))?;
         }
-        for k in &self.keep {
+        for k in &self.kept_for(tree) {
             let p = self.dir.join(k);
             if !std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
                 make_parents(&self.dir, &p)?;
@@ -296,7 +331,7 @@ impl Checkout {
         started: SystemTime,
     ) -> crate::Result<()> {
         let root = self.dir.clone();
-        let keep = &self.keep;
+        let keep = &self.kept_for(tree);
         let is_gitlink = |key: &str| matches!(tree.entries.get(key), Some(Entry::Gitlink { .. }));
         // A folder holding no path of the tree and no cache folder goes whole, unread: what a
         // check left there can be deeper than a path can name, and it is no business of the
@@ -794,6 +829,40 @@ mod tests {
             .unwrap()
             .success();
         assert!(ok, "{script}");
+    }
+
+    /// A cache folder is kept only where the tree has nothing: no tracked file in it, no
+    /// tracked file or link above it.
+    #[test]
+    fn a_cache_folder_the_tree_reaches_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = [
+            "target",
+            "web/node_modules",
+            "src/.build/cache",
+            "lib/cache",
+        ]
+        .map(String::from)
+        .to_vec();
+        let co =
+            Checkout::open(dir.path().join("co"), keep, Hasher::new(ObjectFormat::Sha1)).unwrap();
+        let file = Entry::File {
+            oid: "0".repeat(40),
+            exec: false,
+        };
+        let link = Entry::Symlink {
+            oid: "1".repeat(40),
+        };
+        let mut tree = Snapshot::default();
+        for (p, e) in [
+            ("web/index.js", &file),
+            ("src/.build", &link),
+            ("lib/cache/tracked.txt", &file),
+            ("target.txt", &file),
+        ] {
+            tree.entries.insert(p.into(), e.clone());
+        }
+        assert_eq!(co.kept_for(&tree), ["target", "web/node_modules"]);
     }
 
     #[test]

@@ -245,7 +245,7 @@ impl Run<'_> {
                 req.contain = contain;
                 if layers && crate::sandbox::overlay_path_ok(&cwd) {
                     req.layer = Some(co.prepare_layer(tree)?);
-                    req.layer_keep = self.config.run.check_caches.clone();
+                    req.layer_keep = co.kept_for(tree);
                     layered = true;
                 }
                 launcher(&req)

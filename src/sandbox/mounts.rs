@@ -223,20 +223,35 @@ pub fn overlay(checkout: &Path, layer: &Path, keep: &[String]) -> Result<(), San
             ));
         }
     }
-    // The cache folders, held open before the overlay hides them.
+    // The cache folders, held open before the overlay hides them — each a folder of the
+    // checkout reached without a symbolic link anywhere on the way: a link in the candidate
+    // (`src/.build -> .`) would otherwise bind a folder of the candidate itself writable over
+    // the overlay.
     let mut held = Vec::new();
     for k in keep {
-        let p = checkout.join(k);
-        let c = cstr(&p);
-        // SAFETY: a NUL-terminated path alive across the call.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        };
-        if fd >= 0 {
-            held.push((fd, p));
+        let rel = Path::new(k);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(setup(
+                format!("keep {k}: name a folder inside the checkout"),
+                std::io::Error::from(std::io::ErrorKind::InvalidInput),
+            ));
+        }
+        match crate::state::open_beneath(checkout, rel, libc::O_PATH | libc::O_DIRECTORY) {
+            Ok(fd) => held.push((fd, checkout.join(rel))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(setup(
+                    format!(
+                        "keep {} (a link on the way, or not a folder)",
+                        checkout.join(rel).display()
+                    ),
+                    e,
+                ));
+            }
         }
     }
     // The upper layer's mount must be writable (the machine was made read-only).
@@ -272,11 +287,11 @@ pub fn overlay(checkout: &Path, layer: &Path, keep: &[String]) -> Result<(), San
         ));
     }
     for (fd, p) in held {
-        let from = PathBuf::from(format!("/proc/self/fd/{fd}"));
-        let bound = mount(Some(&from), &p, libc::MS_BIND);
-        // SAFETY: a descriptor this function opened.
-        unsafe { libc::close(fd) };
-        bound?;
+        use std::os::fd::AsRawFd;
+        let from = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        // The target is looked up through the overlay, which shows the same folders: a link
+        // there now is one the lower layer had, which `open_beneath` refused above.
+        mount(Some(&from), &p, libc::MS_BIND)?;
     }
     Ok(())
 }
