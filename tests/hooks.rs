@@ -757,3 +757,53 @@ fn hooks_install_status_uninstall_cli() {
     let o = r.forge(&["guard", "check", "--", "forge hooks uninstall claude"]);
     assert_eq!(o.code, 1, "{o:?}");
 }
+
+/// The file tools run in the client's own process, outside the session sandbox: what the
+/// sandbox keeps read-only in the project — a `core.hooksPath` folder, a file the git config
+/// includes, a PATH folder — the guard refuses to Write and Edit too.
+#[test]
+fn file_tools_cannot_edit_what_the_sandbox_keeps_read_only() {
+    let r = Repo::with_command("true", "none");
+    r.git(&["config", "core.hooksPath", ".githooks"]);
+    r.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    let include = r.path().join("conf/extra.gitconfig");
+    r.write("conf/extra.gitconfig", "[user]\n\tname = Ada\n");
+    r.git(&["config", "include.path", include.to_str().unwrap()]);
+    r.write("bin/tool", "#!/bin/sh\n");
+    let path = format!(
+        "{}:{}",
+        r.path().join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let write = fixture_named("claude", "PreToolUse", "\"Write\"");
+    let decide = |tool: &str, rel: &str| -> (Option<String>, String) {
+        let file = r.path().join(rel).display().to_string();
+        let input = if tool == "Write" {
+            json!({"file_path": file, "content": "x"})
+        } else {
+            json!({"file_path": file, "old_string": "a", "new_string": "b"})
+        };
+        let p = payload(&format!("claude/{write}"), &r, Some((tool, input)));
+        let mut c = r.forge_cmd(&["hook", "claude", "pre-tool-use"]);
+        c.env("PATH", &path);
+        let o = pipe(c, p.to_string().as_bytes());
+        let out = common::Output {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        };
+        (claude_decision(&out), out.stdout)
+    };
+    for (tool, rel) in [
+        ("Write", ".githooks/post-checkout"),
+        ("Edit", ".githooks/pre-commit"),
+        ("Edit", "conf/extra.gitconfig"),
+        ("Write", "bin/git"),
+    ] {
+        let (d, out) = decide(tool, rel);
+        assert_eq!(d.as_deref(), Some("deny"), "{tool} {rel}: {out}");
+        assert!(out.contains("[sandbox-control]"), "{tool} {rel}: {out}");
+    }
+    let (d, out) = decide("Write", "src/fine.sh");
+    assert_ne!(d.as_deref(), Some("deny"), "{out}");
+}

@@ -172,6 +172,10 @@ pub struct Guard {
     /// Relaxing parts of the project's config, set aside until a person trusts them.
     untrusted: Option<GuardConfig>,
     env: shell::Env,
+    /// What the session sandbox keeps read-only in the project (its plan's control files:
+    /// every `core.hooksPath` folder, the files git's config includes, PATH folders): file tools
+    /// run in the client's own process, outside the sandbox, so the guard refuses them there.
+    control: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -206,6 +210,7 @@ impl Guard {
             user_dir: None,
             untrusted: None,
             env,
+            control: Vec::new(),
         };
         if let Some(c) = config {
             g.add(c.clone(), Source::Project);
@@ -339,6 +344,13 @@ impl Guard {
         self
     }
 
+    /// Refuses file-tool writes to these paths (and below): the session sandbox's read-only
+    /// control files ([`Guard::control`]).
+    pub fn with_control(mut self, paths: Vec<PathBuf>) -> Guard {
+        self.control = paths;
+        self
+    }
+
     /// Judges without a person's allow-once exceptions (`forge guard check` must not use one
     /// up).
     pub fn without_exceptions(mut self) -> Guard {
@@ -433,6 +445,18 @@ impl Guard {
         for u in &call.urls {
             if rules::net::metadata_endpoint(u) {
                 judge.hit(&rules::fs::SECRETS, format!("`{u}` is a cloud metadata endpoint, which hands out the machine's credentials; agents may not read them"));
+            }
+        }
+        for w in written.clone().iter().chain(judge.written.clone().iter()) {
+            if let Some(c) = self.control.iter().find(|c| w.starts_with(c)) {
+                judge.hit(
+                    &rules::forge::SANDBOX_CONTROL,
+                    format!(
+                        "this edits {}, which the session sandbox keeps read-only ({}: git or the shell runs what is there); file tools run outside the sandbox, so Forge refuses it here — ask the person",
+                        w.display(),
+                        c.display()
+                    ),
+                );
             }
         }
         written.extend(std::mem::take(&mut judge.written));

@@ -618,7 +618,12 @@ fn pre_tool_use(
     // paths the command names.
     match loaded {
         Ok((g, project)) => {
-            let g = g.sandboxed(sandboxed);
+            let mut g = g.sandboxed(sandboxed);
+            if crate::guard::tools::canonical_tool(tool) != "Bash"
+                && let Some((project, config)) = &project
+            {
+                g = g.with_control(session_control(project, config));
+            }
             let r = g.check_tool(tool, &input, &cwd);
             if r.decision == Decision::Deny {
                 return r;
@@ -638,6 +643,25 @@ fn pre_tool_use(
                 "Forge cannot load its configuration ({e}); a person must fix it before tools run"
             ),
         ),
+    }
+}
+
+/// The paths the session sandbox keeps read-only in `project` (the plan's control files,
+/// symlinks resolved as the guard resolves paths); none when the plan cannot be made — the
+/// guard's own rules then stand alone.
+fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
+    let root = project
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| project.root.clone());
+    let req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, &root);
+    match crate::sandbox::resolve(&req, &config.sandbox) {
+        Ok((_, plan)) => plan
+            .read_only
+            .iter()
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .collect(),
+        Err(_) => Vec::new(),
     }
 }
 

@@ -16,6 +16,11 @@ pub const AGENT_CONFIG: Rule = Rule {
     decision: Decision::Deny,
     summary: "agent edits of `.claude/`, `.codex/`, `.gemini/` (where Forge's hooks are wired), `.mcp.json` and `.vscode/` (what a client or editor starts)",
 };
+pub const SANDBOX_CONTROL: Rule = Rule {
+    id: "sandbox-control",
+    decision: Decision::Deny,
+    summary: "file-tool edits (Write, Edit, …) of what the session sandbox keeps read-only in the project: every `core.hooksPath` folder, files the git config includes, PATH folders inside the project",
+};
 pub const HUMAN_ONLY: Rule = Rule {
     id: "human-only",
     decision: Decision::Deny,

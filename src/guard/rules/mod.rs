@@ -75,6 +75,7 @@ pub const DEFAULT_RULES: &[&Rule] = &[
     &net::CONTAINER_PRIVILEGED,
     &forge::FORGE_STATE,
     &forge::AGENT_CONFIG,
+    &forge::SANDBOX_CONTROL,
     &forge::HUMAN_ONLY,
     &forge::KILL_FORGE,
     &system::FORK_BOMB,
