@@ -448,6 +448,20 @@ impl Guard {
             }
         }
         for w in written.clone().iter().chain(judge.written.clone().iter()) {
+            // A `.git` below the top (a submodule's `.git` file, a nested repository): git run
+            // in that folder reads its config and runs its hooks and fsmonitor.
+            let nested_git = w
+                .strip_prefix(&self.paths.root)
+                .is_ok_and(|rel| rel.components().skip(1).any(|c| c.as_os_str() == ".git"));
+            if nested_git {
+                judge.hit(
+                    &rules::forge::SANDBOX_CONTROL,
+                    format!(
+                        "this edits {}, a `.git` inside the project: git run in that folder reads its config and runs its hooks; ask the person",
+                        w.display()
+                    ),
+                );
+            }
             if let Some(c) = self.control.iter().find(|c| w.starts_with(c)) {
                 judge.hit(
                     &rules::forge::SANDBOX_CONTROL,

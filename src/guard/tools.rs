@@ -260,7 +260,8 @@ fn patch_paths(patch: &str) -> Vec<String> {
                 "*** Move to: ",
             ]
             .iter()
-            .find_map(|p| l.strip_prefix(p))
+            // Codex reads a header with the spaces around it trimmed.
+            .find_map(|p| l.trim().strip_prefix(p.trim_end()))
             .map(|s| s.trim().to_string())
         })
         .collect()

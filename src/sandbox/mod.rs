@@ -401,7 +401,13 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
         path: std::env::var_os("PATH")
             .map(|p| {
                 let mut v: Vec<PathBuf> = Vec::new();
+                let home = std::env::var_os("HOME").map(PathBuf::from);
                 for d in std::env::split_paths(&p) {
+                    // bash expands a leading `~` in a PATH entry when it searches it.
+                    let d = match (d.strip_prefix("~"), &home) {
+                        (Ok(rest), Some(h)) => h.join(rest),
+                        _ => d,
+                    };
                     if v.contains(&d) {
                         continue;
                     }

@@ -181,23 +181,43 @@ impl Layout {
             }
         }
         env_files.sort();
-        let linked_worktrees = git_common
+        let linked_worktrees: Vec<PathBuf> = git_common
             .as_ref()
             .and_then(|c| std::fs::read_dir(c.join("worktrees")).ok())
             .map(|rd| rd.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
         let facts = git_config_files(git_common.as_deref(), home);
-        let hooks_paths = facts
-            .hooks_paths
-            .into_iter()
-            .map(|h| {
-                if let Some(rest) = h.strip_prefix("~/") {
-                    home.join(rest)
-                } else {
-                    project.join(h)
-                }
-            })
+        // A relative `core.hooksPath` is relative to each worktree git runs in: this one, and
+        // every linked worktree (one inside the project is as writable as the project).
+        let worktree_roots: Vec<PathBuf> = std::iter::once(project.clone())
+            .chain(linked_worktrees.iter().filter_map(|w: &PathBuf| {
+                let gitdir = std::fs::read_to_string(w.join("gitdir")).ok()?;
+                Some(Path::new(gitdir.trim()).parent()?.to_path_buf())
+            }))
             .collect();
+        let mut hooks_paths = Vec::new();
+        for h in facts.hooks_paths {
+            if let Some(rest) = h.strip_prefix("~/") {
+                hooks_paths.push(home.join(rest));
+            } else if Path::new(&h).is_absolute() {
+                hooks_paths.push(PathBuf::from(&h));
+            } else {
+                hooks_paths.extend(worktree_roots.iter().map(|w| w.join(&h)));
+            }
+        }
+        // As written and as the kernel resolves them: a path named through a link
+        // (`~/link/.githooks` with `~/link` → the project) is the project's.
+        let as_resolved = |v: Vec<PathBuf>| -> Vec<PathBuf> {
+            let mut out = Vec::new();
+            for p in v {
+                let r = resolved(&p);
+                push_unique(&mut out, p);
+                push_unique(&mut out, r);
+            }
+            out
+        };
+        let hooks_paths = as_resolved(hooks_paths);
+        let git_includes = as_resolved(facts.includes);
         let system_tmp = system_tmp();
         Ok(Layout {
             project,
@@ -208,7 +228,7 @@ impl Layout {
             linked_worktrees,
             hooks_paths,
             worktree_config: facts.worktree_config,
-            git_includes: facts.includes,
+            git_includes,
             env_files,
             system_tmp,
         })
@@ -585,6 +605,29 @@ pub fn literal_prefix(glob: &str) -> String {
 
 /// `a/./b/../c` → `a/c` without touching the file system; `None` when `..` climbs above the
 /// start (an area may not leave the project).
+/// `p` with every link on the way resolved, as the kernel would: the longest part that exists,
+/// canonicalized, then the rest as written.
+fn resolved(p: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = p;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            let mut out = real;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return out;
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
 pub fn normalize(p: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for c in p.components() {
