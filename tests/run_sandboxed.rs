@@ -132,3 +132,21 @@ fn a_cache_folder_reached_through_a_tracked_link_is_no_cache() {
         assert_clean_clone_passes(&r);
     }
 }
+
+#[test]
+fn what_an_agent_changes_in_its_areas_is_seen_after_the_call() {
+    if !sandbox_available("what_an_agent_changes_in_its_areas_is_seen_after_the_call") {
+        return;
+    }
+    // In the sandbox, the snapshot after a call reads again only what the kernel let the agent
+    // write: red's weakening of an existing test in its own area is still seen and refused.
+    let r = shop_sandboxed("red-edits-test");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-red-w1-a2.md");
+    assert!(
+        p2.contains("tests/card_test.sh (red only adds to existing tests: line 1"),
+        "{p2}"
+    );
+    assert_landed_cleanly(&r);
+}

@@ -287,17 +287,23 @@ fn hex(b: &[u8]) -> String {
 pub struct Hasher {
     pub format: ObjectFormat,
     cache: HashMap<String, (Stamp, Entry)>,
-    /// Watches on every folder the last snapshot listed ([`Hasher::quiet`]).
+    /// Watches on every folder the last full snapshot listed ([`Hasher::quiet`],
+    /// [`Hasher::snapshot_areas`]).
     watch: Option<Watch>,
 }
 
-/// inotify watches on every folder one snapshot listed, each armed before its folder was
-/// read: a change made after the walk saw a folder is an event on this descriptor.
+/// inotify watches on every folder a snapshot listed, each armed before its folder was read: a
+/// change made after the walk saw a folder is an event on this descriptor.
 struct Watch {
     inotify: nix::sys::inotify::Inotify,
     root: std::path::PathBuf,
     /// `.git/info/exclude` as the walk read it (it is not in a watched folder).
     exclude: Option<Stamp>,
+    /// Each watch's folder, relative to the root.
+    dirs: HashMap<nix::sys::inotify::WatchDescriptor, String>,
+    /// A file with more than one name was seen: a write through its other name (outside the
+    /// watched folders) would make no event here.
+    linked: bool,
 }
 
 impl Watch {
@@ -306,6 +312,67 @@ impl Watch {
     fn close_later(self) {
         std::thread::spawn(move || drop(self));
     }
+}
+
+/// What a walk arms as it goes: a watch on each folder before it is read, each folder's
+/// name, whether every watch could be placed, and whether a file has several names.
+struct Arming<'a> {
+    inotify: Option<&'a nix::sys::inotify::Inotify>,
+    complete: std::sync::atomic::AtomicBool,
+    dirs: std::sync::Mutex<HashMap<nix::sys::inotify::WatchDescriptor, String>>,
+    linked: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Arming<'a> {
+    fn new(inotify: Option<&'a nix::sys::inotify::Inotify>) -> Arming<'a> {
+        Arming {
+            inotify,
+            complete: std::sync::atomic::AtomicBool::new(inotify.is_some()),
+            dirs: Default::default(),
+            linked: Default::default(),
+        }
+    }
+
+    /// Armed before the folder is read: whatever changes in it after the listing is an event.
+    fn watch(&self, dir: &Path, rel: &str) {
+        let Some(i) = self.inotify else { return };
+        use nix::sys::inotify::AddWatchFlags as F;
+        let mask = F::IN_MODIFY
+            | F::IN_ATTRIB
+            | F::IN_CLOSE_WRITE
+            | F::IN_MOVED_FROM
+            | F::IN_MOVED_TO
+            | F::IN_CREATE
+            | F::IN_DELETE
+            | F::IN_DELETE_SELF
+            | F::IN_MOVE_SELF
+            | F::IN_DONT_FOLLOW
+            | F::IN_ONLYDIR;
+        match i.add_watch(dir, mask) {
+            Ok(wd) => {
+                self.dirs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(wd, rel.to_string());
+            }
+            Err(_) => self.unsure(),
+        }
+    }
+
+    fn unsure(&self) {
+        self.complete
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn complete(&self) -> bool {
+        self.complete.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What one walk read, before it is merged into a snapshot.
+struct WalkRead {
+    entries: BTreeMap<String, Entry>,
+    ignored: Vec<(String, Entry)>,
 }
 
 impl Hasher {
@@ -317,26 +384,60 @@ impl Hasher {
         }
     }
 
-    /// Whether nothing under `root` that the last [`Hasher::snapshot`] of it read has been
-    /// written through the file system since: no folder it listed had an entry created,
-    /// removed, renamed, written, closed after writing or changed in mode, and
-    /// `.git/info/exclude` is as it was. `false` when unsure (no watch, a watch that could
-    /// not be placed, a full event queue). The answer consumes the watch: the next snapshot
-    /// places new ones.
+    /// The paths (relative to `root`) written since the last look, from the watches of the
+    /// last full snapshot; `None` when unsure: no watch, one that could not be placed, a full
+    /// event queue, another root, `.git/info/exclude` changed. An unsure answer drops the
+    /// watch: the next full snapshot places new ones.
+    fn written_since(&mut self, root: &Path) -> Option<Vec<String>> {
+        use nix::sys::inotify::AddWatchFlags as F;
+        let w = self.watch.as_ref()?;
+        let mut out = Vec::new();
+        let mut sure = w.root == root && w.exclude == exclude_stamp(root);
+        while sure {
+            match w.inotify.read_events() {
+                Ok(events) => {
+                    for e in events {
+                        if e.mask.contains(F::IN_Q_OVERFLOW) {
+                            sure = false;
+                            break;
+                        }
+                        let Some(dir) = w.dirs.get(&e.wd) else {
+                            sure = false;
+                            break;
+                        };
+                        let name = e.name.map(|n| n.to_string_lossy().into_owned());
+                        out.push(match name {
+                            Some(n) if dir.is_empty() => n,
+                            Some(n) => format!("{dir}/{n}"),
+                            None => dir.clone(),
+                        });
+                    }
+                }
+                Err(nix::errno::Errno::EAGAIN) => break,
+                Err(_) => sure = false,
+            }
+        }
+        if !sure {
+            if let Some(w) = self.watch.take() {
+                w.close_later();
+            }
+            return None;
+        }
+        Some(out)
+    }
+
+    /// Whether nothing under `root` that the last snapshot of it read has been written through
+    /// the file system since the last look: no folder it listed had an entry created, removed,
+    /// renamed, written, closed after writing or changed in mode, and `.git/info/exclude` is as
+    /// it was. `false` when unsure.
     ///
-    /// Writes through a shared memory mapping make no event, so this is no evidence about
-    /// what a process that ran since could have done: Forge asks it only where every process
-    /// of an agent or a check has ended and a full snapshot will follow the next one (the
-    /// snapshot just before an agent call; the one after it walks everything).
+    /// A write through a shared memory mapping makes its event only when the file is closed,
+    /// and one through a second name in an unwatched folder makes none: so this is no evidence
+    /// about what a process that is still running could have done. Forge asks it only where
+    /// every process of an agent or a check has ended and a full look at what an agent could
+    /// write follows (the snapshot just before an agent call).
     pub fn quiet(&mut self, root: &Path) -> bool {
-        let Some(w) = self.watch.take() else {
-            return false;
-        };
-        let quiet = w.root == root
-            && w.exclude == exclude_stamp(root)
-            && matches!(w.inotify.read_events(), Err(nix::errno::Errno::EAGAIN));
-        w.close_later();
-        quiet
+        self.written_since(root).is_some_and(|w| w.is_empty())
     }
 
     /// The working tree under `root` as git would store it, with `tracked` (a commit's tree)
@@ -350,25 +451,167 @@ impl Hasher {
         }
         let exclude_at_start = exclude_stamp(root);
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok();
-        let watched = std::sync::atomic::AtomicBool::new(inotify.is_some());
+        let arming = Arming::new(inotify.as_ref());
+        let first = Job {
+            rel: String::new(),
+            state: std::sync::Arc::new(root_rules(root)),
+        };
+        let read = self.read_walk(root, tracked, first, &arming, started)?;
+        let dirs = std::mem::take(&mut *arming.dirs.lock().unwrap_or_else(|e| e.into_inner()));
+        let (complete, linked) = (
+            arming.complete(),
+            arming.linked.load(std::sync::atomic::Ordering::Relaxed),
+        );
+        if let Some(inotify) = inotify
+            && complete
+            && exclude_stamp(root) == exclude_at_start
+        {
+            self.watch = Some(Watch {
+                inotify,
+                root: root.to_path_buf(),
+                exclude: exclude_at_start,
+                dirs,
+                linked,
+            });
+        }
+        Ok(Snapshot {
+            entries: read.entries,
+            ignored: read.ignored.into_iter().collect(),
+        })
+    }
+
+    /// `prev` (the last snapshot of `root`, taken with `tracked`) with only `areas` read again
+    /// — what an agent in the kernel sandbox could write — or `None` when that would not be
+    /// the working tree as a full snapshot would see it: the watches saw a write outside the
+    /// areas (a person, or Forge itself), are unsure, or a file has a second name; an area is
+    /// the whole tree or lies in an ignored folder; a tracked file in an area is ignored.
+    ///
+    /// Sound only where nothing but the sandboxed agent, now ended with all it started, could
+    /// have written under the areas' folders, and the kernel let it write nothing else.
+    pub fn snapshot_areas(
+        &mut self,
+        root: &Path,
+        tracked: &Snapshot,
+        prev: &Snapshot,
+        areas: &[String],
+    ) -> Result<Option<Snapshot>> {
+        let started = SystemTime::now();
+        // A submodule's folder is not walked: an area in one is not the walk's to redo.
+        let in_gitlink = |a: &String| {
+            tracked
+                .entries
+                .iter()
+                .any(|(g, e)| matches!(e, Entry::Gitlink { .. }) && under(a, g))
+        };
+        if areas.iter().any(|a| a.is_empty() || in_gitlink(a))
+            || self.watch.as_ref().is_none_or(|w| w.linked)
+        {
+            return Ok(None);
+        }
+        let Some(written) = self.written_since(root) else {
+            return Ok(None);
+        };
+        if written.iter().any(|p| !areas.iter().any(|a| under(p, a))) {
+            return Ok(None);
+        }
+        let Some(w) = self.watch.take() else {
+            return Ok(None);
+        };
+        let arming = Arming::new(Some(&w.inotify));
+        let mut reads = Vec::new();
+        for a in areas {
+            let Some(rules) = area_rules(root, a) else {
+                self.watch = Some(w);
+                return Ok(None);
+            };
+            let first = Job {
+                rel: a.clone(),
+                state: std::sync::Arc::new(rules),
+            };
+            let only: BTreeMap<String, Entry> = tracked
+                .entries
+                .iter()
+                .filter(|(p, _)| under(p, a))
+                .map(|(p, e)| (p.clone(), e.clone()))
+                .collect();
+            let only = Snapshot {
+                entries: only,
+                ignored: Default::default(),
+            };
+            match std::fs::symlink_metadata(root.join(a)) {
+                Ok(m) if m.is_dir() => {
+                    reads.push(self.read_walk(root, &only, first, &arming, started)?)
+                }
+                // A file area, or nothing there: its one entry.
+                _ => {
+                    let mut entries = BTreeMap::new();
+                    if let Some(e) = self.read(root, a, started)? {
+                        entries.insert(a.clone(), e);
+                    }
+                    reads.push(WalkRead {
+                        entries,
+                        ignored: Vec::new(),
+                    });
+                }
+            }
+        }
+        let new_dirs = std::mem::take(&mut *arming.dirs.lock().unwrap_or_else(|e| e.into_inner()));
+        let (complete, linked) = (
+            arming.complete(),
+            arming.linked.load(std::sync::atomic::Ordering::Relaxed),
+        );
+        let mut w = w;
+        w.dirs.extend(new_dirs);
+        w.linked |= linked;
+        if !complete {
+            w.close_later();
+            return Ok(None);
+        }
+        self.watch = Some(w);
+        let in_areas = |p: &String| areas.iter().any(|a| under(p, a));
+        let mut entries: BTreeMap<String, Entry> = prev
+            .entries
+            .iter()
+            .filter(|(p, _)| !in_areas(p))
+            .map(|(p, e)| (p.clone(), e.clone()))
+            .collect();
+        let mut ignored: Vec<(String, Entry)> = prev
+            .ignored
+            .iter()
+            .filter(|(p, _)| !in_areas(p))
+            .map(|(p, e)| (p.clone(), e.clone()))
+            .collect();
+        for r in reads {
+            entries.extend(r.entries);
+            ignored.extend(r.ignored);
+        }
+        ignored.sort_by(|a, b| a.0.cmp(&b.0));
+        ignored.truncate(IGNORED_FILES);
+        Ok(Some(Snapshot {
+            entries,
+            ignored: ignored.into_iter().collect(),
+        }))
+    }
+
+    /// Walks from `first` and reads what it found: files, nested repositories, the small
+    /// ignored files (sorted by name), tracked gitlinks, and tracked files the walk did not meet
+    /// (under an ignored folder: read by path, outside every watch, so the arming is unsure).
+    fn read_walk(
+        &mut self,
+        root: &Path,
+        tracked: &Snapshot,
+        first: Job,
+        arming: &Arming,
+        started: SystemTime,
+    ) -> Result<WalkRead> {
         let gitlinks: HashSet<&str> = tracked
             .entries
             .iter()
             .filter(|(_, e)| matches!(e, Entry::Gitlink { .. }))
             .map(|(p, _)| p.as_str())
             .collect();
-        // `.git/info/exclude`: the root's rules of lowest priority.
-        let mut ignores = Vec::new();
-        let exclude = root.join(".git/info/exclude");
-        if exclude.is_file() {
-            let mut b = ignore::gitignore::GitignoreBuilder::new(root);
-            b.add(&exclude);
-            if let Ok(g) = b.build() {
-                ignores.push(g);
-            }
-        }
         let t = crate::trace::span("snap-list");
-        let found = list(root, &gitlinks, ignores, inotify.as_ref(), &watched);
+        let found = list(root, &gitlinks, first, arming);
         drop(t);
         let t = crate::trace::span("snap-read");
         let mut entries = BTreeMap::new();
@@ -389,15 +632,22 @@ impl Hasher {
         let mut small = found.ignored_small;
         small.sort_by(|a, b| a.0.cmp(&b.0));
         small.truncate(IGNORED_FILES);
-        let mut kept_ignored = BTreeMap::new();
+        let mut ignored = Vec::new();
         for (rel, meta) in small {
             if let Some(e) = self.read_meta(root, &rel, meta, started)? {
-                kept_ignored.insert(rel, e);
+                ignored.push((rel, e));
             }
         }
         drop(t);
         let _t = crate::trace::span("snap-tracked");
         let nested: Vec<&String> = found.nested_repos.iter().chain(&found.skipped).collect();
+        let walked: HashSet<String> = arming
+            .dirs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
         for (p, e) in &tracked.entries {
             if let Entry::Gitlink { .. } = e {
                 if root.join(p).is_dir() {
@@ -405,28 +655,21 @@ impl Hasher {
                 }
                 continue;
             }
-            // Tracked files under an ignored folder: the walk did not go there (nor its watches).
+            // Tracked files the walk did not meet: gone, or under an ignored folder (read by
+            // path, where no watch sees it change).
             if !found.seen.contains(p) && !nested.iter().any(|n| under(p, n)) {
-                watched.store(false, std::sync::atomic::Ordering::Relaxed);
-                if let Some(entry) = self.read(root, p, started)? {
-                    entries.insert(p.clone(), entry);
+                match self.read(root, p, started)? {
+                    Some(entry) => {
+                        arming.unsure();
+                        entries.insert(p.clone(), entry);
+                    }
+                    // Gone: seen coming back only if a watched folder holds where it would be.
+                    None if !watched_above(root, p, &walked) => arming.unsure(),
+                    None => {}
                 }
             }
         }
-        if let Some(inotify) = inotify
-            && watched.load(std::sync::atomic::Ordering::Relaxed)
-            && exclude_stamp(root) == exclude_at_start
-        {
-            self.watch = Some(Watch {
-                inotify,
-                root: root.to_path_buf(),
-                exclude: exclude_at_start,
-            });
-        }
-        Ok(Snapshot {
-            entries,
-            ignored: kept_ignored,
-        })
+        Ok(WalkRead { entries, ignored })
     }
 
     /// One path's entry, hashed from its bytes (or from the cache when its inode is unchanged);
@@ -662,20 +905,10 @@ type Job = super::walk::Job<Rules>;
 /// Lists the tree under `root` ([`super::walk::par_walk`]). The rules: a folder's `.gitignore`
 /// applies below it (the innermost matching rule decides), a folder holding `.git` is a nested
 /// repository, a tracked gitlink's folder is not entered, Forge's own folders are skipped.
-fn list(
-    root: &Path,
-    gitlinks: &HashSet<&str>,
-    ignores: Vec<ignore::gitignore::Gitignore>,
-    inotify: Option<&nix::sys::inotify::Inotify>,
-    watched: &std::sync::atomic::AtomicBool,
-) -> Found {
-    let first = Job {
-        rel: String::new(),
-        state: std::sync::Arc::new(ignores),
-    };
+fn list(root: &Path, gitlinks: &HashSet<&str>, first: Job, arming: &Arming) -> Found {
     let mut all = Found::default();
     for f in super::walk::par_walk(first, |job, found: &mut Found| {
-        list_dir(root, gitlinks, inotify, watched, job, found)
+        list_dir(root, gitlinks, arming, job, found)
     }) {
         all.files.extend(f.files);
         all.ignored_small.extend(f.ignored_small);
@@ -687,12 +920,71 @@ fn list(
     all
 }
 
+/// The rules of lowest priority, the root's: `.git/info/exclude`.
+fn root_rules(root: &Path) -> Vec<ignore::gitignore::Gitignore> {
+    let mut ignores = Vec::new();
+    let exclude = root.join(".git/info/exclude");
+    if exclude.is_file() {
+        let mut b = ignore::gitignore::GitignoreBuilder::new(root);
+        b.add(&exclude);
+        if let Ok(g) = b.build() {
+            ignores.push(g);
+        }
+    }
+    ignores
+}
+
+/// `dir`'s `.gitignore` as a matcher, if it has one that is not a folder.
+fn dir_rules(dir: &Path) -> Option<ignore::gitignore::Gitignore> {
+    let gi = dir.join(".gitignore");
+    if !std::fs::symlink_metadata(&gi).is_ok_and(|m| !m.is_dir()) {
+        return None;
+    }
+    let mut b = ignore::gitignore::GitignoreBuilder::new(dir);
+    b.add(gi);
+    b.build().ok()
+}
+
+/// Whether `rules` (outermost first) ignore `path`: the innermost rule that matches decides.
+fn is_ignored(rules: &[ignore::gitignore::Gitignore], path: &Path, is_dir: bool) -> bool {
+    for g in rules.iter().rev() {
+        match g.matched(path, is_dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    false
+}
+
+/// The ignore rules in force in the folder `area` as a walk from the root would have them on
+/// reaching it; `None` when that walk would not reach it (it or a folder above is ignored, a
+/// nested repository, `.git`).
+fn area_rules(root: &Path, area: &str) -> Option<Vec<ignore::gitignore::Gitignore>> {
+    let mut rules = root_rules(root);
+    let mut dir = root.to_path_buf();
+    let names: Vec<&str> = area.split('/').collect();
+    for (i, name) in names.iter().enumerate() {
+        if let Some(g) = dir_rules(&dir) {
+            rules.push(g);
+        }
+        if i > 0 && dir.join(".git").exists() {
+            return None;
+        }
+        let child = dir.join(name);
+        if *name == ".git" || is_ignored(&rules, &child, true) {
+            return None;
+        }
+        dir = child;
+    }
+    Some(rules)
+}
+
 /// One folder of [`list`]: its files into `found`, its subfolders returned as jobs.
 fn list_dir(
     root: &Path,
     gitlinks: &HashSet<&str>,
-    inotify: Option<&nix::sys::inotify::Inotify>,
-    watched: &std::sync::atomic::AtomicBool,
+    arming: &Arming,
     job: &Job,
     found: &mut Found,
 ) -> Vec<Job> {
@@ -702,24 +994,7 @@ fn list_dir(
     } else {
         root.join(rel_dir)
     };
-    // Armed before the folder is read: whatever changes after the listing is an event.
-    if let Some(i) = inotify {
-        use nix::sys::inotify::AddWatchFlags as F;
-        let mask = F::IN_MODIFY
-            | F::IN_ATTRIB
-            | F::IN_CLOSE_WRITE
-            | F::IN_MOVED_FROM
-            | F::IN_MOVED_TO
-            | F::IN_CREATE
-            | F::IN_DELETE
-            | F::IN_DELETE_SELF
-            | F::IN_MOVE_SELF
-            | F::IN_DONT_FOLLOW
-            | F::IN_ONLYDIR;
-        if i.add_watch(&dir, mask).is_err() {
-            watched.store(false, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
+    arming.watch(&dir, rel_dir);
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -738,11 +1013,7 @@ fn list_dir(
     let ignores = match items
         .iter()
         .any(|(n, ft, _)| n == ".gitignore" && !ft.is_dir())
-        .then(|| {
-            let mut b = ignore::gitignore::GitignoreBuilder::new(&dir);
-            b.add(dir.join(".gitignore"));
-            b.build().ok()
-        })
+        .then(|| dir_rules(&dir))
         .flatten()
     {
         Some(g) => {
@@ -752,16 +1023,7 @@ fn list_dir(
         }
         None => job.state.clone(),
     };
-    let ignored = |path: &Path, is_dir: bool| {
-        for g in ignores.iter().rev() {
-            match g.matched(path, is_dir) {
-                ignore::Match::Ignore(_) => return true,
-                ignore::Match::Whitelist(_) => return false,
-                ignore::Match::None => {}
-            }
-        }
-        false
-    };
+    let ignored = |path: &Path, is_dir: bool| is_ignored(&ignores, path, is_dir);
     let mut jobs = Vec::new();
     for (name, ft, e) in items {
         if name == ".git" {
@@ -798,7 +1060,14 @@ fn list_dir(
         }
         // `lstat` relative to the open folder (`fstatat`), not by a path walked from `/`.
         match e.metadata() {
-            Ok(m) => found.files.push((rel.clone(), m)),
+            Ok(m) => {
+                if m.nlink() > 1 && !m.is_dir() {
+                    arming
+                        .linked
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                found.files.push((rel.clone(), m))
+            }
             // Read by path later, where an error is an error (absent is no entry).
             Err(_) => found.restat.push(rel.clone()),
         }
@@ -897,6 +1166,22 @@ pub fn read_regular(path: &Path, meta: &std::fs::Metadata) -> Result<Option<Vec<
     f.read_to_end(&mut bytes)
         .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     Ok(Some(bytes))
+}
+
+/// Whether the nearest folder above `rel` that exists was walked (and so watched): a file
+/// created there, or a folder on the way to it, is an event.
+fn watched_above(root: &Path, rel: &str, walked: &HashSet<String>) -> bool {
+    let mut at = rel;
+    loop {
+        let parent = at.rsplit_once('/').map_or("", |(p, _)| p);
+        if std::fs::symlink_metadata(root.join(parent)).is_ok_and(|m| m.is_dir()) {
+            return walked.contains(parent);
+        }
+        if parent.is_empty() {
+            return false;
+        }
+        at = parent;
+    }
 }
 
 /// `.git/info/exclude`'s stat fields (`None` when absent): the ignore rules of lowest priority,
@@ -1033,7 +1318,9 @@ mod tests {
         h.snapshot(d, &tree).unwrap();
         sh(d, "cat a.txt src/deep/x.sh >/dev/null");
         assert!(h.quiet(d));
-        // The answer is used up: the next one needs a new snapshot.
+        // Each answer covers what happened since the last one.
+        assert!(h.quiet(d));
+        sh(d, "echo z >> a.txt");
         assert!(!h.quiet(d));
         // A tracked file under an ignored folder is read by path, outside every watch.
         let dir = repo();
@@ -1042,6 +1329,84 @@ mod tests {
         let mut h = Hasher::new(ObjectFormat::of_repo(d).unwrap());
         h.snapshot(d, &tree).unwrap();
         assert!(!h.quiet(d));
+    }
+
+    /// Reading only the areas an agent could write gives the snapshot a full walk gives — or
+    /// nothing, when anything else was written or could have been.
+    #[test]
+    fn a_snapshot_of_the_areas_is_the_full_snapshot_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && mkdir -p src tests/unit build && printf 'a\\n' > src/a.sh && printf 't\\n' > tests/t.sh \
+             && printf 'u\\n' > tests/unit/u.sh && printf 'build/\\n*.log\\n' > .gitignore && git add -A && git commit -qm init",
+        );
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let mut h = Hasher::new(ObjectFormat::of_repo(d).unwrap());
+        let areas = vec!["tests".to_string()];
+        let inside = [
+            "printf 'T\\n' > tests/t.sh",
+            "rm tests/unit/u.sh",
+            "mkdir -p tests/new/deep && echo n > tests/new/deep/n.sh && echo x > tests/new/x.log",
+            "printf 'new/\\n' > tests/.gitignore",
+            "chmod +x tests/t.sh",
+            "ln -s ../src/a.sh tests/link",
+        ];
+        for w in inside {
+            let before = h.snapshot(d, &tree).unwrap();
+            sh(d, w);
+            let part = h.snapshot_areas(d, &tree, &before, &areas).unwrap();
+            let full = h.snapshot(d, &tree).unwrap();
+            assert_eq!(part.as_ref(), Some(&full), "`{w}`");
+            assert_eq!(
+                part.unwrap().ignored.keys().collect::<Vec<_>>(),
+                full.ignored.keys().collect::<Vec<_>>(),
+                "`{w}`"
+            );
+        }
+        // Anything written outside the areas, or a file with a second name: unsure.
+        for w in ["echo b >> src/a.sh", "touch src/new.sh"] {
+            let before = h.snapshot(d, &tree).unwrap();
+            sh(d, w);
+            assert!(
+                h.snapshot_areas(d, &tree, &before, &areas)
+                    .unwrap()
+                    .is_none(),
+                "`{w}`"
+            );
+        }
+        // A second name made in an area: this look reads both, the next ones are unsure.
+        let before = h.snapshot(d, &tree).unwrap();
+        sh(d, "ln tests/t.sh tests/t2.sh");
+        let part = h
+            .snapshot_areas(d, &tree, &before, &areas)
+            .unwrap()
+            .unwrap();
+        assert!(part.entries.contains_key("tests/t2.sh"));
+        assert!(h.snapshot_areas(d, &tree, &part, &areas).unwrap().is_none());
+        sh(d, "rm -f tests/t2.sh");
+        // An area the walk would not enter, or the whole tree.
+        let before = h.snapshot(d, &tree).unwrap();
+        assert!(
+            h.snapshot_areas(d, &tree, &before, &["build".to_string()])
+                .unwrap()
+                .is_none()
+        );
+        let before = h.snapshot(d, &tree).unwrap();
+        assert!(
+            h.snapshot_areas(d, &tree, &before, &[String::new()])
+                .unwrap()
+                .is_none()
+        );
+        // A hard link already there when the watches were placed: never sure.
+        sh(d, "ln src/a.sh src/b.sh");
+        let before = h.snapshot(d, &tree).unwrap();
+        assert!(
+            h.snapshot_areas(d, &tree, &before, &areas)
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]

@@ -423,7 +423,12 @@ impl Run<'_> {
         // Red, green and the planner continue their session once an agent really started it (a
         // kill or a setup error can fall before); a verifier or a reviewer is new every time.
         let resume = self.meta.started_sessions.iter().any(|s| s == session);
-        let wrap = self.agent_wrap(role, slice, output, &agent_cfg.command);
+        let request = self.agent_request(role, slice, output, &agent_cfg.command);
+        let wrap = request
+            .as_ref()
+            .map(super::checks::launcher)
+            .unwrap_or_default();
+        let areas = self.written_areas(request.as_ref());
         let call = Call {
             role,
             slice: &sid,
@@ -652,7 +657,11 @@ impl Run<'_> {
                 String::new()
             }
         ));
-        let mut after = self.observe(base)?;
+        let mut after = {
+            let root = self.project.root.clone();
+            self.seen
+                .snapshot_after_call(&root, base, &before, areas.as_deref())?
+        };
         // The person's ignored files (a `config.local`, an `.env`) are nobody's to delete or
         // rewrite: put back, and said. Not a gate failure — a test run may rewrite an ignored
         // log — only never a loss.
@@ -695,16 +704,16 @@ impl Run<'_> {
     /// The launcher of the kernel sandbox for an agent of `role` (empty without the sandbox):
     /// red may write its test areas, green its code areas, the others only their answer; each
     /// its client's own state folders, a private TMPDIR, and nothing of Forge's or git's.
-    fn agent_wrap(
+    fn agent_request(
         &self,
         role: Role,
         slice: Option<usize>,
         output: &Path,
         command: &str,
-    ) -> Vec<std::ffi::OsString> {
+    ) -> Option<crate::sandbox::Request> {
         use crate::sandbox::{Client, Profile, Request};
         let super::Wall::Kernel { contain, .. } = self.wall else {
-            return Vec::new();
+            return None;
         };
         let areas = |f: fn(&super::state::Slice) -> &Vec<String>| {
             slice
@@ -723,7 +732,32 @@ impl Run<'_> {
         // project (whose `.tmp/.forge/` no agent may write).
         req.client = Client::from_command(command);
         req.contain = contain;
-        super::checks::launcher(&req)
+        Some(req)
+    }
+
+    /// The folders of the working tree the kernel let an agent call under `req` write
+    /// (relative; Forge's own left out), when everything it started has ended with it
+    /// (contained): only those can differ from the snapshot before the call. `None` without
+    /// that wall, or when the plan cannot be made.
+    fn written_areas(&self, req: Option<&crate::sandbox::Request>) -> Option<Vec<String>> {
+        let req = req?;
+        if !matches!(self.wall, super::Wall::Kernel { contain: true, .. }) || !req.contain {
+            return None;
+        }
+        let (_, plan) = crate::sandbox::resolve(req, &self.config.sandbox).ok()?;
+        let root = self.project.root.canonicalize().ok()?;
+        let mut out = Vec::new();
+        for w in &plan.write {
+            let real = w.canonicalize().unwrap_or_else(|_| w.clone());
+            let Ok(rel) = real.strip_prefix(&root) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy().into_owned();
+            if !crate::evidence::snapshot::is_forge_path(&rel) {
+                out.push(rel);
+            }
+        }
+        Some(out)
     }
 
     /// The working tree now (see [`super::observe::Observer::snapshot`]); a planted object in

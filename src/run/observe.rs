@@ -103,6 +103,31 @@ impl Observer {
         self.snapshot(root, base)
     }
 
+    /// [`Self::snapshot`] after an agent call that the kernel let write only `areas` (folders
+    /// relative to `root`), and whose processes have all ended: the snapshot before the call
+    /// with only the areas read again ([`Hasher::snapshot_areas`]), or a full snapshot
+    /// whenever that is unsure. `None` areas: a full snapshot.
+    pub fn snapshot_after_call(
+        &mut self,
+        root: &Path,
+        base: &str,
+        before: &Snapshot,
+        areas: Option<&[String]>,
+    ) -> odb::Result<Snapshot> {
+        if let Some(areas) = areas {
+            let tree = self.tree(root, base)?;
+            let t = crate::trace::span("snapshot-areas");
+            let snap = self.hasher.snapshot_areas(root, &tree, before, areas)?;
+            drop(t);
+            if let Some(snap) = snap {
+                self.store(root, &tree, &snap)?;
+                self.last = Some((base.to_string(), Arc::new(snap.clone())));
+                return Ok(snap);
+            }
+        }
+        self.snapshot(root, base)
+    }
+
     /// Whether a snapshot `snap` taken with `was`'s tree deciding what is tracked is also what
     /// one with `now`'s tree would be. A snapshot the watches covered read no path only
     /// because it was tracked (each came from the walk), so only two things differ: a path
