@@ -11,6 +11,10 @@
 //! changed blob, syncing the checkout (what changed since the last check), the command, and
 //! settling the checkout after it (re-read by content: what the check rewrote).
 //!
+//! With `FORGE_BIN=path/to/forge` the hermetic check runs as `forge run` runs it in the kernel
+//! sandbox: inside `forge sandbox --profile check --contain` on an overlay over the checkout
+//! (`--layer`, with `target` kept in place), and only the overlay's layer is read after it.
+//!
 //! Usage: hermetic_checks REPO ROUNDS COMMAND…
 
 use std::path::PathBuf;
@@ -55,6 +59,7 @@ fn main() {
     let dir = std::env::temp_dir().join("forge-bench-hermetic-checkout");
     let mut checkout =
         Checkout::open(dir.clone(), vec!["target".into()], Hasher::new(format)).expect("checkout");
+    let sandboxed = std::env::var_os("FORGE_BIN").map(PathBuf::from);
     let hermetic = |hasher: &mut Hasher, checkout: &mut Checkout| {
         let t = Instant::now();
         let snap = hasher.snapshot(&repo, &tree).unwrap();
@@ -67,14 +72,30 @@ fn main() {
             changed.iter().map(|(p, e)| (p.as_str(), e)).collect();
         odb.store(&items).unwrap();
         checkout.sync(&odb, &snap).unwrap();
+        let wrap = match &sandboxed {
+            Some(forge_bin) => {
+                use forge::sandbox::{Profile, Request};
+                let mut req = Request::new(Profile::Check, &repo);
+                req.write = vec![dir.display().to_string()];
+                req.layer = Some(checkout.prepare_layer(&snap).unwrap());
+                req.layer_keep = checkout.kept_for(&snap);
+                req.contain = true;
+                forge::sandbox::launch::argv(forge_bin, &req, &[])
+            }
+            None => Vec::new(),
+        };
         let place = Place {
             cwd: Some(dir.clone()),
             strict: true,
+            wrap,
             ..Default::default()
         };
         let r = verify::run_command_at(&project, &place, &logs, Some(5), "bench", &cmd).unwrap();
         assert!(r.ok, "the hermetic check failed: {}", r.tail);
-        let rewritten = checkout.settle(&odb, &snap).unwrap();
+        let rewritten = match &sandboxed {
+            Some(_) => checkout.settle_layer(&snap).unwrap(),
+            None => checkout.settle(&odb, &snap).unwrap(),
+        };
         assert!(rewritten.is_empty(), "the check rewrote {rewritten:?}");
         t.elapsed()
     };
