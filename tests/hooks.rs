@@ -775,24 +775,9 @@ fn file_tools_cannot_edit_what_the_sandbox_keeps_read_only() {
         r.path().join("bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let write = fixture_named("claude", "PreToolUse", "\"Write\"");
-    let decide = |tool: &str, rel: &str| -> (Option<String>, String) {
-        let file = r.path().join(rel).display().to_string();
-        let input = if tool == "Write" {
-            json!({"file_path": file, "content": "x"})
-        } else {
-            json!({"file_path": file, "old_string": "a", "new_string": "b"})
-        };
-        let p = payload(&format!("claude/{write}"), &r, Some((tool, input)));
-        let mut c = r.forge_cmd(&["hook", "claude", "pre-tool-use"]);
-        c.env("PATH", &path);
-        let o = pipe(c, p.to_string().as_bytes());
-        let out = common::Output {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        };
-        (claude_decision(&out), out.stdout)
+    let env = [("PATH", path)];
+    let decide = |tool: &str, rel: &str| {
+        file_tool_decision(&r, &env, tool, &r.path().join(rel).display().to_string())
     };
     for (tool, rel) in [
         ("Write", ".githooks/post-checkout"),
@@ -810,7 +795,12 @@ fn file_tools_cannot_edit_what_the_sandbox_keeps_read_only() {
 // Red-team round 6: what the file tools could still reach past `sandbox-control`.
 
 /// The Claude PreToolUse answer for `tool` on absolute `file` with the given env overrides.
-fn rt_decide(r: &Repo, env: &[(&str, String)], tool: &str, file: &str) -> (Option<String>, String) {
+fn file_tool_decision(
+    r: &Repo,
+    env: &[(&str, String)],
+    tool: &str,
+    file: &str,
+) -> (Option<String>, String) {
     let write = fixture_named("claude", "PreToolUse", "\"Write\"");
     let input = if tool == "Write" {
         json!({"file_path": file, "content": "x"})
@@ -831,7 +821,7 @@ fn rt_decide(r: &Repo, env: &[(&str, String)], tool: &str, file: &str) -> (Optio
     (claude_decision(&out), out.stdout)
 }
 
-fn rt_git_status(dir: &std::path::Path) {
+fn git_status_in(dir: &std::path::Path) {
     let st = std::process::Command::new("git")
         .args(["-c", "protocol.file.allow=always", "status"])
         .current_dir(dir)
@@ -877,7 +867,7 @@ fn a_git_include_named_through_a_link_is_kept() {
         ("Edit", ".githooks/pre-commit"),
     ] {
         let file = r.path().join(rel).display().to_string();
-        let (d, out) = rt_decide(&r, &[], tool, &file);
+        let (d, out) = file_tool_decision(&r, &[], tool, &file);
         eprintln!("{tool} {rel}: {d:?} {out}");
         if d.as_deref() != Some("deny") {
             allowed.push(rel);
@@ -892,7 +882,7 @@ fn a_git_include_named_through_a_link_is_kept() {
             marker.display()
         ),
     );
-    rt_git_status(r.path());
+    git_status_in(r.path());
     assert!(
         !(allowed.contains(&"conf/later.gitconfig") && marker.exists()),
         "the attack worked: allowed {allowed:?}; git ran the written include's fsmonitor"
@@ -921,7 +911,7 @@ fn relative_and_tilde_path_entries_are_kept() {
     ] {
         let env = [("PATH", format!("{entry}:{sys}")), ("HOME", home.clone())];
         let file = r.path().join(rel).display().to_string();
-        let (d, out) = rt_decide(&r, &env, "Write", &file);
+        let (d, out) = file_tool_decision(&r, &env, "Write", &file);
         eprintln!("PATH {entry}: Write {rel}: {d:?} {out}");
         if d.as_deref() != Some("deny") {
             allowed.push(format!("{entry} -> {rel}"));
@@ -989,7 +979,7 @@ fn a_submodules_git_file_cannot_be_redirected() {
     let mut denied = Vec::new();
     for (rel, text) in &writes {
         let file = r.path().join(rel).display().to_string();
-        let (d, out) = rt_decide(&r, &[], "Write", &file);
+        let (d, out) = file_tool_decision(&r, &[], "Write", &file);
         eprintln!("Write {rel}: {d:?} {out}");
         if d.as_deref() == Some("deny") {
             denied.push(*rel);
@@ -998,7 +988,7 @@ fn a_submodules_git_file_cannot_be_redirected() {
             r.write(rel, text);
         }
     }
-    rt_git_status(r.path());
+    git_status_in(r.path());
     assert!(
         !marker.exists(),
         "the attack worked: no file-tool Write was denied ({denied:?}); `git status` in the project ran the planted fsmonitor"
@@ -1024,9 +1014,9 @@ fn a_relative_hooks_path_is_kept_in_every_worktree() {
     r.git(&["worktree", "add", "-q", ".worktrees/feat"]);
     let rel = ".worktrees/feat/.githooks/pre-commit";
     let file = r.path().join(rel).display().to_string();
-    let (d, out) = rt_decide(&r, &[], "Edit", &file);
+    let (d, out) = file_tool_decision(&r, &[], "Edit", &file);
     eprintln!("Edit {rel}: {d:?} {out}");
-    let (d0, _) = rt_decide(
+    let (d0, _) = file_tool_decision(
         &r,
         &[],
         "Edit",

@@ -98,15 +98,7 @@ fn a_check_on_its_overlay_that_edits_its_candidate_fails() {
     let r = shop_sandboxed("check-edits-candidate");
     let o = run(&r);
     assert_eq!(o.code, 0, "{o:?}");
-    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
-    assert!(
-        p2.contains(
-            "the candidate's own files in the check's checkout (src/notes.txt, tests/card_test.sh)"
-        ),
-        "{p2}"
-    );
-    assert!(!git_out(&r, &["log", "-p"]).contains("edited by the code under test"));
-    assert_landed_cleanly(&r);
+    assert_check_edit_caught(&r);
 }
 
 #[test]

@@ -952,27 +952,31 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
          echo x > {layer_s}/upper/planted 2>/dev/null && echo WROTE layer; \
          ln src/a target/link 2>/dev/null && echo LINKED; cat src/a"
     );
-    let o = forge(
-        &co,
-        &[
-            "sandbox",
-            "--profile",
-            "check",
-            "--project",
-            &r.path().display().to_string(),
-            "--write",
-            &co_s,
-            "--layer",
-            &layer_s,
-            "--layer-keep",
-            "target",
-            "--contain",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-    );
+    let project = r.path().display().to_string();
+    let on_layer = |keep: &str, script: &str| {
+        forge(
+            &co,
+            &[
+                "sandbox",
+                "--profile",
+                "check",
+                "--project",
+                &project,
+                "--write",
+                &co_s,
+                "--layer",
+                &layer_s,
+                "--layer-keep",
+                keep,
+                "--contain",
+                "--",
+                "sh",
+                "-c",
+                script,
+            ],
+        )
+    };
+    let o = on_layer("target", &script);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{o:?}");
     // Every path to src/a it could name (its own /proc root, `..`) is the overlay; no link
@@ -998,27 +1002,7 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
     // A kept folder reached through a link is refused: it could be the checkout's own.
     std::fs::create_dir_all(co.join("x/b")).unwrap();
     std::os::unix::fs::symlink("x", co.join("a")).unwrap();
-    let o = forge(
-        &co,
-        &[
-            "sandbox",
-            "--profile",
-            "check",
-            "--project",
-            &r.path().display().to_string(),
-            "--write",
-            &co_s,
-            "--layer",
-            &layer_s,
-            "--layer-keep",
-            "a/b",
-            "--contain",
-            "--",
-            "sh",
-            "-c",
-            "echo pwned > a/b/f.txt",
-        ],
-    );
+    let o = on_layer("a/b", "echo pwned > a/b/f.txt");
     assert_eq!(o.status.code(), Some(125), "{o:?}");
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("a link on the way"),

@@ -175,3 +175,18 @@ pub fn assert_landed_cleanly(r: &Repo) {
     assert!(o.status.success());
     assert_clean_clone_passes(r);
 }
+
+/// The run of CHEAT `check-edits-candidate`: the check whose code under test rewrote and
+/// deleted files of its own candidate failed, was named to green, and nothing of it landed.
+#[allow(dead_code)]
+pub fn assert_check_edit_caught(r: &Repo) {
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
+    assert!(
+        p2.contains(
+            "the candidate's own files in the check's checkout (src/notes.txt, tests/card_test.sh)"
+        ),
+        "{p2}"
+    );
+    assert!(!git_out(r, &["log", "-p"]).contains("edited by the code under test"));
+    assert_landed_cleanly(r);
+}
