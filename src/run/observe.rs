@@ -19,7 +19,8 @@ pub struct Observer {
     /// Blobs and trees Forge stored and read back verified; forgotten whenever a planted object
     /// was found.
     stored: std::collections::HashSet<String>,
-    /// The last full snapshot, with the commit that decided what is tracked in it.
+    /// The last snapshot (full, or of an agent's areas), with the commit that decided what is
+    /// tracked in it: what the watches of [`Hasher::quiet`] vouch for.
     last: Option<(String, Arc<Snapshot>)>,
 }
 
@@ -86,10 +87,12 @@ impl Observer {
     }
 
     /// [`Self::snapshot`], taken from the last one when nothing was written under `root`
-    /// since ([`Hasher::quiet`]). Only for the snapshot just before an agent call: a change
-    /// the watches cannot see (a write through a memory mapping by a process still running)
-    /// then shows in the full snapshot after the call, as the agent's — never as evidence
-    /// for a gate that something did not change.
+    /// since ([`Hasher::quiet`]). Only for the snapshot just before an agent call, never as a
+    /// gate's evidence that something did not change: a write the watches cannot see (through
+    /// a second name outside the watched folders, or a memory mapping of a process still
+    /// running) is missing here; where the agent may write, the snapshot after the call reads
+    /// it and it counts as the agent's change; elsewhere a later full snapshot finds it as a
+    /// change Forge did not make.
     pub fn snapshot_before_call(&mut self, root: &Path, base: &str) -> odb::Result<Snapshot> {
         if let Some((b, snap)) = self.last.clone()
             && (b == base || self.tracks_alike(root, &b, base, &snap)?)
