@@ -142,3 +142,77 @@ fn what_an_agent_changes_in_its_areas_is_seen_after_the_call() {
     );
     assert_landed_cleanly(&r);
 }
+
+/// A test runner that also runs tests/unit, `*.local` ignored, and the person's own uncommitted
+/// notes in tests/fixtures/person.local.
+fn shop_with_person_file(cheat: &str, config: &str) -> Repo {
+    let r = shop_with(cheat, config);
+    r.write(".gitignore", ".tmp/.forge/\n*.local\n");
+    let runner = r.read("tests/run.sh").replace(
+        "for f in tests/*_test.sh; do\n",
+        "for f in tests/*_test.sh tests/unit/*_test.sh; do\n  [ -f \"$f\" ] || continue\n",
+    );
+    r.write("tests/run.sh", &runner);
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: run tests/unit too"]);
+    r.write("tests/fixtures/person.local", "the person's own notes\n");
+    r
+}
+
+#[test]
+fn a_persons_ignored_file_rewritten_through_a_second_name_is_put_back() {
+    if !sandbox_available("a_persons_ignored_file_rewritten_through_a_second_name_is_put_back") {
+        return;
+    }
+    // Red-team round 7: slice 1's red (area tests/) gives the person's ignored file a second
+    // name inside an ignored folder of tests/unit; slice 2's red (area tests/unit) writes
+    // through it. Had the snapshot after that call read only tests/unit, the change would go
+    // unseen; a file with two names makes every later snapshot a full walk.
+    for config in ["sandbox:\n  mode: require\n", ""] {
+        let r = shop_with_person_file("link-ignored", config);
+        let o = run(&r);
+        assert!(
+            agent_log(&r, "receipt-red-w1-a1").contains("wrote through the link"),
+            "{config}"
+        );
+        assert!(
+            o.stdout.contains(
+                "put back ignored files the red agent deleted or changed: tests/fixtures/person.local"
+            ),
+            "{config}: {}",
+            o.stdout
+        );
+        assert_eq!(
+            r.read("tests/fixtures/person.local"),
+            "the person's own notes\n"
+        );
+    }
+}
+
+#[test]
+fn an_area_named_through_a_link_is_read_as_the_walk_from_the_root_reads_it() {
+    if !sandbox_available("an_area_named_through_a_link_is_read_as_the_walk_from_the_root_reads_it")
+    {
+        return;
+    }
+    // Red-team round 7: a tracked link tests/lnk -> ../build/t (build/ ignored) and a planned
+    // area tests/lnk/y/. Read by itself, the area would hold a file no walk from the root has.
+    let r = shop_sandboxed("link-area");
+    r.write(".gitignore", ".tmp/.forge/\nbuild/\n");
+    r.write("build/t/keep", "x\n");
+    std::os::unix::fs::symlink("../build/t", r.path().join("tests/lnk")).unwrap();
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: a link to build output"]);
+    let o = run(&r);
+    assert!(
+        agent_log(&r, "receipt-red-w1-a1").contains("wrote tests/lnk/y/extra_test.sh"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        !o.stdout.contains("tests/lnk/y/extra_test.sh"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stderr.contains("tampered"), "{}", o.stderr);
+}

@@ -972,7 +972,9 @@ fn area_rules(root: &Path, area: &str) -> Option<Vec<ignore::gitignore::Gitignor
             return None;
         }
         let child = dir.join(name);
-        if *name == ".git" || is_ignored(&rules, &child, true) {
+        // A link on the way: the walk from the root records the link, not what it leads to.
+        let link = std::fs::symlink_metadata(&child).is_ok_and(|m| m.file_type().is_symlink());
+        if *name == ".git" || link || is_ignored(&rules, &child, true) {
             return None;
         }
         dir = child;
@@ -1041,9 +1043,17 @@ fn list_dir(
         if ignored(&dir.join(&name), is_dir) {
             if ft.is_file()
                 && let Ok(m) = e.metadata()
-                && m.len() <= IGNORED_SIZE
             {
-                found.ignored_small.push((rel, m));
+                // A second name (in an ignored folder no walk enters) would carry writes past
+                // every watch: the person's ignored files are kept too.
+                if m.nlink() > 1 {
+                    arming
+                        .linked
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                if m.len() <= IGNORED_SIZE {
+                    found.ignored_small.push((rel, m));
+                }
             }
             continue;
         }
@@ -1404,6 +1414,82 @@ mod tests {
         let before = h.snapshot(d, &tree).unwrap();
         assert!(
             h.snapshot_areas(d, &tree, &before, &areas)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    /// Red-team round 7: an area named through a tracked link into an ignored folder is not
+    /// read by itself (a walk from the root records the link, not what it leads to).
+    #[test]
+    fn an_area_through_a_link_is_not_read_by_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && mkdir -p tests build/t && printf 't\\n' > tests/t.sh \
+             && printf 'build/\\n' > .gitignore && ln -s ../build/t tests/lnk \
+             && git add -A && git commit -qm init",
+        );
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let mut h = Hasher::new(ObjectFormat::of_repo(d).unwrap());
+        let before = h.snapshot(d, &tree).unwrap();
+        sh(
+            d,
+            "mkdir -p tests/lnk/y && printf 'evil\\n' > tests/lnk/y/evil_test.sh",
+        );
+        let part = h
+            .snapshot_areas(d, &tree, &before, &["tests/lnk/y".to_string()])
+            .unwrap();
+        assert!(part.is_none(), "{part:?}");
+    }
+
+    /// Red-team round 7: a person's ignored file given a second name outside the tree; a
+    /// later write through it reaches no watched folder, so no snapshot of areas is trusted
+    /// from then on.
+    #[test]
+    fn an_ignored_file_with_a_second_name_ends_the_area_snapshots() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir_in(dir.path().parent().unwrap()).unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && mkdir -p tests lib && printf 't\\n' > tests/t.sh \
+             && printf '*.local\\n' > lib/.gitignore && printf 'x\\n' > lib/x.sh \
+             && git add -A && git commit -qm init && printf 'the person\\n' > lib/settings.local",
+        );
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let mut h = Hasher::new(ObjectFormat::of_repo(d).unwrap());
+        let before = h.snapshot(d, &tree).unwrap();
+        assert!(before.ignored.contains_key("lib/settings.local"));
+        sh(
+            d,
+            &format!("ln lib/settings.local {}/x", out.path().display()),
+        );
+        let after = h
+            .snapshot_areas(d, &tree, &before, &["lib".to_string()])
+            .unwrap()
+            .expect("this call's areas are read whole");
+        sh(
+            d,
+            &format!(
+                "printf 'gone\\n' > {}/x && echo more >> tests/t.sh",
+                out.path().display()
+            ),
+        );
+        assert!(
+            h.snapshot_areas(d, &tree, &after, &["tests".to_string()])
+                .unwrap()
+                .is_none()
+        );
+        // A full walk sees it, and it stays unsure while the second name is there.
+        let full = h.snapshot(d, &tree).unwrap();
+        assert_ne!(
+            full.ignored.get("lib/settings.local"),
+            after.ignored.get("lib/settings.local")
+        );
+        assert!(
+            h.snapshot_areas(d, &tree, &full, &["tests".to_string()])
                 .unwrap()
                 .is_none()
         );
