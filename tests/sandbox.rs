@@ -1009,7 +1009,31 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
         "{o:?}"
     );
     assert!(!co.join("x/b/f.txt").exists());
-    // Without a mount namespace's profile it is refused, not ignored.
+    // Without the kernel sandbox a layer is refused, not ignored: the caller trusts it.
+    let o = forge(
+        &co,
+        &[
+            "sandbox",
+            "--profile",
+            "check",
+            "--project",
+            &project,
+            "--write",
+            &co_s,
+            "--layer",
+            &layer_s,
+            "--mode",
+            "off",
+            "--",
+            "sh",
+            "-c",
+            "echo b > src/a",
+        ],
+    );
+    assert!(!o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--layer needs the kernel sandbox"));
+    assert_eq!(std::fs::read_to_string(co.join("src/a")).unwrap(), "orig\n");
+    // Outside the check profile it is refused, not ignored.
     let o = forge(
         &co,
         &[

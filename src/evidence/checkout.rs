@@ -271,6 +271,9 @@ impl Checkout {
         self.still_ours()?;
         let layer = self.layer_dir();
         let upper = layer.join("upper");
+        // A check may have taken its own rights on what it wrote (`chmod 000`, kept by the
+        // copy-up): give them back, or a person who is not root could not read the layer.
+        let _ = make_writable(&upper);
         let seen = scan_upper(&upper)?;
         let format = self.hasher.format;
         let mut rewritten = BTreeSet::new();
@@ -301,8 +304,11 @@ impl Checkout {
                 }
                 Upper::Entry(meta) => {
                     rewritten.extend(under(key));
+                    // A file the check made unreadable is not the tree's either.
                     if in_tree
-                        && super::snapshot::entry_at(&upper.join(key), meta, format)?
+                        && super::snapshot::entry_at(&upper.join(key), meta, format)
+                            .ok()
+                            .flatten()
                             != tree.entries.get(key).cloned()
                     {
                         rewritten.insert(key.clone());
@@ -812,6 +818,7 @@ fn make_writable(dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::super::snapshot::{Hasher, ObjectFormat};
     use super::*;
+    use crate::git;
     use std::process::Command;
 
     fn sh(dir: &Path, script: &str) {
@@ -829,6 +836,109 @@ mod tests {
             .unwrap()
             .success();
         assert!(ok, "{script}");
+    }
+
+    /// What a check changed of its candidate, read from an upper layer made by hand the way
+    /// overlayfs makes it: a rewritten file, a whiteout, an opaque folder, a file in place of
+    /// a folder and the reverse, an unreadable copy; new files are no change.
+    #[test]
+    fn the_upper_layer_names_every_file_of_the_candidate_the_check_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && mkdir -p src/old src/gone lib docs && echo a > src/a && echo x > src/old/x \
+             && echo y > src/gone/y && echo l > lib/l && echo k > docs/keep && echo m > src/mode && git add -A && git commit -qm init",
+        );
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let odb = Odb::new(d, ObjectFormat::Sha1);
+        let mut co =
+            Checkout::open(d.join("co"), Vec::new(), Hasher::new(ObjectFormat::Sha1)).unwrap();
+        co.sync(&odb, &tree).unwrap();
+        let layer = co.prepare_layer(&tree).unwrap();
+        let up = layer.join("upper");
+        sh(
+            &up,
+            "mkdir -p src/old src/gone docs lib && echo changed > src/a && echo same > src/new \
+             && echo x > src/old/x && echo k > docs/keep && echo file > src/gone/y.not \
+             && rm -rf lib && echo not-a-folder > lib && echo m > src/mode && chmod 000 src/mode",
+        );
+        // An opaque folder: nothing of the lower `src/gone` shows.
+        let c = std::ffi::CString::new(up.join("src/gone").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: NUL-terminated strings and a value of the length passed.
+        let r = unsafe {
+            nix::libc::lsetxattr(
+                c.as_ptr(),
+                c"user.overlay.opaque".as_ptr(),
+                b"y".as_ptr().cast(),
+                1,
+                0,
+            )
+        };
+        assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+        // A whiteout (a character device 0/0) needs the right to make devices: root's.
+        let root = nix::unistd::geteuid().is_root();
+        if root {
+            let w = std::ffi::CString::new(up.join("docs/keep").as_os_str().as_encoded_bytes())
+                .unwrap();
+            sh(&up, "rm docs/keep");
+            // SAFETY: a NUL-terminated path.
+            assert_eq!(
+                unsafe { nix::libc::mknod(w.as_ptr(), nix::libc::S_IFCHR, 0) },
+                0
+            );
+        }
+        let mut want = vec!["lib/l", "src/a", "src/gone/y"];
+        if root {
+            want.insert(0, "docs/keep");
+        } else {
+            // Without a whiteout the upper `docs/keep` is the tree's own bytes: no change.
+        }
+        // chmod 000 on a copy: root still reads it (the same bytes, no change); others cannot.
+        if !root {
+            want.push("src/mode");
+        }
+        want.sort();
+        assert_eq!(co.settle_layer(&tree).unwrap(), want);
+        // The layer is empty again, and the checkout still the tree.
+        assert_eq!(std::fs::read_dir(&layer).unwrap().count(), 0);
+        assert_eq!(co.sync(&odb, &tree).unwrap().written, 0);
+    }
+
+    /// A cache folder kept for one tree and not the next (the tree now has a file in it) goes
+    /// whole: the next tree's file is written, not the cache's left in its place.
+    #[test]
+    fn a_cache_the_next_tree_reaches_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && echo a > a && git add -A && git commit -qm one",
+        );
+        let one = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        sh(
+            d,
+            "mkdir target && echo tracked > target/t && git add -A && git commit -qm two",
+        );
+        let two = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let odb = Odb::new(d, ObjectFormat::Sha1);
+        let mut co = Checkout::open(
+            d.join("co"),
+            vec!["target".into()],
+            Hasher::new(ObjectFormat::Sha1),
+        )
+        .unwrap();
+        co.sync(&odb, &one).unwrap();
+        co.prepare_layer(&one).unwrap();
+        std::fs::write(d.join("co/target/t"), "stale build output\n").unwrap();
+        std::fs::write(d.join("co/target/other"), "x\n").unwrap();
+        co.settle_layer(&one).unwrap();
+        co.sync(&odb, &two).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.join("co/target/t")).unwrap(),
+            "tracked\n"
+        );
+        assert!(!d.join("co/target/other").exists());
     }
 
     /// A cache folder is kept only where the tree has nothing: no tracked file in it, no

@@ -190,7 +190,10 @@ impl<'a> Odb<'a> {
         expected: &Snapshot,
         known: &mut std::collections::HashSet<String>,
     ) -> Result<(String, Snapshot)> {
-        if let Some(done) = self.write_tree_direct(base, expected, known)? {
+        // A path git stores that is not UTF-8 is in no snapshot (or listing) Forge reads: such a
+        // base goes through git's own index, which keeps it or fails.
+        let lossy = have.entries.keys().any(|p| p.contains('\u{FFFD}'));
+        if !lossy && let Some(done) = self.write_tree_direct(base, expected, known)? {
             return Ok(done);
         }
         let tmp = tempfile::Builder::new()
@@ -311,12 +314,14 @@ impl<'a> Odb<'a> {
                 },
             )));
         }
+        // NUL-terminated: a name is taken as it is (without `-z`, one starting with `"` is
+        // unquoted); an empty record ends each tree.
         let mut input = Vec::new();
         for (_, text, _) in &trees {
             input.extend_from_slice(text.as_bytes());
-            input.push(b'\n');
+            input.push(0);
         }
-        let got = git::git_stdin(self.root, &["mktree", "--batch"], &input)?;
+        let got = git::git_stdin(self.root, &["mktree", "-z", "--batch"], &input)?;
         let got = String::from_utf8_lossy(&got);
         let oids: Vec<&str> = trees.iter().map(|(oid, _, _)| oid.as_str()).collect();
         if got.lines().collect::<Vec<_>>() != oids {
@@ -475,7 +480,7 @@ fn build_tree(
     for (_, mode, kind, oid, name) in &rows {
         bytes.extend_from_slice(format!("{mode} {name}\0").as_bytes());
         bytes.extend_from_slice(&unhex(oid)?);
-        text.push_str(&format!("{mode:0>6} {kind} {oid}\t{name}\n"));
+        text.push_str(&format!("{mode:0>6} {kind} {oid}\t{name}\0"));
     }
     let oid = format.oid("tree", &bytes);
     out.push((oid.clone(), text, bytes));
@@ -657,6 +662,7 @@ mod tests {
             d,
             "git init -q -b main && mkdir -p a .forge .tmp/.forge .tmp/x && echo 1 > a.b && echo 2 > a/b && echo 3 > a-b && echo 4 > a0 \
              && echo 5 > .forge/config.yaml && echo 6 > .tmp/.forge/s && echo 7 > .tmp/x/y && ln -s a.b link && echo 8 > run.sh && chmod +x run.sh \
+             && echo 9 > '\"q\"' && echo 10 > '\"r' \
              && git add -A && git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,sub && git commit -qm init",
         );
         let base = sh(d, "git rev-parse HEAD");
@@ -719,6 +725,22 @@ mod tests {
             .insert(".GIT/config".into(), want.entries["a.b"].clone());
         assert!(
             odb.write_tree(&d.join(".git"), &base, &tree0, &w, &mut known)
+                .is_err()
+        );
+        // A tracked name that is not UTF-8 is in no snapshot of the working tree: built from
+        // the snapshot, the tree would drop it; through git's index the tree keeps it, and does
+        // not list what Forge judged, so the commit fails instead.
+        sh(
+            d,
+            "echo 11 > \"$(printf 'caf\\351')\" && git add -A && git commit -qm latin1",
+        );
+        let base = sh(d, "git rev-parse HEAD");
+        let tree1 = Snapshot::of_commit(d, &base).unwrap();
+        let mut seen = tree1.clone();
+        seen.entries.retain(|p, _| !p.contains('\u{FFFD}'));
+        assert_eq!(seen.entries.len() + 1, tree1.entries.len());
+        assert!(
+            odb.write_tree(&d.join(".git"), &base, &tree1, &seen, &mut known)
                 .is_err()
         );
     }

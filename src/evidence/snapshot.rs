@@ -310,7 +310,15 @@ impl Watch {
     /// Closing an inotify descriptor waits for the kernel's grace period (up to tens of
     /// milliseconds): done on a thread of its own, off the run's time.
     fn close_later(self) {
-        std::thread::spawn(move || drop(self));
+        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(self)));
+        let theirs = slot.clone();
+        let spawned = std::thread::Builder::new().spawn(move || {
+            drop(theirs.lock().map(|mut w| w.take()));
+        });
+        if spawned.is_err() {
+            // No thread to spare: close it here.
+            drop(slot.lock().map(|mut w| w.take()));
+        }
     }
 }
 
@@ -334,8 +342,13 @@ impl<'a> Arming<'a> {
     }
 
     /// Armed before the folder is read: whatever changes in it after the listing is an event.
+    /// After a watch fails (the user's watch limit) no more are placed: the set is useless and
+    /// would only hold watches the person's own tools need.
     fn watch(&self, dir: &Path, rel: &str) {
         let Some(i) = self.inotify else { return };
+        if !self.complete() {
+            return;
+        }
         use nix::sys::inotify::AddWatchFlags as F;
         let mask = F::IN_MODIFY
             | F::IN_ATTRIB
@@ -437,6 +450,10 @@ impl Hasher {
     /// every process of an agent or a check has ended and a full look at what an agent could
     /// write follows (the snapshot just before an agent call).
     pub fn quiet(&mut self, root: &Path) -> bool {
+        // A file with a second name can be written through it with no event here.
+        if self.watch.as_ref().is_none_or(|w| w.linked) {
+            return false;
+        }
         self.written_since(root).is_some_and(|w| w.is_empty())
     }
 
@@ -450,7 +467,12 @@ impl Hasher {
             old.close_later();
         }
         let exclude_at_start = exclude_stamp(root);
-        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok();
+        // On a network or FUSE file system another machine's writes make no event here.
+        let inotify = if events_local(root) {
+            Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok()
+        } else {
+            None
+        };
         let arming = Arming::new(inotify.as_ref());
         let first = Job {
             rel: String::new(),
@@ -503,11 +525,22 @@ impl Hasher {
                 .iter()
                 .any(|(g, e)| matches!(e, Entry::Gitlink { .. }) && under(a, g))
         };
+        // A cut list of ignored files cannot be patched: what the cut left out may be due now.
         if areas.iter().any(|a| a.is_empty() || in_gitlink(a))
+            || prev.ignored.len() >= IGNORED_FILES
             || self.watch.as_ref().is_none_or(|w| w.linked)
         {
             return Ok(None);
         }
+        // An area inside another is read with it.
+        let areas: Vec<String> = areas
+            .iter()
+            .filter(|a| !areas.iter().any(|b| b != *a && under(a, b)))
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let areas = areas.as_slice();
         let Some(written) = self.written_since(root) else {
             return Ok(None);
         };
@@ -1178,6 +1211,33 @@ pub fn read_regular(path: &Path, meta: &std::fs::Metadata) -> Result<Option<Vec<
     Ok(Some(bytes))
 }
 
+/// Whether every write under `root` passes through this kernel, so inotify can see it: not on
+/// a network file system (NFS, SMB, Ceph, AFS, 9p) or a FUSE one (sshfs, virtiofs), where
+/// another machine or the server writes without an event here.
+fn events_local(root: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(root.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a NUL-terminated path and a statfs buffer, both alive across the call.
+    let mut st: nix::libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { nix::libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    const REMOTE: [i64; 9] = [
+        0x6969,      // NFS
+        0x517B,      // SMB
+        0xFF53_4D42, // CIFS
+        0xFE53_4D42, // SMB2
+        0x0102_1997, // 9p
+        0x00C3_6400, // Ceph
+        0x5346_414F, // AFS
+        0x6B41_4653, // kAFS
+        0x6573_5546, // FUSE
+    ];
+    !REMOTE.contains(&(st.f_type as i64))
+}
+
 /// Whether the nearest folder above `rel` that exists was walked (and so watched): a file
 /// created there, or a folder on the way to it, is an event.
 fn watched_above(root: &Path, rel: &str, walked: &HashSet<String>) -> bool {
@@ -1331,6 +1391,11 @@ mod tests {
         // Each answer covers what happened since the last one.
         assert!(h.quiet(d));
         sh(d, "echo z >> a.txt");
+        assert!(!h.quiet(d));
+        // A file with a second name can be written through it unseen: never quiet.
+        let out = tempfile::tempdir_in(d.parent().unwrap()).unwrap();
+        sh(d, &format!("ln a.txt {}/second", out.path().display()));
+        h.snapshot(d, &tree).unwrap();
         assert!(!h.quiet(d));
         // A tracked file under an ignored folder is read by path, outside every watch.
         let dir = repo();

@@ -186,6 +186,9 @@ impl Run<'_> {
                 dir.display()
             )));
         }
+        let layers = matches!(self.wall, super::Wall::Kernel { layers: true, .. })
+            && crate::sandbox::overlay_path_ok(&dir)
+            && self.overlay_works(&dir);
         if self.checkout.is_none() {
             let dir = self.checkout_dir();
             let hasher = crate::evidence::Hasher::new(self.seen.format());
@@ -235,7 +238,7 @@ impl Run<'_> {
         // its writes land in a layer of their own, and the checkout is left as it was.
         let mut layered = false;
         let wrap = match self.wall {
-            super::Wall::Kernel { contain, layers } => {
+            super::Wall::Kernel { contain, .. } => {
                 let mut req = crate::sandbox::Request::new(
                     crate::sandbox::Profile::Check,
                     &self.project.root,
@@ -243,9 +246,11 @@ impl Run<'_> {
                 req.write = vec![cwd.display().to_string()];
                 req.tmpdir = Some(tmp.clone());
                 req.contain = contain;
-                if layers && crate::sandbox::overlay_path_ok(&cwd) {
+                if layers {
                     req.layer = Some(co.prepare_layer(tree)?);
                     req.layer_keep = co.kept_for(tree);
+                    // The caller trusts the checkout afterwards: no mode may run it plainly.
+                    req.mode = Some(crate::sandbox::Mode::Require);
                     layered = true;
                 }
                 launcher(&req)
@@ -262,6 +267,45 @@ impl Run<'_> {
             },
             layered,
         })
+    }
+
+    /// Whether a check can run on an overlay over the checkout at `dir`: tried once per run
+    /// with `forge sandbox --layer` on a scratch folder beside it (the kernel may have the
+    /// namespaces and still refuse the overlay: a temp folder on overlayfs or NFS). When it
+    /// cannot, the run says so once and settles the checkout by walking it.
+    fn overlay_works(&mut self, dir: &std::path::Path) -> bool {
+        if let Some(ok) = self.overlay_works {
+            return ok;
+        }
+        let probe = PathBuf::from(format!("{}-probe", dir.display()));
+        let _ = std::fs::remove_dir_all(&probe);
+        let made = ["co", "layer/upper", "layer/work"]
+            .iter()
+            .all(|d| std::fs::create_dir_all(probe.join(d)).is_ok());
+        let mut req =
+            crate::sandbox::Request::new(crate::sandbox::Profile::Check, &self.project.root);
+        req.write = vec![probe.join("co").display().to_string()];
+        req.tmpdir = Some(probe.join("tmp"));
+        req.layer = Some(probe.join("layer"));
+        req.mode = Some(crate::sandbox::Mode::Require);
+        req.contain = true;
+        let argv = launcher(&req);
+        let ok = made
+            && std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .arg("true")
+                .current_dir(probe.join("co"))
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+        let _ = std::fs::remove_dir_all(&probe);
+        if !ok {
+            self.say("  · checks settle by walking their checkout: an overlay cannot be mounted over it here");
+        }
+        self.overlay_works = Some(ok);
+        ok
     }
 
     /// The run is over: the checks' temp folder goes; the checkout stays for the next run.

@@ -151,6 +151,9 @@ struct Run<'a> {
     seen: observe::Observer,
     /// The checks' checkout, opened at the first check.
     checkout: Option<Checkout>,
+    /// Whether an overlay can be mounted over the checks' checkout here (tried once per run:
+    /// a temp folder on overlayfs or NFS cannot hold an upper layer).
+    overlay_works: Option<bool>,
     /// The person whose name Forge's commits carry.
     ident: Ident,
     /// Whether agents and checks run inside the kernel sandbox (decided once per process).
@@ -468,7 +471,7 @@ fn wall(project: &Project, config: &Config) -> Result<Wall> {
     Ok(if level.landlock_abi > 0 {
         Wall::Kernel {
             contain: level.pid_ns,
-            layers: level.pid_ns && level.mount_ns,
+            layers: level.pid_ns && level.mount_ns && level.full(),
         }
     } else {
         Wall::Off
@@ -513,6 +516,7 @@ impl<'a> Run<'a> {
             out,
             seen: observe::Observer::new(&project.root)?,
             checkout: None,
+            overlay_works: None,
             ident,
             _lock: lock,
         })

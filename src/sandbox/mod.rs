@@ -621,6 +621,14 @@ pub fn enter(
     }
     #[cfg(target_os = "linux")]
     {
+        // A layer that is not mounted would let CMD write the checkout the caller then trusts:
+        // without the sandbox, `--layer` is refused, never ignored.
+        let lower = req.overlay_lower()?.map(Path::to_path_buf);
+        if lower.is_some() && (mode == Mode::Off || level.landlock_abi == 0) {
+            return Err(SandboxError::Unavailable(
+                "--layer needs the kernel sandbox (Landlock and a mount namespace), and the mode is off or the kernel has no Landlock".into(),
+            ));
+        }
         if mode == Mode::Off {
             return run_plain(req, program, warn, None);
         }
@@ -641,7 +649,6 @@ pub fn enter(
             ));
             return run_plain(req, program, warn, None);
         }
-        let lower = req.overlay_lower()?.map(Path::to_path_buf);
         let (_layout, mut plan) = resolve(req, config)?;
         let mut mounts = level.mount_ns && !req.carve_by_rules;
         if mounts && let Err(e) = mounts::enter_namespace() {
@@ -690,9 +697,13 @@ pub fn enter(
             }
             if mounts {
                 // The working folder may lie under a new mount: enter it again through the new
-                // table.
-                if let Ok(cwd) = std::env::current_dir() {
-                    let _ = std::env::set_current_dir(cwd);
+                // table. On a layer that must work, or CMD would run on the checkout itself.
+                let entered = std::env::current_dir().and_then(std::env::set_current_dir);
+                if let (Err(e), Some(_)) = (entered, &layer) {
+                    return Err(SandboxError::Setup {
+                        step: "enter the working folder through the overlay".into(),
+                        source: e,
+                    });
                 }
             }
             landlock::detach_terminal();

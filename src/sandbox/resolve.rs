@@ -191,8 +191,11 @@ impl Layout {
         // every linked worktree (one inside the project is as writable as the project).
         let worktree_roots: Vec<PathBuf> = std::iter::once(project.clone())
             .chain(linked_worktrees.iter().filter_map(|w: &PathBuf| {
+                // `worktree.useRelativePaths` writes it relative to this folder.
                 let gitdir = std::fs::read_to_string(w.join("gitdir")).ok()?;
-                Some(Path::new(gitdir.trim()).parent()?.to_path_buf())
+                let gitdir = w.join(gitdir.trim());
+                let gitdir = normalize(&gitdir).unwrap_or(gitdir);
+                Some(gitdir.parent()?.to_path_buf())
             }))
             .collect();
         let mut hooks_paths = Vec::new();
@@ -603,8 +606,6 @@ pub fn literal_prefix(glob: &str) -> String {
     out.join("/")
 }
 
-/// `a/./b/../c` → `a/c` without touching the file system; `None` when `..` climbs above the
-/// start (an area may not leave the project).
 /// `p` with every link on the way resolved, as the kernel would: the longest part that exists,
 /// canonicalized, then the rest as written.
 fn resolved(p: &Path) -> PathBuf {
@@ -628,6 +629,8 @@ fn resolved(p: &Path) -> PathBuf {
     }
 }
 
+/// `a/./b/../c` → `a/c` without touching the file system; `None` when `..` climbs above the
+/// start (an area may not leave the project).
 pub fn normalize(p: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for c in p.components() {
