@@ -1049,3 +1049,30 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
     assert!(!o.status.success(), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("--layer needs --profile check"));
 }
+
+/// `--tmpdir` outside Forge's own temp folder: the empty folder that covers a secret folder is
+/// the one made before TMPDIR changed (it was looked up again under the new TMPDIR, and the
+/// sandbox could not be set up).
+#[test]
+fn a_tmpdir_of_the_callers_choice_still_covers_secret_folders() {
+    if skip_or_fail("a_tmpdir_of_the_callers_choice_still_covers_secret_folders") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE\n").unwrap();
+    let tmpdir = t.path().join("tmp");
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--tmpdir"])
+        .arg(&tmpdir)
+        .args(["--", "sh", "-c", "cat ~/.ssh/id_ed25519; echo ran"])
+        .current_dir(r.path())
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && out.contains("ran"), "{o:?}");
+    assert!(!out.contains("PRIVATE"), "{o:?}");
+}

@@ -683,6 +683,8 @@ pub fn enter(
             warn(&format!("forge sandbox: {m}"));
         }
         prepare(&plan)?;
+        // Named before TMPDIR changes below: the folder `prepare` made.
+        let empty = empty_dir(&plan);
         let (set, remove) = environment(req, &plan);
         apply_environment(&set, &remove);
         let require = mode == Mode::Require;
@@ -690,7 +692,7 @@ pub fn enter(
         let keep = req.layer_keep.clone();
         let step = move || -> Result<(), SandboxError> {
             if mounts {
-                mounts::apply(&plan, &empty_dir(&plan))?;
+                mounts::apply(&plan, &empty)?;
             }
             if let Some((layer, lower)) = &layer {
                 mounts::overlay(lower, layer, &keep)?;
