@@ -27,6 +27,8 @@ fn an_honest_run_lands_with_every_agent_and_check_in_its_profile() {
     let r = shop_sandboxed("check-env");
     let o = run(&r);
     assert_eq!(o.code, 0, "{o:?}");
+    // Each check ran on its own overlay (the run says when it cannot).
+    assert!(!o.stdout.contains("settle by walking"), "{}", o.stdout);
     assert!(agent_log(&r, "run-planner-w1-a1").contains("sandbox=review"));
     assert!(agent_log(&r, "member-discount-red-w1-a1").contains("sandbox=red"));
     assert!(agent_log(&r, "member-discount-verifier-w1-a1").contains("sandbox=review"));
