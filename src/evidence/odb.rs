@@ -745,6 +745,35 @@ mod tests {
         );
     }
 
+    /// The same in a SHA-256 repository: ids of 64 hex digits, trees of 32-byte ids.
+    #[test]
+    fn trees_built_without_an_index_in_a_sha256_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main --object-format=sha256 && mkdir -p a && echo 1 > a/x && echo 2 > b \
+             && git add -A && git commit -qm init && echo 3 > a/y && git add -A",
+        );
+        let base = sh(d, "git rev-parse HEAD");
+        let tree0 = Snapshot::of_commit(d, &base).unwrap();
+        let mut want = tree0.clone();
+        want.entries.insert(
+            "a/y".into(),
+            crate::evidence::Entry::File {
+                oid: sh(d, "git rev-parse :a/y"),
+                exec: false,
+            },
+        );
+        let odb = Odb::new(d, ObjectFormat::Sha256);
+        let (tree, _) = odb
+            .write_tree_direct(&base, &want, &mut Default::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(tree.len(), 64);
+        assert_eq!(tree, sh(d, "git write-tree"));
+    }
+
     #[test]
     fn a_planted_object_under_an_honest_id_is_caught() {
         let dir = tempfile::tempdir().unwrap();
