@@ -192,3 +192,60 @@ impl Attempt {
         self.before.diff(&self.after)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(dir: &Path, script: &str) -> String {
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{script}: {o:?}");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    /// A snapshot taken with one commit deciding what is tracked stands for one with another
+    /// only when the other tracks nothing the walk left out (an ignored path) and has the same
+    /// submodules.
+    #[test]
+    fn a_snapshot_stands_for_another_commit_only_when_it_tracks_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && echo a > a && printf '*.log\\n' > .gitignore && git add -A && git commit -qm one",
+        );
+        let one = sh(d, "git rev-parse HEAD");
+        sh(d, "echo t > t && git add t && git commit -qm two");
+        let two = sh(d, "git rev-parse HEAD");
+        sh(
+            d,
+            "echo x > x.log && git add -f x.log && git commit -qm three",
+        );
+        let three = sh(d, "git rev-parse HEAD");
+        sh(
+            d,
+            "git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,sub && git commit -qm four",
+        );
+        let four = sh(d, "git rev-parse HEAD");
+        let mut seen = Observer::new(d).unwrap();
+        sh(d, "git checkout -q --detach HEAD~2");
+        let snap = seen.snapshot(d, &two).unwrap();
+        // A new tracked file the walk met: alike.
+        assert!(seen.tracks_alike(d, &one, &two, &snap).unwrap());
+        // A tracked file git ignores (the walk left it out): not alike.
+        assert!(!seen.tracks_alike(d, &two, &three, &snap).unwrap());
+        // Another submodule: not alike.
+        assert!(!seen.tracks_alike(d, &two, &four, &snap).unwrap());
+    }
+}
