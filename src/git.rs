@@ -606,20 +606,7 @@ pub fn tracked_files(cwd: &Path) -> Result<Vec<String>> {
 mod tests {
     use super::*;
 
-    fn sh(dir: &Path, script: &str) {
-        let ok = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "{script}");
-    }
+    use crate::testing::sh;
 
     #[test]
     fn status_sees_every_kind_of_change() {

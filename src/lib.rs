@@ -25,6 +25,8 @@ pub mod sandbox;
 pub mod secrets;
 pub mod spec;
 pub mod state;
+#[cfg(test)]
+mod testing;
 pub mod text;
 pub mod timeline;
 pub mod timeline_html;

@@ -819,24 +819,8 @@ mod tests {
     use super::super::snapshot::{Hasher, ObjectFormat};
     use super::*;
     use crate::git;
-    use std::process::Command;
 
-    fn sh(dir: &Path, script: &str) {
-        let ok = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "{script}");
-    }
+    use crate::testing::sh;
 
     /// What a check changed of its candidate, read from an upper layer made by hand the way
     /// overlayfs makes it: a rewritten file, a whiteout, an opaque folder, a file in place of

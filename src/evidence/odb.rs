@@ -632,24 +632,8 @@ impl StoreChanges {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
 
-    fn sh(dir: &Path, script: &str) -> String {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{script}: {:?}", out);
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
+    use crate::testing::sh;
 
     /// The trees Forge builds itself are, byte for byte, the ones git's index writes: names
     /// that sort differently as folders (`a.b`, `a/b`, `a-b`), modes, links, submodules, and

@@ -1279,22 +1279,7 @@ mod tests {
     use super::*;
     use std::process::Command;
 
-    fn sh(dir: &Path, script: &str) {
-        let ok = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "{script}");
-    }
+    use crate::testing::sh;
 
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

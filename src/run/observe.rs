@@ -197,22 +197,7 @@ impl Attempt {
 mod tests {
     use super::*;
 
-    fn sh(dir: &Path, script: &str) -> String {
-        let o = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{script}: {o:?}");
-        String::from_utf8_lossy(&o.stdout).trim().to_string()
-    }
+    use crate::testing::sh;
 
     /// A snapshot taken with one commit deciding what is tracked stands for one with another
     /// only when the other tracks nothing the walk left out (an ignored path) and has the same
