@@ -953,30 +953,24 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
          ln src/a target/link 2>/dev/null && echo LINKED; cat src/a"
     );
     let project = r.path().display().to_string();
-    let on_layer = |keep: &str, script: &str| {
-        forge(
-            &co,
-            &[
-                "sandbox",
-                "--profile",
-                "check",
-                "--project",
-                &project,
-                "--write",
-                &co_s,
-                "--layer",
-                &layer_s,
-                "--layer-keep",
-                keep,
-                "--contain",
-                "--",
-                "sh",
-                "-c",
-                script,
-            ],
-        )
+    // `forge sandbox --profile check` on the layer, with more options, then CMD.
+    let on_layer = |more: &[&str], script: &str| {
+        let mut args = vec![
+            "sandbox",
+            "--profile",
+            "check",
+            "--project",
+            &project,
+            "--write",
+            &co_s,
+            "--layer",
+            &layer_s,
+        ];
+        args.extend_from_slice(more);
+        args.extend_from_slice(&["--", "sh", "-c", script]);
+        forge(&co, &args)
     };
-    let o = on_layer("target", &script);
+    let o = on_layer(&["--layer-keep", "target", "--contain"], &script);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{o:?}");
     // Every path to src/a it could name (its own /proc root, `..`) is the overlay; no link
@@ -1002,7 +996,10 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
     // A kept folder reached through a link is refused: it could be the checkout's own.
     std::fs::create_dir_all(co.join("x/b")).unwrap();
     std::os::unix::fs::symlink("x", co.join("a")).unwrap();
-    let o = on_layer("a/b", "echo pwned > a/b/f.txt");
+    let o = on_layer(
+        &["--layer-keep", "a/b", "--contain"],
+        "echo pwned > a/b/f.txt",
+    );
     assert_eq!(o.status.code(), Some(125), "{o:?}");
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("a link on the way"),
@@ -1010,26 +1007,7 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
     );
     assert!(!co.join("x/b/f.txt").exists());
     // Without the kernel sandbox a layer is refused, not ignored: the caller trusts it.
-    let o = forge(
-        &co,
-        &[
-            "sandbox",
-            "--profile",
-            "check",
-            "--project",
-            &project,
-            "--write",
-            &co_s,
-            "--layer",
-            &layer_s,
-            "--mode",
-            "off",
-            "--",
-            "sh",
-            "-c",
-            "echo b > src/a",
-        ],
-    );
+    let o = on_layer(&["--mode", "off"], "echo b > src/a");
     assert!(!o.status.success(), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("--layer needs the kernel sandbox"));
     assert_eq!(std::fs::read_to_string(co.join("src/a")).unwrap(), "orig\n");
