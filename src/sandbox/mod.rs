@@ -408,7 +408,9 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
                         (Ok(rest), Some(h)) => h.join(rest),
                         _ => d,
                     };
-                    if v.contains(&d) {
+                    // In the form `components` gives back, so that `same` compares bytes.
+                    let d: PathBuf = d.components().collect();
+                    if v.iter().any(|x| resolve::same(x, &d)) {
                         continue;
                     }
                     let system = ["/usr", "/bin", "/sbin", "/snap", "/nix/store"]
@@ -420,7 +422,7 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
                         d.canonicalize().unwrap_or_else(|_| d.clone())
                     };
                     for x in [d, c] {
-                        if !v.contains(&x) {
+                        if !v.iter().any(|y| resolve::same(y, &x)) {
                             v.push(x);
                         }
                     }
@@ -430,50 +432,44 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
             .unwrap_or_default(),
     };
     // One lstat per path, however many places ask (a stat costs ~1.5 µs here, and the plan asks
-    // about a hundred paths).
-    let seen: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<std::fs::FileType>>> =
-        Default::default();
+    // about a hundred paths). Keyed by the path's bytes: hashing a `Path` splits it into
+    // components, which cost more than the stat saved; the same path spelled twice is only
+    // asked twice.
+    let seen: std::cell::RefCell<
+        std::collections::HashMap<std::ffi::OsString, Option<std::fs::FileType>>,
+    > = Default::default();
     // Most of those paths are under home, and most do not exist (a machine has a few of the
     // seventy kinds of credentials): one listing of home answers for every path whose first
     // folder is not there. (Listing the folders below it too, `~/.cache` among them, cost
     // more than it saved.)
-    type Names = Option<std::collections::HashSet<std::ffi::OsString>>;
-    let listings: std::cell::RefCell<std::collections::HashMap<PathBuf, Names>> =
+    let home_names: std::cell::OnceCell<Option<std::collections::HashSet<std::ffi::OsString>>> =
         Default::default();
     let listed_absent = |p: &Path| -> bool {
-        let Ok(rel) = p.strip_prefix(&home) else {
+        let Some(std::path::Component::Normal(name)) = p
+            .strip_prefix(&home)
+            .ok()
+            .and_then(|r| r.components().next())
+        else {
             return false;
         };
-        let mut dir = home.clone();
-        for c in rel.components().take(1) {
-            let std::path::Component::Normal(name) = c else {
-                return false;
-            };
-            let absent = {
-                let mut l = listings.borrow_mut();
-                let names = l.entry(dir.clone()).or_insert_with(|| {
-                    std::fs::read_dir(&dir)
-                        .ok()
-                        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
-                });
-                names.as_ref().is_some_and(|n| !n.contains(name))
-            };
-            if absent {
-                return true;
-            }
-            dir.push(name);
-        }
-        false
+        home_names
+            .get_or_init(|| {
+                std::fs::read_dir(&home)
+                    .ok()
+                    .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+            })
+            .as_ref()
+            .is_some_and(|n| !n.contains(name))
     };
     let kind = |p: &Path| -> Option<std::fs::FileType> {
-        if let Some(k) = seen.borrow().get(p) {
+        if let Some(k) = seen.borrow().get(p.as_os_str()) {
             return *k;
         }
         if listed_absent(p) {
             return None;
         }
         let k = std::fs::symlink_metadata(p).ok().map(|m| m.file_type());
-        seen.borrow_mut().insert(p.to_path_buf(), k);
+        seen.borrow_mut().insert(p.as_os_str().to_owned(), k);
         k
     };
     let plan = resolve::plan(

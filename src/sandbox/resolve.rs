@@ -582,6 +582,38 @@ pub fn within(path: &Path, dir: &Path) -> bool {
     p.starts_with(d) && (p.len() == d.len() || p[d.len()] == b'/' || d == b"/")
 }
 
+/// `path` is inside `dir` and not `dir` itself (a trailing `/` on either is the same path).
+pub fn inside(path: &Path, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let trim = |p: &Path| {
+        let b = p.as_os_str().as_bytes();
+        if b.len() > 1 && b.ends_with(b"/") {
+            b.len() - 1
+        } else {
+            b.len()
+        }
+    };
+    within(path, dir) && trim(path) > trim(dir)
+}
+
+/// `a == b` as paths. Two paths in the form `Path::components` gives back (no `//`, no `.`
+/// after the start, no trailing `/`) are the same exactly when their bytes are; comparing
+/// unequal paths component by component was a fifth of the plan's time.
+pub fn same(a: &Path, b: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let plain = |p: &Path| {
+        let b = p.as_os_str().as_bytes();
+        let odd_end = (b.len() > 1 && b.ends_with(b"/")) || b.ends_with(b"/.");
+        !odd_end
+            && memchr::memmem::find(b, b"//").is_none()
+            && memchr::memmem::find(b, b"/./").is_none()
+    };
+    if a.as_os_str() == b.as_os_str() {
+        return true;
+    }
+    !(plain(a) && plain(b)) && a == b
+}
+
 /// `~/x` against `home`; absolute paths as they are.
 pub fn expand_home(p: &str, home: &Path) -> PathBuf {
     match p.strip_prefix("~/") {
@@ -845,7 +877,7 @@ pub fn plan(
     plan.write.dedup();
 
     // A path is "inside a writable folder" when a write grant contains it.
-    let under_write = |p: &Path| plan.write.iter().any(|w| within(p, w) && p != w);
+    let under_write = |p: &Path| plan.write.iter().any(|w| inside(p, w));
 
     let mut holes = Vec::new();
     let mut hide = Vec::new();
@@ -904,7 +936,7 @@ pub fn plan(
     // A PATH folder the command may write as a whole (the project root, put on PATH by direnv's
     // `PATH_add .`): it cannot be made read-only without the rest, so say it.
     for d in wants.path.iter().filter(|d| d.is_absolute()) {
-        if plan.write.iter().any(|w| w == d) {
+        if plan.write.iter().any(|w| same(w, d)) {
             problems.push(format!(
                 "{} is on PATH and writable in this sandbox: a program written there runs by name outside it (in the client, in your shell); take it off PATH",
                 d.display()
@@ -917,7 +949,7 @@ pub fn plan(
         if matches!(place, Place::Devices | Place::OwnCredential)
             && profile::can_read(profile, *place)
             && exists(p)
-            && holes.iter().any(|h| p.starts_with(h))
+            && holes.iter().any(|h| within(p, h))
         {
             read_inside.push(p.clone());
         }
@@ -929,12 +961,12 @@ pub fn plan(
         if let Some(w) = plan
             .write
             .iter()
-            .filter(|w| target.starts_with(w))
+            .filter(|w| within(target, w))
             .min_by_key(|w| w.components().count())
         {
             let mut a = target.parent().map(Path::to_path_buf);
             while let Some(dir) = a {
-                if !dir.starts_with(w) || &dir == w {
+                if !inside(&dir, w) {
                     break;
                 }
                 push_unique(&mut pin, dir.clone());
@@ -946,7 +978,7 @@ pub fn plan(
     let rebind_writable = plan
         .write
         .iter()
-        .filter(|w| read_only.iter().any(|r| w.starts_with(r) && *w != r))
+        .filter(|w| read_only.iter().any(|r| inside(w, r)))
         .cloned()
         .collect();
 
@@ -976,7 +1008,7 @@ fn is_placeholder(p: &Path, project: &Path, git_common: Option<&Path>) -> bool {
 }
 
 fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
-    if !v.contains(&p) {
+    if !v.iter().any(|x| same(x, &p)) {
         v.push(p);
     }
 }

@@ -639,6 +639,34 @@ fn within_is_starts_with_on_components() {
     }
 }
 
+/// `same` and `inside` answer what `Path`'s component-wise `==` and `starts_with` answer, on
+/// every pair of a set of spellings: plain, trailing `/`, doubled `/`, `.` inside, relative.
+#[test]
+fn same_and_inside_agree_with_components() {
+    let spellings = [
+        "/", "/a", "/a/", "/a/b", "/a/b/", "/a//b", "/a/./b", "/a/b/.", "/ab", "/a/bc", "a", "a/b",
+        "./a", "././a", "a/.", "/a/../b", "/a/..", "",
+    ];
+    for x in spellings {
+        for y in spellings {
+            let (px, py) = (Path::new(x), Path::new(y));
+            assert_eq!(same(px, py), px == py, "same({x:?}, {y:?})");
+        }
+    }
+    // `inside` (like `within`) is for absolute paths without `//` or `.`.
+    let normal = ["/", "/a", "/a/", "/a/b", "/a/b/", "/ab", "/a/bc", "/a/b/c"];
+    for x in normal {
+        for y in normal {
+            let (px, py) = (Path::new(x), Path::new(y));
+            assert_eq!(
+                inside(px, py),
+                px.starts_with(py) && px != py,
+                "inside({x:?}, {y:?})"
+            );
+        }
+    }
+}
+
 #[test]
 fn home_or_root_is_no_project() {
     for root in ["/", "/h"] {
