@@ -1054,3 +1054,37 @@ fn a_tmpdir_of_the_callers_choice_still_covers_secret_folders() {
     assert!(o.status.success() && out.contains("ran"), "{o:?}");
     assert!(!out.contains("PRIVATE"), "{o:?}");
 }
+
+/// `/dev/shm` inside is the sandbox's own: writable (POSIX semaphores, Python's
+/// `multiprocessing`), while the host's, which holds the shared memory and semaphores of
+/// processes outside (a browser's, the sound server's), is neither read nor written, and
+/// nothing made inside appears outside.
+#[test]
+fn shared_memory_is_the_sandboxs_own() {
+    if skip_or_fail("shared_memory_is_the_sandboxs_own") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let host = format!("/dev/shm/forge-test-host-{}", std::process::id());
+    let made = format!("/dev/shm/forge-test-made-{}", std::process::id());
+    std::fs::write(&host, "host segment\n").unwrap();
+    let script = format!(
+        "cat {host}; echo tampered > {host}; echo made > {made} && cat {made}; \
+         python3 -c 'import multiprocessing as m; l = m.Lock(); l.acquire(); print(\"lock ok\")'"
+    );
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sh", "-c", &script])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let left = std::fs::read_to_string(&host);
+    let _ = std::fs::remove_file(&host);
+    let leaked = Path::new(&made).exists();
+    let _ = std::fs::remove_file(&made);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(left.unwrap(), "host segment\n", "{o:?}");
+    assert!(!out.contains("host segment"), "{o:?}");
+    assert!(!leaked, "{made} appeared outside");
+    assert!(out.contains("made") && out.contains("lock ok"), "{o:?}");
+}

@@ -40,29 +40,34 @@ pub fn namespaces_possible() -> bool {
 fn private_dev(empty: &Path) -> Result<(), SandboxError> {
     let staging = empty.with_file_name("dev");
     let io = |step: String, e: std::io::Error| SandboxError::Setup { step, source: e };
-    let t = cstr(&staging);
-    // SAFETY: NUL-terminated strings alive across the call.
-    let r = unsafe {
-        libc::mount(
-            c"forge-dev".as_ptr(),
-            t.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NOEXEC,
-            c"mode=755,size=64k".as_ptr().cast(),
-        )
-    };
-    if r != 0 {
-        return Err(io(
-            format!("mount a private /dev on {}", staging.display()),
-            std::io::Error::last_os_error(),
-        ));
-    }
+    mount_fs(
+        c"forge-dev",
+        &staging,
+        c"tmpfs",
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        c"mode=755,size=64k",
+    )?;
     for d in super::resolve::DEVICES {
         let src = Path::new(d);
         let name = src.file_name().unwrap_or_default();
         // Pseudo-terminals come from a devpts of the sandbox's own (below): the host's
         // `/dev/ptmx` finds its `pts` through the host's `/dev`, which is gone here.
         if name == "pts" || name == "ptmx" {
+            continue;
+        }
+        if name == "shm" {
+            // A `/dev/shm` of the sandbox's own, writable: the host's holds the shared memory
+            // and semaphores of processes outside (a browser's, the sound server's, a person's
+            // Python), which a sandboxed process could otherwise rewrite or plant names in.
+            let dst = staging.join(name);
+            std::fs::create_dir(&dst).map_err(|e| io(format!("create {}", dst.display()), e))?;
+            mount_fs(
+                c"forge-shm",
+                &dst,
+                c"tmpfs",
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"mode=1777",
+            )?;
             continue;
         }
         let Ok(meta) = std::fs::metadata(src) else {
@@ -76,30 +81,16 @@ fn private_dev(empty: &Path) -> Result<(), SandboxError> {
         };
         made.map_err(|e| io(format!("create {}", dst.display()), e))?;
         mount(Some(src), &dst, libc::MS_BIND | libc::MS_REC)?;
-        if meta.is_dir() {
-            // `/dev/shm` stays writable (the machine was made read-only above).
-            set_read_only(&dst, false, false)?;
-        }
     }
     let pts = staging.join("pts");
     std::fs::create_dir(&pts).map_err(|e| io(format!("create {}", pts.display()), e))?;
-    let p = cstr(&pts);
-    // SAFETY: NUL-terminated strings alive across the call.
-    let r = unsafe {
-        libc::mount(
-            c"devpts".as_ptr(),
-            p.as_ptr(),
-            c"devpts".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NOEXEC,
-            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
-        )
-    };
-    if r != 0 {
-        return Err(io(
-            "mount a devpts of the sandbox's own".into(),
-            std::io::Error::last_os_error(),
-        ));
-    }
+    mount_fs(
+        c"devpts",
+        &pts,
+        c"devpts",
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        c"newinstance,ptmxmode=0666,mode=0620",
+    )?;
     for (name, target) in [
         ("ptmx", "pts/ptmx"),
         ("fd", "/proc/self/fd"),
@@ -170,6 +161,38 @@ fn set_read_only(path: &Path, read_only: bool, recursive: bool) -> Result<(), Sa
                 "make {} {}",
                 path.display(),
                 if read_only { "read-only" } else { "writable" }
+            ),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+/// Mounts a new file system of `fstype` (`tmpfs`, `devpts`) on `dst`.
+fn mount_fs(
+    source: &std::ffi::CStr,
+    dst: &Path,
+    fstype: &std::ffi::CStr,
+    flags: libc::c_ulong,
+    data: &std::ffi::CStr,
+) -> Result<(), SandboxError> {
+    let t = cstr(dst);
+    // SAFETY: NUL-terminated strings alive across the call.
+    let r = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            t.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data.as_ptr().cast(),
+        )
+    };
+    if r != 0 {
+        return Err(SandboxError::Setup {
+            step: format!(
+                "mount a {} of the sandbox's own on {}",
+                fstype.to_string_lossy(),
+                dst.display()
             ),
             source: std::io::Error::last_os_error(),
         });

@@ -80,7 +80,7 @@ pub enum Place {
     GitInternals,
     /// The repository's working tree.
     Project,
-    /// `/dev/null`, `/dev/zero`, `/dev/full`, the terminal, `/dev/shm`.
+    /// `/dev/null`, `/dev/zero`, `/dev/full`, the terminal, `/dev/shm` (the sandbox's own).
     Devices,
     /// Other device files (disks, memory): never opened.
     RawDevices,
@@ -126,7 +126,7 @@ impl Place {
             Place::GitInternals => "the rest of `.git/` (objects, refs, index, logs, HEAD)",
             Place::Project => "the rest of the repository",
             Place::Devices => {
-                "`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`, the terminal, `/dev/shm`"
+                "`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`, the terminal, `/dev/shm` (the sandbox's own)"
             }
             Place::RawDevices => "other devices (disks, memory)",
             Place::Home => "the rest of the home folder",
