@@ -1088,3 +1088,57 @@ fn shared_memory_is_the_sandboxs_own() {
     assert!(!leaked, "{made} appeared outside");
     assert!(out.contains("made") && out.contains("lock ok"), "{o:?}");
 }
+
+/// SysV IPC and POSIX message queues are not files: without an IPC namespace of its own, a
+/// sandboxed command saw the host's shared memory segments and removed one (`ipcrm`), and could
+/// have attached and rewritten it. Inside, the host's are not there, and what is made inside
+/// stays there.
+#[test]
+fn the_hosts_ipc_objects_are_out_of_reach() {
+    if skip_or_fail("the_hosts_ipc_objects_are_out_of_reach") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let made = Command::new("ipcmk").args(["-M", "4096"]).output().unwrap();
+    let id = String::from_utf8_lossy(&made.stdout)
+        .split_whitespace()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(made.status.success() && !id.is_empty(), "ipcmk: {made:?}");
+    let ids = |o: &std::process::Output| -> Vec<String> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .filter(|w| w.parse::<u64>().is_ok())
+            .map(str::to_string)
+            .collect()
+    };
+    let before = ids(&Command::new("ipcs").arg("-m").output().unwrap());
+    let script = format!(
+        "ipcs -m; ipcrm -m {id} && echo removed; ipcmk -M 4096 >/dev/null && echo made-inside"
+    );
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sh", "-c", &script])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let after = ids(&Command::new("ipcs").arg("-m").output().unwrap());
+    let _ = Command::new("ipcrm").args(["-m", &id]).output();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        after.contains(&id),
+        "the host's segment {id} was removed: {o:?}"
+    );
+    assert!(!out.contains("removed"), "{o:?}");
+    assert!(
+        !ids(&o).contains(&id),
+        "the host's segment {id} is visible inside: {o:?}"
+    );
+    assert!(
+        after.iter().all(|a| before.contains(a)),
+        "a segment made inside appeared outside: {before:?} -> {after:?}"
+    );
+    assert!(out.contains("made-inside"), "{o:?}");
+}

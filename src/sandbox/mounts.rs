@@ -319,7 +319,7 @@ pub fn overlay(checkout: &Path, layer: &Path, keep: &[String]) -> Result<(), San
     Ok(())
 }
 
-/// Enters a private mount namespace (with a user namespace of its own when not root). Called
+/// Enters a private mount and IPC namespace (with a user namespace of its own when not root). Called
 /// before anything is decided on it, so a kernel or container that refuses one is found out while
 /// `auto` can still fall back to carving with Landlock rules.
 pub fn enter_namespace() -> Result<(), SandboxError> {
@@ -330,24 +330,32 @@ pub fn enter_namespace() -> Result<(), SandboxError> {
             source: e,
         }
     };
-    // SAFETY: unshare(2) of the mount namespace only affects this process.
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        // Not root and not already in a user namespace of our own: make one.
-        let uid = unsafe { libc::getuid() };
-        let gid = unsafe { libc::getgid() };
-        if unsafe { libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUSER) } != 0 {
-            return Err(setup("unshare the mount namespace"));
+    // An IPC namespace with it: SysV shared memory, semaphores and message queues, and POSIX
+    // message queues, are not files, and the host's belong to processes outside (a command
+    // could attach and rewrite a segment of the same uid, or remove it). A kernel without IPC
+    // namespaces still gets the mount namespace.
+    let uid = unsafe { libc::getuid() };
+    let gid = unsafe { libc::getgid() };
+    let ns = libc::CLONE_NEWNS;
+    for flags in [ns | libc::CLONE_NEWIPC, ns] {
+        // SAFETY: unshare(2) only affects this process; a failed call changes nothing.
+        if unsafe { libc::unshare(flags) } == 0 {
+            return mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE);
         }
-        let w = |f: &str, s: String| std::fs::write(f, s);
-        if w("/proc/self/setgroups", "deny".into()).is_err()
-            || w("/proc/self/uid_map", format!("{uid} {uid} 1")).is_err()
-            || w("/proc/self/gid_map", format!("{gid} {gid} 1")).is_err()
-        {
-            return Err(setup("map the user namespace"));
+        // Not root and not already in a user namespace of our own: make one.
+        if unsafe { libc::unshare(flags | libc::CLONE_NEWUSER) } == 0 {
+            let w = |f: &str, s: String| std::fs::write(f, s);
+            if w("/proc/self/setgroups", "deny".into()).is_err()
+                || w("/proc/self/uid_map", format!("{uid} {uid} 1")).is_err()
+                || w("/proc/self/gid_map", format!("{gid} {gid} 1")).is_err()
+            {
+                return Err(setup("map the user namespace"));
+            }
+            // Nothing done from here on may reach the caller's mount table.
+            return mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE);
         }
     }
-    // Nothing done from here on may reach the caller's mount table.
-    mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)
+    Err(setup("unshare the mount namespace"))
 }
 
 /// Applies the plan's binds in the namespace [`enter_namespace`] made.
