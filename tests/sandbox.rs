@@ -1142,3 +1142,32 @@ fn the_hosts_ipc_objects_are_out_of_reach() {
     );
     assert!(out.contains("made-inside"), "{o:?}");
 }
+
+/// Red team, round 8: the kernel's keyrings (a Kerberos ticket in the uid's persistent keyring
+/// was read inside; a key planted in the user keyring outlived the call) and file leases (a read
+/// lease on a readable file made an outside writer hang) are not files. Inside, `keyctl`,
+/// `add_key` and `F_SETLEASE` fail with EPERM.
+#[test]
+fn keyrings_and_file_leases_are_refused() {
+    if skip_or_fail("keyrings_and_file_leases_are_refused") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    std::fs::write(r.path().join("leased.txt"), "x\n").unwrap();
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "python3"])
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sandbox/keys_and_leases.py"
+        ))
+        .arg("leased.txt")
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{o:?}");
+    for line in ["keyctl -1 1", "add_key -1 1", "lease refused 1"] {
+        assert!(out.lines().any(|l| l == line), "{line:?} not in {out}");
+    }
+}

@@ -7,6 +7,12 @@
 //! EPERM to those calls when they name any process but the caller; on itself (`ulimit`, `nice`,
 //! `taskset`) they work as before. System calls of another ABI (i386's `int 0x80`, x32) end the
 //! process. The filter is inherited across fork and exec.
+//!
+//! Two more reach past the file rules (red team, round 8): the kernel's keyrings (a Kerberos
+//! ticket in the uid's persistent keyring was read inside, and a key planted in the user
+//! keyring outlived the call), and file leases (a read lease on any readable file made an
+//! outside writer of it hang until the lease broke). Both fail with EPERM inside, as under
+//! Docker's default profile.
 
 use super::SandboxError;
 
@@ -21,6 +27,16 @@ const RULES: &[(u32, &[(u32, u32)])] = &[
     (314, &[(0, 0)]),         // sched_setattr(pid, …)
     (141, &[(0, 0), (1, 0)]), // setpriority(PRIO_PROCESS, 0, …) only: not a group, not a user
     (251, &[(0, 1), (1, 0)]), // ioprio_set(IOPRIO_WHO_PROCESS, 0, …) only
+];
+
+/// Always EPERM: `add_key`, `request_key`, `keyctl`.
+#[cfg(target_arch = "x86_64")]
+const DENIED: &[u32] = &[248, 249, 250];
+
+/// `(syscall, argument index, value)`: EPERM when that argument has that value.
+#[cfg(target_arch = "x86_64")]
+const DENIED_WHEN: &[(u32, u32, u32)] = &[
+    (72, 1, 1024), // fcntl(fd, F_SETLEASE, …)
 ];
 
 #[cfg(target_arch = "x86_64")]
@@ -69,6 +85,21 @@ pub fn deny_reaching_other_processes() -> Result<(), SandboxError> {
             prog.push(op(JEQ_K, 0, to_eperm, *value));
         }
         prog.push(op(RET_K, 0, 0, ALLOW));
+        prog.push(op(RET_K, 0, 0, EPERM));
+    }
+    for nr in DENIED {
+        // ld nr; jeq nr (else skip the return); ret EPERM.
+        prog.push(op(LD_W_ABS, 0, 0, NR));
+        prog.push(op(JEQ_K, 0, 1, *nr));
+        prog.push(op(RET_K, 0, 0, EPERM));
+    }
+    for (nr, idx, value) in DENIED_WHEN {
+        // ld nr; jeq nr (else skip the block); ld arg; jeq value (else skip the return);
+        // ret EPERM.
+        prog.push(op(LD_W_ABS, 0, 0, NR));
+        prog.push(op(JEQ_K, 0, 3, *nr));
+        prog.push(op(LD_W_ABS, 0, 0, arg(*idx)));
+        prog.push(op(JEQ_K, 0, 1, *value));
         prog.push(op(RET_K, 0, 0, EPERM));
     }
     prog.push(op(RET_K, 0, 0, ALLOW));
