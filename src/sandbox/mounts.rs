@@ -333,7 +333,8 @@ pub fn enter_namespace() -> Result<(), SandboxError> {
     // An IPC namespace with it: SysV shared memory, semaphores and message queues, and POSIX
     // message queues, are not files, and the host's belong to processes outside (a command
     // could attach and rewrite a segment of the same uid, or remove it). A kernel without IPC
-    // namespaces still gets the mount namespace.
+    // namespaces still gets the mount namespace. Then `/` is made private: nothing done from
+    // there on may reach the caller's mount table.
     let uid = unsafe { libc::getuid() };
     let gid = unsafe { libc::getgid() };
     let ns = libc::CLONE_NEWNS;
@@ -351,7 +352,6 @@ pub fn enter_namespace() -> Result<(), SandboxError> {
             {
                 return Err(setup("map the user namespace"));
             }
-            // Nothing done from here on may reach the caller's mount table.
             return mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE);
         }
     }
