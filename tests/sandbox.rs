@@ -616,6 +616,17 @@ fn the_world_is_hurt_without_the_sandbox() {
     assert_ne!(results[3][3], "-", "{stdout}");
 }
 
+/// `forge sandbox --profile session -- ARGS` in `r`, with the repository's TMPDIR.
+fn in_session(r: &common::Repo, args: &[&str]) -> std::process::Output {
+    Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--"])
+        .args(args)
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap()
+}
+
 fn forge(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(forge_bin())
         .args(args)
@@ -905,20 +916,14 @@ fn a_missing_included_git_config_is_created_empty_and_read_only() {
     }
     let r = common::Repo::with_command("true", "none");
     r.git(&["config", "include.path", "../conf/shared.gitconfig"]);
-    let o = Command::new(forge_bin())
-        .args([
-            "sandbox",
-            "--profile",
-            "session",
-            "--",
+    let o = in_session(
+        &r,
+        &[
             "sh",
             "-c",
             "echo '[core] fsmonitor = x' >> conf/shared.gitconfig",
-        ])
-        .current_dir(r.path())
-        .env("TMPDIR", r.tmp())
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(!o.status.success(), "{o:?}");
     assert_eq!(r.read("conf/shared.gitconfig"), "");
 }
@@ -1072,12 +1077,7 @@ fn shared_memory_is_the_sandboxs_own() {
         "cat {host}; echo tampered > {host}; echo made > {made} && cat {made}; \
          python3 -c 'import multiprocessing as m; l = m.Lock(); l.acquire(); print(\"lock ok\")'"
     );
-    let o = Command::new(forge_bin())
-        .args(["sandbox", "--profile", "session", "--", "sh", "-c", &script])
-        .current_dir(r.path())
-        .env("TMPDIR", r.tmp())
-        .output()
-        .unwrap();
+    let o = in_session(&r, &["sh", "-c", &script]);
     let left = std::fs::read_to_string(&host);
     let _ = std::fs::remove_file(&host);
     let leaked = Path::new(&made).exists();
@@ -1118,12 +1118,7 @@ fn the_hosts_ipc_objects_are_out_of_reach() {
     let script = format!(
         "ipcs -m; ipcrm -m {id} && echo removed; ipcmk -M 4096 >/dev/null && echo made-inside"
     );
-    let o = Command::new(forge_bin())
-        .args(["sandbox", "--profile", "session", "--", "sh", "-c", &script])
-        .current_dir(r.path())
-        .env("TMPDIR", r.tmp())
-        .output()
-        .unwrap();
+    let o = in_session(&r, &["sh", "-c", &script]);
     let after = ids(&Command::new("ipcs").arg("-m").output().unwrap());
     let _ = Command::new("ipcrm").args(["-m", &id]).output();
     let out = String::from_utf8_lossy(&o.stdout);
@@ -1154,17 +1149,11 @@ fn keyrings_and_file_leases_are_refused() {
     }
     let r = common::Repo::with_command("true", "none");
     std::fs::write(r.path().join("leased.txt"), "x\n").unwrap();
-    let o = Command::new(forge_bin())
-        .args(["sandbox", "--profile", "session", "--", "python3"])
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/sandbox/keys_and_leases.py"
-        ))
-        .arg("leased.txt")
-        .current_dir(r.path())
-        .env("TMPDIR", r.tmp())
-        .output()
-        .unwrap();
+    let probe = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sandbox/keys_and_leases.py"
+    );
+    let o = in_session(&r, &["python3", probe, "leased.txt"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{o:?}");
     for line in ["keyctl -1 1", "add_key -1 1", "lease refused 1"] {
