@@ -1099,7 +1099,10 @@ fn the_hosts_ipc_objects_are_out_of_reach() {
         return;
     }
     let r = common::Repo::with_command("true", "none");
-    let made = Command::new("ipcmk").args(["-M", "4096"]).output().unwrap();
+    let made = Command::new("ipcmk")
+        .args(["-M", "4096"])
+        .output()
+        .expect("ipcmk not found: install util-linux (.ci/run does)");
     let id = String::from_utf8_lossy(&made.stdout)
         .split_whitespace()
         .last()
