@@ -223,8 +223,14 @@ impl GuardConfig {
     /// trusting again.
     pub fn relaxing_fingerprint(&self) -> String {
         let mut h = Sha256::new();
+        // One buffer for every rule: the hook fingerprints on each call.
+        let mut buf = Vec::new();
         for r in self.rules.iter().filter(|r| !r.relaxes.is_empty()) {
-            h.update(serde_json::to_vec(r).unwrap_or_default());
+            buf.clear();
+            if serde_json::to_writer(&mut buf, r).is_err() {
+                buf.clear();
+            }
+            h.update(&buf);
             h.update(b"\n");
         }
         for (id, d) in &self.decisions {
