@@ -144,29 +144,50 @@ impl Snapshot {
     }
 
     /// The paths that differ from `self` to `after`, sorted.
+    ///
+    /// One pass over both maps in key order (a merge), not a lookup per path: `forge run` diffs
+    /// trees of every file before and after each agent call and check, and on 10,000 files the
+    /// lookups' string comparisons were a tenth of Forge's own time.
     pub fn diff(&self, after: &Snapshot) -> Vec<Change> {
+        use std::cmp::Ordering;
+        let change = |p: &String, b: Option<&Entry>, a: Option<&Entry>| Change {
+            path: p.clone(),
+            before: b.cloned(),
+            after: a.cloned(),
+        };
         let mut out = Vec::new();
-        for (p, b) in &self.entries {
-            match after.entries.get(p) {
-                Some(a) if a == b => {}
-                a => out.push(Change {
-                    path: p.clone(),
-                    before: Some(b.clone()),
-                    after: a.cloned(),
-                }),
+        let mut before = self.entries.iter().peekable();
+        let mut now = after.entries.iter().peekable();
+        loop {
+            match (before.peek(), now.peek()) {
+                (Some((pb, b)), Some((pa, a))) => match pb.cmp(pa) {
+                    Ordering::Less => {
+                        out.push(change(pb, Some(b), None));
+                        before.next();
+                    }
+                    Ordering::Greater => {
+                        out.push(change(pa, None, Some(a)));
+                        now.next();
+                    }
+                    Ordering::Equal => {
+                        if b != a {
+                            out.push(change(pb, Some(b), Some(a)));
+                        }
+                        before.next();
+                        now.next();
+                    }
+                },
+                (Some((pb, b)), None) => {
+                    out.push(change(pb, Some(b), None));
+                    before.next();
+                }
+                (None, Some((pa, a))) => {
+                    out.push(change(pa, None, Some(a)));
+                    now.next();
+                }
+                (None, None) => return out,
             }
         }
-        for (p, a) in &after.entries {
-            if !self.entries.contains_key(p) {
-                out.push(Change {
-                    path: p.clone(),
-                    before: None,
-                    after: Some(a.clone()),
-                });
-            }
-        }
-        out.sort_by(|x, y| x.path.cmp(&y.path));
-        out
     }
 
     /// `self` with the paths of `changes` set to their `after`.
@@ -1609,6 +1630,66 @@ mod tests {
             ObjectFormat::Sha1.oid("blob", b"hello\n"),
             String::from_utf8_lossy(&out.stdout).trim()
         );
+    }
+
+    /// The merge in `diff` against its definition (a lookup of every path on both sides), on
+    /// pairs of snapshots that share, drop, add and change paths, prefixes of each other among
+    /// them (`a` and `a/b`, `a-b`: `/` sorts after `-`).
+    #[test]
+    fn diff_is_the_lookup_definition() {
+        let e = |o: u64| Entry::File {
+            oid: format!("{o:040x}"),
+            exec: o % 7 == 0,
+        };
+        let names = [
+            "a", "a-b", "a/b", "a/b/c", "b", "ba", "c.rs", "z", "é", ".forge/x",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..500 {
+            let mut pick = || {
+                let mut m = BTreeMap::new();
+                for n in names {
+                    let r = next();
+                    if r % 3 != 0 {
+                        m.insert(n.to_string(), e(r % 4));
+                    }
+                }
+                Snapshot {
+                    entries: m,
+                    ..Default::default()
+                }
+            };
+            let (x, y) = (pick(), pick());
+            let mut want: Vec<Change> = Vec::new();
+            for (p, b) in &x.entries {
+                match y.entries.get(p) {
+                    Some(a) if a == b => {}
+                    a => want.push(Change {
+                        path: p.clone(),
+                        before: Some(b.clone()),
+                        after: a.cloned(),
+                    }),
+                }
+            }
+            for (p, a) in &y.entries {
+                if !x.entries.contains_key(p) {
+                    want.push(Change {
+                        path: p.clone(),
+                        before: None,
+                        after: Some(a.clone()),
+                    });
+                }
+            }
+            want.sort_by(|a, b| a.path.cmp(&b.path));
+            assert_eq!(x.diff(&y), want);
+            assert_eq!(x.with(&x.diff(&y)), y);
+        }
     }
 
     #[test]

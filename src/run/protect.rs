@@ -244,7 +244,7 @@ fn home_git_configs() -> Vec<PathBuf> {
 /// those that meet one of [`crate::sandbox::writable_roots`] — since no process inside can
 /// change `/usr/bin`: a PATH holds thousands of programs, and each is a stat per call.
 pub struct PathWatch {
-    programs: BTreeMap<PathBuf, (u64, u64, i64, i64)>,
+    programs: Programs,
     scope: Option<Vec<PathBuf>>,
 }
 
@@ -268,15 +268,18 @@ impl PathWatch {
             match self.programs.get(p) {
                 None => {
                     let _ = std::fs::remove_file(p);
-                    removed.push(format!("{} (a new program on PATH; removed)", p.display()));
+                    removed.push(format!(
+                        "{} (a new program on PATH; removed)",
+                        Path::new(p).display()
+                    ));
                 }
-                Some(was) if was != s => changed.push(p.display().to_string()),
+                Some(was) if was != s => changed.push(Path::new(p).display().to_string()),
                 _ => {}
             }
         }
         for p in self.programs.keys() {
             if !now.contains_key(p) {
-                changed.push(p.display().to_string());
+                changed.push(Path::new(p).display().to_string());
             }
         }
         (removed, changed)
@@ -300,18 +303,20 @@ impl super::Run<'_> {
     }
 }
 
+/// A PATH folder's programs by path: inode, size and change time. Keyed by the path's bytes:
+/// PATH holds thousands of programs, scanned before and after every agent call, and ordering
+/// `PathBuf`s compares them component by component.
+type Programs = BTreeMap<std::ffi::OsString, (u64, u64, i64, i64)>;
+
 /// The programs of every PATH folder that meets `scope` (all of them without one).
-fn scan(scope: Option<&[PathBuf]>) -> BTreeMap<PathBuf, (u64, u64, i64, i64)> {
+fn scan(scope: Option<&[PathBuf]>) -> Programs {
     match std::env::var_os("PATH") {
         Some(path) => scan_path(&path, scope),
         None => BTreeMap::new(),
     }
 }
 
-fn scan_path(
-    path: &std::ffi::OsStr,
-    scope: Option<&[PathBuf]>,
-) -> BTreeMap<PathBuf, (u64, u64, i64, i64)> {
+fn scan_path(path: &std::ffi::OsStr, scope: Option<&[PathBuf]>) -> Programs {
     let mut out = BTreeMap::new();
     let mut seen = BTreeSet::new();
     for dir in std::env::split_paths(path) {
@@ -335,7 +340,10 @@ fn scan_path(
             // `lstat` relative to the open folder (a PATH folder holds thousands).
             if let Ok(m) = e.metadata() {
                 use std::os::unix::fs::MetadataExt;
-                out.insert(e.path(), (m.ino(), m.size(), m.ctime(), m.ctime_nsec()));
+                out.insert(
+                    e.path().into_os_string(),
+                    (m.ino(), m.size(), m.ctime(), m.ctime_nsec()),
+                );
             }
         }
     }
@@ -460,7 +468,10 @@ mod tests {
         // A cache folder is writable in the `check` profile: the PATH folder inside it counts,
         // and so does one that holds a writable root; `/usr/bin` and `~/.local/bin` do not.
         let scope = vec![root.join("home/.cargo/registry"), root.join("usr/bin/sub")];
-        let watched: Vec<PathBuf> = scan_path(&path, Some(&scope)).into_keys().collect();
+        let watched: Vec<PathBuf> = scan_path(&path, Some(&scope))
+            .into_keys()
+            .map(PathBuf::from)
+            .collect();
         assert_eq!(watched, [cache_bin.join("tool"), system.join("tool")]);
         assert!(scan_path(&path, Some(&[root.join("elsewhere")])).is_empty());
     }
