@@ -23,6 +23,10 @@ pub fn git(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
 /// The repository's own `.git/config` is read: Forge puts it back after every agent call.
 pub(crate) fn command(cwd: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(git_program());
+    // `-C`, not a working directory for the process: a statically linked std cannot ask glibc
+    // to change folders in `posix_spawn`, so a `current_dir` makes it fork, copying the page
+    // tables of a Forge holding a 10,000-file tree, once per git call of `forge run`.
+    cmd.arg("-C").arg(cwd);
     for (k, _) in std::env::vars_os() {
         if k.as_encoded_bytes().starts_with(b"GIT_") {
             cmd.env_remove(k);
@@ -39,7 +43,6 @@ pub(crate) fn command(cwd: &Path, args: &[&str]) -> Command {
         "core.multiPackIndex=false",
     ])
     .args(args)
-    .current_dir(cwd)
     .env("GIT_CONFIG_GLOBAL", "/dev/null")
     .env("GIT_CONFIG_NOSYSTEM", "1")
     .env("GIT_LITERAL_PATHSPECS", "1")
@@ -59,6 +62,8 @@ pub fn as_person(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
     // command or a hook in it for the next git that reads it.
     let _t = crate::trace::span_of("git-as-person", || args.join(" "));
     let out = Command::new(git_program())
+        .arg("-C")
+        .arg(cwd)
         .args([
             "-c",
             "core.fsmonitor=false",
@@ -66,7 +71,6 @@ pub fn as_person(cwd: &Path, args: &[&str]) -> Result<Vec<u8>> {
             "core.hooksPath=/dev/null",
         ])
         .args(args)
-        .current_dir(cwd)
         .env("LC_ALL", "C")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
