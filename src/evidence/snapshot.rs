@@ -1639,7 +1639,7 @@ mod tests {
     fn diff_is_the_lookup_definition() {
         let e = |o: u64| Entry::File {
             oid: format!("{o:040x}"),
-            exec: o % 7 == 0,
+            exec: o.is_multiple_of(7),
         };
         let names = [
             "a", "a-b", "a/b", "a/b/c", "b", "ba", "c.rs", "z", "é", ".forge/x",
@@ -1656,7 +1656,7 @@ mod tests {
                 let mut m = BTreeMap::new();
                 for n in names {
                     let r = next();
-                    if r % 3 != 0 {
+                    if !r.is_multiple_of(3) {
                         m.insert(n.to_string(), e(r % 4));
                     }
                 }
