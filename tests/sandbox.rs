@@ -1159,7 +1159,85 @@ fn keyrings_and_file_leases_are_refused() {
     let o = in_session(&r, &["python3", probe, "leased.txt"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{o:?}");
-    for line in ["keyctl -1 1", "add_key -1 1", "lease refused 1"] {
+    for line in [
+        "keyctl -1 1",
+        "add_key -1 1",
+        "lease refused 1",
+        "af_alg -1 1",
+    ] {
         assert!(out.lines().any(|l| l == line), "{line:?} not in {out}");
     }
+}
+
+/// Red team, round 9: a descriptor the caller left open (a folder of the project, or home) led
+/// around every mount: `/proc/self/fd/7/.env` was read and `/proc/self/fd/7/.forge/config.yaml`
+/// written, on the host's mount where no cover applies. CMD inherits no descriptor above
+/// stderr.
+#[test]
+fn descriptors_left_open_by_the_caller_are_not_inherited() {
+    if skip_or_fail("descriptors_left_open_by_the_caller_are_not_inherited") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    std::fs::write(r.path().join(".env"), "TOKEN=from-dotenv\n").unwrap();
+    let config = r.path().join(".forge/config.yaml");
+    let before = std::fs::read(&config).unwrap();
+    let inner = "ls /proc/self/fd; cat /proc/self/fd/7/.env; \
+                 echo planted >> /proc/self/fd/7/.forge/config.yaml && echo wrote; echo ran";
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("exec 7<\"$1\"; shift; exec \"$@\"")
+        .arg("sh")
+        .arg(r.path())
+        .arg(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sh", "-c", inner])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("ran"), "{o:?}");
+    assert!(!out.contains("from-dotenv"), "{o:?}");
+    assert!(!out.contains("wrote"), "{o:?}");
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+    let fds: Vec<&str> = out.lines().take_while(|l| *l != "ran").collect();
+    assert!(!fds.contains(&"7"), "descriptor 7 reached CMD: {out}");
+}
+
+/// Red team, round 9: with the network open, a token to a server on localhost is a way out —
+/// Claude Code's IDE lock files (the editor's extension acts on them) and Jupyter's connection
+/// files (a kernel runs any code). Both are secrets: unreadable inside, like `~/.ssh`.
+#[test]
+fn local_servers_tokens_are_secrets() {
+    if skip_or_fail("local_servers_tokens_are_secrets") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    let ide = home.join(".claude/ide");
+    let jupyter = home.join(".local/share/jupyter/runtime");
+    std::fs::create_dir_all(&ide).unwrap();
+    std::fs::create_dir_all(&jupyter).unwrap();
+    std::fs::write(ide.join("41234.lock"), r#"{"authToken":"IDE-TOKEN"}"#).unwrap();
+    std::fs::write(jupyter.join("kernel-1.json"), r#"{"key":"KERNEL-KEY"}"#).unwrap();
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--tmpdir"])
+        .arg(t.path().join("tmp"))
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "cat ~/.claude/ide/*.lock ~/.local/share/jupyter/runtime/*.json; ls ~/.claude/ide; echo ran",
+        ])
+        .current_dir(r.path())
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("ran"), "{o:?}");
+    assert!(
+        !out.contains("IDE-TOKEN") && !out.contains("KERNEL-KEY") && !out.contains("41234"),
+        "{o:?}"
+    );
 }

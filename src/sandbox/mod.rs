@@ -687,6 +687,7 @@ pub fn enter(
         let layer = req.layer.clone().zip(lower);
         let keep = req.layer_keep.clone();
         let step = move || -> Result<(), SandboxError> {
+            close_inherited_descriptors();
             if mounts {
                 mounts::apply(&plan, &empty)?;
             }
@@ -832,6 +833,41 @@ fn run_plain(
         s()?;
     }
     Err(exec_program(program))
+}
+
+/// Marks every descriptor above stderr close-on-exec, so CMD inherits none of them. A
+/// descriptor opened outside (a folder of the project, or home, left open by whoever started
+/// Forge) is a way around the sandbox's mounts: `/proc/self/fd/7/.forge/config.yaml` reaches
+/// the file on the host's mount, where no cover or read-only bind applies (red team, round 9,
+/// read secrets and wrote control files that way). Forge's own are close-on-exec already.
+#[cfg(target_os = "linux")]
+fn close_inherited_descriptors() {
+    use nix::libc;
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range(2) with integer arguments; it changes only this process's flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if r == 0 {
+        return;
+    }
+    // Before Linux 5.11: one by one, from the list of this process's descriptors.
+    if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
+        let fds: Vec<i32> = dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .filter(|fd| *fd > 2)
+            .collect();
+        for fd in fds {
+            // SAFETY: fcntl(2) on a descriptor number; a closed one fails harmlessly.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+    }
 }
 
 /// `execvp`s `program`; returns only the error.
