@@ -5,6 +5,7 @@
 const CLOUD: &str = "cloud credentials";
 const STORED: &str = "stored credentials";
 const HISTORY: &str = "a shell history (tokens typed on the command line)";
+const LOCAL: &str = "the token of a local server that runs code for whoever presents it";
 
 /// Credential files and folders under home, with what they are. (Each AI agent's own credential
 /// is listed by `sandbox::resolve::Client::credentials`: the agent itself may read its own.)
@@ -78,6 +79,11 @@ pub const HOME: &[(&str, &str)] = &[
     (".node_repl_history", HISTORY),
     (".psql_history", HISTORY),
     (".mysql_history", HISTORY),
+    // Red team, round 9: the network is open, so a token to a server on localhost is a way out
+    // of the sandbox — Claude Code's IDE connections (the editor's extension runs code for it)
+    // and Jupyter's kernels and servers.
+    (".claude/ide", LOCAL),
+    (".local/share/jupyter/runtime", LOCAL),
 ];
 
 /// Credentials of the system itself (root reads them through file permissions).
