@@ -1202,6 +1202,18 @@ fn descriptors_left_open_by_the_caller_are_not_inherited() {
     assert_eq!(std::fs::read(&config).unwrap(), before);
     let fds: Vec<&str> = out.lines().take_while(|l| *l != "ran").collect();
     assert!(!fds.contains(&"7"), "descriptor 7 reached CMD: {out}");
+    // A folder as standard input is the same way around: it becomes /dev/null.
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sh", "-c"])
+        .arg("cat /proc/self/fd/0/.env; readlink /proc/self/fd/0; echo ran")
+        .stdin(std::fs::File::open(r.path()).unwrap())
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("/dev/null") && out.contains("ran"), "{o:?}");
+    assert!(!out.contains("from-dotenv"), "{o:?}");
 }
 
 /// Red team, round 9: with the network open, a token to a server on localhost is a way out —

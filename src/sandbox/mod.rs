@@ -853,10 +853,31 @@ fn close_inherited_descriptors() {
             CLOSE_RANGE_CLOEXEC,
         )
     };
-    if r == 0 {
-        return;
+    if r != 0 {
+        // Before Linux 5.11: one by one, from the list of this process's descriptors.
+        mark_close_on_exec_one_by_one();
     }
-    // Before Linux 5.11: one by one, from the list of this process's descriptors.
+    // The three standard ones stay, but a folder given as one (`forge sandbox … < ~`) is the
+    // same way around the mounts: it becomes `/dev/null`.
+    for fd in 0..=2 {
+        // SAFETY: fstat(2) into a zeroed struct; open(2) and dup2(2) on descriptor numbers.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+                let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+                if null >= 0 {
+                    libc::dup2(null, fd);
+                    libc::close(null);
+                }
+            }
+        }
+    }
+}
+
+/// [`close_inherited_descriptors`] where `close_range(2)` is missing.
+#[cfg(target_os = "linux")]
+fn mark_close_on_exec_one_by_one() {
+    use nix::libc;
     if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
         let fds: Vec<i32> = dir
             .flatten()
