@@ -413,12 +413,18 @@ fn control_entries_changed(start: &Path) -> Option<Vec<String>> {
             }
         }
     }
-    let mut args = vec!["ls-files", "-s", "-z", "--"];
-    args.extend(watched.iter().map(String::as_str));
-    let index = crate::git::git(root, &args).ok()?;
-    let mut args = vec!["ls-tree", "-r", "-z", "HEAD", "--"];
-    args.extend(watched.iter().map(String::as_str));
-    let head = crate::git::git(root, &args).unwrap_or_default();
+    let mut index_args = vec!["ls-files", "-s", "-z", "--"];
+    index_args.extend(watched.iter().map(String::as_str));
+    let mut head_args = vec!["ls-tree", "-r", "-z", "HEAD", "--"];
+    head_args.extend(watched.iter().map(String::as_str));
+    // The two at once: this runs after every tool call, and each git start is ~1 ms here.
+    let (index, head) = std::thread::scope(|s| {
+        let head = s.spawn(|| crate::git::git(root, &head_args));
+        let index = crate::git::git(root, &index_args);
+        (index, head.join())
+    });
+    let index = index.ok()?;
+    let head = head.ok().and_then(Result::ok).unwrap_or_default();
     let entries = |bytes: &[u8], tag: &str| -> Vec<String> {
         bytes
             .split(|b| *b == 0)
