@@ -1253,3 +1253,65 @@ fn local_servers_tokens_are_secrets() {
         "{o:?}"
     );
 }
+
+/// Red team, round 10: started in a folder below a covered secret (`~/.gnupg/private-keys-v1.d`,
+/// a `.env.d/prod` at the project root), CMD kept the working folder on the mount beneath the
+/// cover — entering it again through the sandbox's mounts failed, and the failure was ignored —
+/// and `cat *` printed the keys. Forge now refuses to start there (exit 125, naming the folder).
+#[test]
+fn a_working_folder_inside_a_covered_secret_is_refused() {
+    if skip_or_fail("a_working_folder_inside_a_covered_secret_is_refused") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    let keys = home.join(".gnupg/private-keys-v1.d");
+    std::fs::create_dir_all(&keys).unwrap();
+    std::fs::write(keys.join("A1B2.key"), "GPG-PRIVATE-KEY\n").unwrap();
+    let envd = r.path().join(".env.d/prod");
+    std::fs::create_dir_all(&envd).unwrap();
+    std::fs::write(envd.join("api.env"), "API_TOKEN=PROJECT-SECRET\n").unwrap();
+    for (dir, secret) in [(&keys, "GPG-PRIVATE-KEY"), (&envd, "PROJECT-SECRET")] {
+        let o = Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--project"])
+            .arg(r.path())
+            .args(["--tmpdir"])
+            .arg(t.path().join("tmp"))
+            .args(["--", "sh", "-c", "cat *; echo ran"])
+            .current_dir(dir)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!out.contains(secret), "{dir:?}: {o:?}");
+        assert!(!out.contains("ran"), "{dir:?}: {o:?}");
+        assert_eq!(o.status.code(), Some(125), "{dir:?}: {o:?}");
+        assert!(err.contains(&dir.display().to_string()), "{err}");
+    }
+    // A folder of the project that is not hidden still works, and a covered folder itself is
+    // entered as its empty cover.
+    std::fs::create_dir_all(r.path().join("src/deep")).unwrap();
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--project"])
+        .arg(r.path())
+        .args(["--", "sh", "-c", "pwd; echo ran"])
+        .current_dir(r.path().join("src/deep"))
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ran"), "{o:?}");
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--project"])
+        .arg(r.path())
+        .args(["--tmpdir"])
+        .arg(t.path().join("tmp"))
+        .args(["--", "sh", "-c", "ls -A; echo ran"])
+        .current_dir(home.join(".gnupg"))
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("ran") && !out.contains("private-keys"), "{o:?}");
+}

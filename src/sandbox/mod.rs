@@ -696,11 +696,27 @@ pub fn enter(
             }
             if mounts {
                 // The working folder may lie under a new mount: enter it again through the new
-                // table. On a layer that must work, or CMD would run on the checkout itself.
-                let entered = std::env::current_dir().and_then(std::env::set_current_dir);
-                if let (Err(e), Some(_)) = (entered, &layer) {
+                // table, and that must work. On a layer, CMD would otherwise run on the checkout
+                // itself; below a covered secret (`~/.gnupg/private-keys-v1.d`, a `.env.d/`
+                // folder), the old working folder stays on the mount beneath the cover, where
+                // everything is readable (red team, round 10).
+                let cwd = std::env::current_dir().map_err(|e| SandboxError::Setup {
+                    step: "read the working folder".into(),
+                    source: e,
+                })?;
+                if let Err(e) = std::env::set_current_dir(&cwd) {
                     return Err(SandboxError::Setup {
-                        step: "enter the working folder through the overlay".into(),
+                        step: if layer.is_some() {
+                            format!(
+                                "enter the working folder {} through the overlay",
+                                cwd.display()
+                            )
+                        } else {
+                            format!(
+                                "enter the working folder {} through the sandbox's mounts (it lies inside a secret or a folder the sandbox hides; run the command from another folder)",
+                                cwd.display()
+                            )
+                        },
                         source: e,
                     });
                 }
