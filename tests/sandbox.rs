@@ -1313,5 +1313,8 @@ fn a_working_folder_inside_a_covered_secret_is_refused() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("ran") && !out.contains("private-keys"), "{o:?}");
+    assert!(
+        out.contains("ran") && !out.contains("private-keys"),
+        "{o:?}"
+    );
 }
