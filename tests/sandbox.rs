@@ -627,6 +627,21 @@ fn in_session(r: &common::Repo, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `forge sandbox --profile session --project PROJECT --tmpdir <t>/tmp -- sh -c SCRIPT`, run in
+/// `cwd` with `HOME` set to a decoy home (`t`'s `home`, the TMPDIR outside it).
+fn in_session_at_home(project: &Path, t: &Path, cwd: &Path, script: &str) -> std::process::Output {
+    Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--project"])
+        .arg(project)
+        .arg("--tmpdir")
+        .arg(t.join("tmp"))
+        .args(["--", "sh", "-c", script])
+        .current_dir(cwd)
+        .env("HOME", t.join("home"))
+        .output()
+        .unwrap()
+}
+
 fn forge(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(forge_bin())
         .args(args)
@@ -1046,15 +1061,12 @@ fn a_tmpdir_of_the_callers_choice_still_covers_secret_folders() {
     let home = t.path().join("home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE\n").unwrap();
-    let tmpdir = t.path().join("tmp");
-    let o = Command::new(forge_bin())
-        .args(["sandbox", "--profile", "session", "--tmpdir"])
-        .arg(&tmpdir)
-        .args(["--", "sh", "-c", "cat ~/.ssh/id_ed25519; echo ran"])
-        .current_dir(r.path())
-        .env("HOME", &home)
-        .output()
-        .unwrap();
+    let o = in_session_at_home(
+        r.path(),
+        t.path(),
+        r.path(),
+        "cat ~/.ssh/id_ed25519; echo ran",
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success() && out.contains("ran"), "{o:?}");
     assert!(!out.contains("PRIVATE"), "{o:?}");
@@ -1233,19 +1245,12 @@ fn local_servers_tokens_are_secrets() {
     std::fs::create_dir_all(&jupyter).unwrap();
     std::fs::write(ide.join("41234.lock"), r#"{"authToken":"IDE-TOKEN"}"#).unwrap();
     std::fs::write(jupyter.join("kernel-1.json"), r#"{"key":"KERNEL-KEY"}"#).unwrap();
-    let o = Command::new(forge_bin())
-        .args(["sandbox", "--profile", "session", "--tmpdir"])
-        .arg(t.path().join("tmp"))
-        .args([
-            "--",
-            "sh",
-            "-c",
-            "cat ~/.claude/ide/*.lock ~/.local/share/jupyter/runtime/*.json; ls ~/.claude/ide; echo ran",
-        ])
-        .current_dir(r.path())
-        .env("HOME", &home)
-        .output()
-        .unwrap();
+    let o = in_session_at_home(
+        r.path(),
+        t.path(),
+        r.path(),
+        "cat ~/.claude/ide/*.lock ~/.local/share/jupyter/runtime/*.json; ls ~/.claude/ide; echo ran",
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("ran"), "{o:?}");
     assert!(
@@ -1273,16 +1278,7 @@ fn a_working_folder_inside_a_covered_secret_is_refused() {
     std::fs::create_dir_all(&envd).unwrap();
     std::fs::write(envd.join("api.env"), "API_TOKEN=PROJECT-SECRET\n").unwrap();
     for (dir, secret) in [(&keys, "GPG-PRIVATE-KEY"), (&envd, "PROJECT-SECRET")] {
-        let o = Command::new(forge_bin())
-            .args(["sandbox", "--profile", "session", "--project"])
-            .arg(r.path())
-            .args(["--tmpdir"])
-            .arg(t.path().join("tmp"))
-            .args(["--", "sh", "-c", "cat *; echo ran"])
-            .current_dir(dir)
-            .env("HOME", &home)
-            .output()
-            .unwrap();
+        let o = in_session_at_home(r.path(), t.path(), dir, "cat *; echo ran");
         let out = String::from_utf8_lossy(&o.stdout);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!out.contains(secret), "{dir:?}: {o:?}");
@@ -1302,16 +1298,7 @@ fn a_working_folder_inside_a_covered_secret_is_refused() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains("ran"), "{o:?}");
-    let o = Command::new(forge_bin())
-        .args(["sandbox", "--profile", "session", "--project"])
-        .arg(r.path())
-        .args(["--tmpdir"])
-        .arg(t.path().join("tmp"))
-        .args(["--", "sh", "-c", "ls -A; echo ran"])
-        .current_dir(home.join(".gnupg"))
-        .env("HOME", &home)
-        .output()
-        .unwrap();
+    let o = in_session_at_home(r.path(), t.path(), &home.join(".gnupg"), "ls -A; echo ran");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("ran") && !out.contains("private-keys"),
