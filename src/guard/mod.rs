@@ -393,9 +393,35 @@ impl Guard {
             return self.check_command(&line, cwd);
         }
         let mut findings = Vec::new();
+        let session_cwd = cwd.to_path_buf();
         let cwd = match &call.cwd {
             Some(c) => self.paths.resolve(&self.expand_home(c), cwd),
             None => cwd.to_path_buf(),
+        };
+        // Other places a path may mean, judged as well (red team, round 12): a relative path
+        // against the session's folder when the input names its own `cwd` (an MCP server
+        // resolves against the folder it was started in), and a path with `..` taken
+        // lexically, as Node's `path.resolve` does before the kernel sees it — through a link
+        // `g`, `g/../.git/config` is the link target's sibling for the kernel but
+        // `.git/config` for the client.
+        let other_readings = |f: &str| -> Vec<String> {
+            let p = Path::new(f);
+            let mut bases = vec![&cwd];
+            if call.cwd.is_some() && p.is_relative() && session_cwd != cwd {
+                bases.push(&session_cwd);
+            }
+            let mut out: Vec<String> = Vec::new();
+            for (i, base) in bases.into_iter().enumerate() {
+                let abs = base.join(p);
+                if i > 0 {
+                    out.push(abs.display().to_string());
+                }
+                let climbs = p.components().any(|c| c == std::path::Component::ParentDir);
+                if climbs && let Some(n) = crate::sandbox::resolve::normalize(&abs) {
+                    out.push(n.display().to_string());
+                }
+            }
+            out
         };
         // Commands inside an MCP tool's input run like shell commands (outside any sandbox).
         let mut written = Vec::new();
@@ -410,16 +436,19 @@ impl Guard {
         let here = shell::Cwd::at(&cwd);
         let origin = shell::Origin::Line;
         for f in &call.written {
-            let w = shell::Word::lit(self.expand_home(f));
-            judge.write(
-                &rules::Target {
-                    word: &w,
-                    cwd: &here,
-                    origin: &origin,
-                },
-                "edits",
-                false,
-            );
+            let f = self.expand_home(f);
+            for g in std::iter::once(f.clone()).chain(other_readings(&f)) {
+                let w = shell::Word::lit(g);
+                judge.write(
+                    &rules::Target {
+                        word: &w,
+                        cwd: &here,
+                        origin: &origin,
+                    },
+                    "edits",
+                    false,
+                );
+            }
         }
         let mut read = Vec::new();
         let reads: Vec<String> = call
@@ -434,12 +463,14 @@ impl Guard {
             .collect();
         for f in &reads {
             let f = self.expand_home(f);
-            let w = shell::Word::lit(f.clone());
-            judge.read(&rules::Target {
-                word: &w,
-                cwd: &here,
-                origin: &origin,
-            });
+            for g in std::iter::once(f.clone()).chain(other_readings(&f)) {
+                let w = shell::Word::lit(g);
+                judge.read(&rules::Target {
+                    word: &w,
+                    cwd: &here,
+                    origin: &origin,
+                });
+            }
             read.push(self.paths.resolve(&f, &cwd));
         }
         for u in &call.urls {

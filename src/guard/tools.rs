@@ -66,15 +66,21 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
                 call.written = patch_paths(&patch);
                 return Ok(call);
             }
-            let p = field(&[
+            // Every key that names a file, not the first found: a decoy `file_path` beside the
+            // `notebook_path` NotebookEdit writes was judged instead of it (red team, round 12).
+            call.written = [
                 "file_path",
                 "path",
                 "notebook_path",
                 "absolute_path",
                 "filePath",
-            ])
-            .ok_or_else(|| format!("{name} input has no `file_path`"))?;
-            call.written.push(p);
+            ]
+            .iter()
+            .filter_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string))
+            .collect();
+            if call.written.is_empty() {
+                return Err(format!("{name} input has no `file_path`"));
+            }
         }
         "Read" | "Grep" | "Glob" | "LS" => {
             call.read = [
@@ -95,7 +101,7 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
         "WebFetch" => {
             call.urls.extend(field(&["url"]));
         }
-        _ if name.starts_with("mcp__") => mcp(name, input, &mut call),
+        _ if name.starts_with("mcp__") => mcp(name, input, &mut call)?,
         _ => {}
     }
     Ok(call)
@@ -112,7 +118,8 @@ const COMMAND_KEYS: [&str; 8] = [
     "command_line",
     "shell_command",
 ];
-/// Keys whose string value is a file or folder.
+/// Keys whose string value is a file or folder; so is any key naming a path, file, folder or
+/// directory in other words (`relative_path`, `pathInProject`, `output_file`, `target_dir`).
 const PATH_KEYS: [&str; 28] = [
     "path",
     "file",
@@ -153,29 +160,75 @@ const URL_KEYS: [&str; 7] = [
     "urls",
     "target_url",
 ];
-/// Verbs in an MCP tool's name that mean it changes what its paths name.
-const WRITE_VERBS: [&str; 20] = [
+/// Words in an MCP tool's name that mean it changes what its paths name.
+const WRITE_VERBS: [&str; 40] = [
     "write", "edit", "create", "move", "rename", "delete", "remove", "mkdir", "put", "patch",
     "append", "save", "upload", "insert", "replace", "update", "copy", "apply", "set", "touch",
+    "mv", "cp", "ln", "link", "symlink", "download", "extract", "unzip", "untar", "clone", "init",
+    "checkout", "rm", "unlink", "chmod", "chown", "truncate", "restore", "install", "commit",
+];
+/// Words in an MCP tool's name that mean it only reads. A tool named by neither list is taken
+/// to write: `mv`, `download_file` and `extract` were judged as reads (red team, round 12).
+const READ_VERBS: [&str; 22] = [
+    "read", "get", "list", "search", "find", "view", "show", "stat", "info", "query", "fetch",
+    "grep", "glob", "tree", "cat", "head", "tail", "diff", "status", "describe", "inspect",
+    "count",
 ];
 
-/// Nodes of an MCP input looked at, at most (inputs are small; this bounds a hostile one).
-const MAX_NODES: usize = 2000;
+/// Values of an MCP input looked at, and the depth, at most (inputs are small; this bounds a
+/// hostile one). Past either, the input is refused, not read in part: what followed 2,000
+/// padding values was never looked at (red team, round 12).
+const MAX_NODES: usize = 20_000;
+const MAX_DEPTH: usize = 32;
 
-fn mcp(name: &str, input: &Value, call: &mut ToolCall) {
-    let tool = name
-        .rsplit("__")
-        .next()
-        .unwrap_or(name)
-        .to_ascii_lowercase();
-    let writes = WRITE_VERBS.iter().any(|v| tool.contains(v));
+/// `create_new_file`, `createNewFile` and `create-new-file` all give `create`, `new`, `file`.
+fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if (!c.is_ascii_alphanumeric() || (c.is_ascii_uppercase() && prev_lower)) && !cur.is_empty()
+        {
+            words.push(std::mem::take(&mut cur));
+        }
+        if c.is_ascii_alphanumeric() {
+            cur.push(c.to_ascii_lowercase());
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+fn is_path_key(k: &str) -> bool {
+    PATH_KEYS.contains(&k) || {
+        let l = k.to_ascii_lowercase();
+        ["path", "file", "dir", "folder"]
+            .iter()
+            .any(|w| l.contains(w))
+    }
+}
+
+fn mcp(name: &str, input: &Value, call: &mut ToolCall) -> std::result::Result<(), String> {
+    if !input.is_object() {
+        return Err(format!("{name} input is not a JSON object"));
+    }
+    let words = name_words(name.rsplit("__").next().unwrap_or(name));
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    let writes = has(&WRITE_VERBS) || !has(&READ_VERBS);
     let runs = [
         "exec", "run", "shell", "terminal", "command", "bash", "spawn", "process",
     ]
     .iter()
     .any(|v| name.to_ascii_lowercase().contains(v));
     let mut budget = MAX_NODES;
-    walk(input, None, writes, call, 0, &mut budget);
+    if !walk(input, None, writes, call, 0, &mut budget) {
+        return Err(format!(
+            "{name} input is larger or deeper than Forge reads ({MAX_NODES} values, depth {MAX_DEPTH})"
+        ));
+    }
     // `{"command": "rm", "args": ["-rf", "~"]}` or `{"argv": [...]}` of a tool that runs
     // programs: the whole argument vector is the command.
     if runs && let Some(o) = input.as_object() {
@@ -201,8 +254,11 @@ fn mcp(name: &str, input: &Value, call: &mut ToolCall) {
             call.commands.push(line);
         }
     }
+    Ok(())
 }
 
+/// Collects what `v` names into `call`; false when the input is past the bounds (nothing
+/// after that point was looked at).
 fn walk(
     v: &Value,
     key: Option<&str>,
@@ -210,31 +266,35 @@ fn walk(
     call: &mut ToolCall,
     depth: usize,
     budget: &mut usize,
-) {
-    if depth > 8 || *budget == 0 {
-        return;
+) -> bool {
+    if depth > MAX_DEPTH || *budget == 0 {
+        return false;
     }
     *budget -= 1;
     match v {
         Value::Object(o) => {
             for (k, x) in o {
-                walk(x, Some(k), writes, call, depth + 1, budget);
+                if !walk(x, Some(k), writes, call, depth + 1, budget) {
+                    return false;
+                }
             }
         }
         Value::Array(a) => {
             for x in a {
-                walk(x, key, writes, call, depth + 1, budget);
+                if !walk(x, key, writes, call, depth + 1, budget) {
+                    return false;
+                }
             }
         }
         Value::String(s) => {
-            let Some(k) = key else { return };
+            let Some(k) = key else { return true };
             if k == "cwd" || k == "workdir" || k == "working_directory" {
                 call.cwd = Some(s.clone());
             } else if COMMAND_KEYS.contains(&k) {
                 call.commands.push(s.clone());
             } else if URL_KEYS.contains(&k) || s.starts_with("file://") {
                 call.urls.push(s.clone());
-            } else if PATH_KEYS.contains(&k) {
+            } else if is_path_key(k) {
                 if writes {
                     call.written.push(s.clone());
                 } else {
@@ -246,6 +306,7 @@ fn walk(
         }
         _ => {}
     }
+    true
 }
 
 /// Files named by a Codex `apply_patch` envelope.
