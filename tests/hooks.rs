@@ -770,9 +770,11 @@ fn file_tools_cannot_edit_what_the_sandbox_keeps_read_only() {
     r.write("conf/extra.gitconfig", "[user]\n\tname = Ada\n");
     r.git(&["config", "include.path", include.to_str().unwrap()]);
     r.write("bin/tool", "#!/bin/sh\n");
+    // Round 12: a PATH folder that does not exist yet (before `npm install`) counts too.
     let path = format!(
-        "{}:{}",
+        "{}:{}:{}",
         r.path().join("bin").display(),
+        r.path().join("node_modules/.bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
     let env = [("PATH", path)];
@@ -784,6 +786,7 @@ fn file_tools_cannot_edit_what_the_sandbox_keeps_read_only() {
         ("Edit", ".githooks/pre-commit"),
         ("Edit", "conf/extra.gitconfig"),
         ("Write", "bin/git"),
+        ("Write", "node_modules/.bin/git"),
     ] {
         let (d, out) = decide(tool, rel);
         assert_eq!(d.as_deref(), Some("deny"), "{tool} {rel}: {out}");

@@ -664,14 +664,31 @@ fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
         .canonicalize()
         .unwrap_or_else(|_| project.root.clone());
     let req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, &root);
-    match crate::sandbox::resolve(&req, &config.sandbox) {
+    let mut control: Vec<PathBuf> = match crate::sandbox::resolve(&req, &config.sandbox) {
         Ok((_, plan)) => plan
             .read_only
             .iter()
             .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
             .collect(),
         Err(_) => Vec::new(),
+    };
+    // Every PATH folder inside the project, whether or not it exists yet: the sandbox can
+    // bind only one that exists, but a file tool writing `node_modules/.bin/git` before
+    // `npm install` made the folder plants a program the client and the person's shell run by
+    // name (red team, round 12). A relative entry is taken from the project's root.
+    if let Some(path) = std::env::var_os("PATH") {
+        for d in std::env::split_paths(&path) {
+            let abs = if d.is_absolute() { d } else { root.join(d) };
+            if let Some(n) = crate::sandbox::resolve::normalize(&abs)
+                && n.starts_with(&root)
+                && n != root
+                && !control.contains(&n)
+            {
+                control.push(n);
+            }
+        }
     }
+    control
 }
 
 /// Whether a PreToolUse call's command runs inside the session sandbox.
