@@ -1327,7 +1327,15 @@ fn round_12_file_tools_are_judged_as_their_clients_read_them() {
         deep = serde_json::json!({ "x": deep });
     }
     assert_eq!(j("mcp__x__read_thing", deep).rule, "malformed-input");
-    // Everyday calls still pass.
+    assert_eq!(
+        j("mcp__x__read_thing", serde_json::json!("~/.ssh/id_rsa")).rule,
+        "malformed-input"
+    );
+    // Everyday calls still pass, a tool without parameters among them.
+    assert_eq!(
+        j("mcp__clock__now", serde_json::Value::Null).decision,
+        Decision::Allow
+    );
     for (tool, ok) in [
         (
             "mcp__any__read_thing",
