@@ -5,7 +5,7 @@
 //!
 //! Nothing here touches the file system or the kernel.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Who a sandbox is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -54,7 +54,7 @@ impl Profile {
 
 /// A kind of place on the machine. When a path belongs to several, the most specific wins, in
 /// the order of [`Place::ALL`] (secrets first, the rest of the system last).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Place {
     /// `~/.ssh`, `~/.aws`, cloud and registry credentials, other agents' credentials,

@@ -137,6 +137,11 @@ pub struct Layout {
     pub env_files: Vec<PathBuf>,
     /// The system's temporary folder (`$TMPDIR` or `/tmp`).
     pub system_tmp: PathBuf,
+    /// Files the layout was read from (`.git` as a file, git's config files, `commondir`,
+    /// worktrees' `gitdir`) and folders it listed (the project, `worktrees/`): what a reused
+    /// plan must see unchanged, besides the entries on the way to its paths (`keeper.rs`).
+    pub read: Vec<PathBuf>,
+    pub listed: Vec<PathBuf>,
 }
 
 impl Layout {
@@ -145,9 +150,12 @@ impl Layout {
     pub fn probe(project: &Path, home: &Path) -> std::io::Result<Layout> {
         let project = project.canonicalize()?;
         let dot_git = project.join(".git");
+        let mut read = Vec::new();
+        let mut listed = vec![project.clone()];
         let (git_dir, git_file) = match std::fs::symlink_metadata(&dot_git) {
             Ok(m) if m.is_dir() => (Some(dot_git), false),
             Ok(m) if m.is_file() => {
+                read.push(dot_git.clone());
                 let text = std::fs::read_to_string(&dot_git).unwrap_or_default();
                 let dir = text
                     .lines()
@@ -165,6 +173,7 @@ impl Layout {
                 // finds its config and hooks, and the plan must not follow it.
                 return d.clone();
             }
+            read.push(d.join("commondir"));
             std::fs::read_to_string(d.join("commondir"))
                 .ok()
                 .and_then(|c| d.join(c.trim()).canonicalize().ok())
@@ -181,6 +190,7 @@ impl Layout {
             }
         }
         env_files.sort();
+        listed.extend(git_common.as_ref().map(|c| c.join("worktrees")));
         let linked_worktrees: Vec<PathBuf> = git_common
             .as_ref()
             .and_then(|c| std::fs::read_dir(c.join("worktrees")).ok())
@@ -192,6 +202,7 @@ impl Layout {
         let worktree_roots: Vec<PathBuf> = std::iter::once(project.clone())
             .chain(linked_worktrees.iter().filter_map(|w: &PathBuf| {
                 // `worktree.useRelativePaths` writes it relative to this folder.
+                read.push(w.join("gitdir"));
                 let gitdir = std::fs::read_to_string(w.join("gitdir")).ok()?;
                 let gitdir = w.join(gitdir.trim());
                 let gitdir = normalize(&gitdir).unwrap_or(gitdir);
@@ -221,6 +232,8 @@ impl Layout {
         };
         let hooks_paths = as_resolved(hooks_paths);
         let git_includes = as_resolved(facts.includes);
+        read.extend(facts.read);
+        listed.extend(facts.listed);
         let system_tmp = system_tmp();
         Ok(Layout {
             project,
@@ -234,6 +247,8 @@ impl Layout {
             git_includes,
             env_files,
             system_tmp,
+            read,
+            listed,
         })
     }
 
@@ -269,6 +284,9 @@ pub struct GitConfigFacts {
     pub worktree_config: bool,
     /// `include.path` and `includeIf.*.path` values, resolved (see [`git_config_files`]).
     pub includes: Vec<PathBuf>,
+    /// Every file it tried to read, and the `worktrees/` folder it listed.
+    pub read: Vec<PathBuf>,
+    pub listed: Vec<PathBuf>,
 }
 
 /// `core.hooksPath`, `extensions.worktreeConfig` and the include paths of one git config file's
@@ -339,6 +357,7 @@ pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
     if let Some(c) = common {
         queue.push((c.join("config"), 0));
         queue.push((c.join("config.worktree"), 0));
+        facts.listed.push(c.join("worktrees"));
         if let Ok(rd) = std::fs::read_dir(c.join("worktrees")) {
             for e in rd.flatten() {
                 queue.push((e.path().join("config.worktree"), 0));
@@ -349,6 +368,7 @@ pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
     while i < queue.len() && i < 256 {
         let (file, depth) = queue[i].clone();
         i += 1;
+        facts.read.push(file.clone());
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -404,6 +424,53 @@ pub fn is_env_secret(name: &str) -> bool {
             .any(|s| name.ends_with(s))
 }
 
+/// What a plan was read from, beyond its request and the environment: the entries on the way
+/// to each of its paths, the folders whose listing it used, the files it read and the links it
+/// followed. `keeper.rs` reuses a plan while all of it is as it was.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Basis {
+    /// Each folder on the way to a path of the plan, with its entries on the way.
+    pub entries: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// Folders whose whole listing the plan used (the project's `.env` files).
+    pub listed: Vec<PathBuf>,
+    /// Files read, and links followed: their contents or targets.
+    pub read: Vec<PathBuf>,
+}
+
+impl Basis {
+    /// The basis of a plan of `paths` (each with every folder on its way), with the folders
+    /// `listed` and the files `read`.
+    pub fn of<'a>(
+        paths: impl IntoIterator<Item = &'a Path>,
+        listed: Vec<PathBuf>,
+        read: Vec<PathBuf>,
+    ) -> Basis {
+        use std::collections::HashMap;
+        let mut at: HashMap<std::ffi::OsString, usize> = HashMap::new();
+        let mut entries: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
+        let mut known: std::collections::HashSet<std::ffi::OsString> = Default::default();
+        let read_paths: Vec<PathBuf> = read.clone();
+        for p in paths.into_iter().map(Path::to_path_buf).chain(read_paths) {
+            for child in p.ancestors() {
+                let Some(dir) = child.parent() else { break };
+                if !known.insert(child.as_os_str().to_owned()) {
+                    break; // its own way up is known already
+                }
+                let i = *at.entry(dir.as_os_str().to_owned()).or_insert_with(|| {
+                    entries.push((dir.to_path_buf(), Vec::new()));
+                    entries.len() - 1
+                });
+                entries[i].1.push(child.to_path_buf());
+            }
+        }
+        Basis {
+            entries,
+            listed,
+            read,
+        }
+    }
+}
+
 /// What a sandbox is asked to allow, in the caller's words (globs, `~/…`), before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wants {
@@ -422,7 +489,7 @@ pub struct Wants {
 }
 
 /// Everything the enforcement needs, as absolute paths.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Plan {
     /// Each place's paths, for explanations and [`Plan::place_of`].
     pub places: Vec<(Place, PathBuf)>,

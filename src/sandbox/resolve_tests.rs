@@ -16,6 +16,8 @@ fn layout() -> Layout {
         git_includes: vec![],
         env_files: vec!["/w/repo/.env".into()],
         system_tmp: "/tmp".into(),
+        read: Vec::new(),
+        listed: Vec::new(),
     }
 }
 
