@@ -1305,3 +1305,249 @@ fn a_working_folder_inside_a_covered_secret_is_refused() {
         "{o:?}"
     );
 }
+
+/// Whether `name` was left in `/dev/shm` by an earlier command of the same namespace (each
+/// sandbox's `/dev/shm` is a tmpfs of its namespace's own; namespace inode numbers are reused
+/// once one is freed, so they cannot tell two namespaces apart).
+fn saw(o: &std::process::Output, name: &str) -> bool {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .any(|l| l == format!("saw {name}"))
+}
+
+/// A script that leaves `mark` in the namespace's `/dev/shm` and says which of `seen` it finds.
+fn marking(mark: &str, seen: &[&str], then: &str) -> String {
+    let mut s = String::new();
+    for n in seen {
+        s.push_str(&format!("[ -e /dev/shm/{n} ] && echo 'saw {n}'; "));
+    }
+    s.push_str(&format!("touch /dev/shm/{mark}; {then}"));
+    s
+}
+
+/// The one keeper record of a test repository (`<TMPDIR>/forge-sandbox-<uid>/keepers/<key>`).
+fn keeper_record(r: &common::Repo) -> Option<std::path::PathBuf> {
+    let base = std::fs::read_dir(r.tmp())
+        .ok()?
+        .flatten()
+        .find(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("forge-sandbox-")
+        })?
+        .path();
+    std::fs::read_dir(base.join("keepers"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+}
+
+const WRITE_CONTROL: &str = "printf '[core]\\n\\thooksPath = /tmp/evil\\n' >> .git/config; \
+    echo x > .forge/planted; cat $HOME/.ssh/id_ed25519; echo done";
+
+/// A live session's commands share one mount namespace, kept between them by a keeper process
+/// (`src/sandbox/keeper.rs`): the second command joins the first's, and its walls hold there as
+/// in a namespace of its own — control files read-only, secrets hidden.
+#[test]
+fn a_sessions_commands_share_a_kept_namespace_with_the_same_walls() {
+    if skip_or_fail("a_sessions_commands_share_a_kept_namespace_with_the_same_walls") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "SECRET-KEY-BYTES\n").unwrap();
+    let run = |script: &str| {
+        Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--", "sh", "-c", script])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("HOME", &home)
+            .output()
+            .unwrap()
+    };
+    let config = r.read(".git/config");
+    let first = run(&marking("first", &[], ""));
+    assert!(first.status.success(), "{first:?}");
+    let record = keeper_record(&r).expect("the first command leaves a keeper record");
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let pid = rec["pid"].as_i64().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .unwrap()
+            .trim(),
+        "forge-keeper"
+    );
+    let second = run(&marking("second", &["first"], WRITE_CONTROL));
+    assert!(saw(&second, "first"), "{second:?}");
+    let out = String::from_utf8_lossy(&second.stdout);
+    assert!(out.contains("done"), "{second:?}");
+    assert!(!out.contains("SECRET-KEY-BYTES"), "{second:?}");
+    assert_eq!(r.read(".git/config"), config);
+    assert!(!r.exists(".forge/planted"));
+    // Not the caller's own /dev/shm either.
+    assert!(!Path::new("/dev/shm/first").exists());
+}
+
+/// A cover does not survive its path being replaced outside (docs/sandbox.md, Limits): `git
+/// config` renames a new `.git/config` over the old one, and the kept namespace loses its
+/// read-only bind there. The next command must not join that namespace, where `.git/config`
+/// would now be writable, but build its own.
+#[test]
+fn a_kept_namespace_whose_cover_was_replaced_outside_is_not_joined() {
+    if skip_or_fail("a_kept_namespace_whose_cover_was_replaced_outside_is_not_joined") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let first = in_session(&r, &["sh", "-c", &marking("first", &[], "")]);
+    assert!(keeper_record(&r).is_some(), "{first:?}");
+    r.git(&["config", "user.name", "Grace Hopper"]);
+    let config = r.read(".git/config");
+    let second = in_session(
+        &r,
+        &["sh", "-c", &marking("second", &["first"], WRITE_CONTROL)],
+    );
+    assert!(!saw(&second, "first"), "{second:?}");
+    assert_eq!(r.read(".git/config"), config, "{second:?}");
+    assert!(!r.exists(".forge/planted"));
+    // The namespace built instead is kept in turn.
+    let third = in_session(&r, &["sh", "-c", &marking("third", &["second"], "")]);
+    assert!(saw(&third, "second"), "{third:?}");
+}
+
+/// A record is trusted only as far as it can be checked: one naming a process whose namespace
+/// lacks the plan's binds (here `unshare -m`, a plain copy of the host's table) is not joined,
+/// nor is a record in a folder someone else may write.
+#[test]
+fn a_forged_keeper_record_is_not_joined() {
+    if skip_or_fail("a_forged_keeper_record_is_not_joined") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let first = in_session(&r, &["sh", "-c", &marking("first", &[], "")]);
+    let record = keeper_record(&r).expect("a keeper record");
+    let real = std::fs::read_to_string(&record).unwrap();
+    let mut impostor = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sleep", "60"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let ino = |ns: &str| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(format!("/proc/{}/ns/{ns}", impostor.id()))
+            .unwrap()
+            .ino()
+    };
+    let mut forged: serde_json::Value = serde_json::from_str(&real).unwrap();
+    forged["pid"] = impostor.id().into();
+    for ns in ["mnt", "ipc", "user"] {
+        forged[ns] = ino(ns).into();
+    }
+    std::fs::write(&record, forged.to_string()).unwrap();
+    let config = r.read(".git/config");
+    let second = in_session(
+        &r,
+        &[
+            "sh",
+            "-c",
+            &format!("readlink /proc/self/ns/mnt; {WRITE_CONTROL}"),
+        ],
+    );
+    let impostor_ns = std::fs::read_link(format!("/proc/{}/ns/mnt", impostor.id())).unwrap();
+    let _ = impostor.kill();
+    let _ = impostor.wait();
+    let ns = String::from_utf8_lossy(&second.stdout);
+    assert!(
+        !ns.starts_with(&*impostor_ns.to_string_lossy()),
+        "{second:?}"
+    );
+    assert_eq!(r.read(".git/config"), config, "{second:?}");
+    assert!(!r.exists(".forge/planted"));
+
+    // The first keeper's own record again, in a folder its group may write: not trusted either.
+    let third = in_session(&r, &["sh", "-c", &marking("third", &[], "")]);
+    std::fs::write(&record, &real).unwrap();
+    let dir = record.parent().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o770)).unwrap();
+    let fourth = in_session(
+        &r,
+        &["sh", "-c", &marking("fourth", &["first", "third"], "")],
+    );
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert!(first.status.success() && third.status.success());
+    assert!(
+        !saw(&fourth, "first") && !saw(&fourth, "third"),
+        "{fourth:?}"
+    );
+}
+
+/// `sandbox.reuse: false`: every command makes a namespace of its own, and no keeper is left.
+#[test]
+fn reuse_off_makes_a_namespace_per_command() {
+    if skip_or_fail("reuse_off_makes_a_namespace_per_command") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let mut config = r.read(".forge/config.yaml");
+    config.push_str("sandbox:\n  reuse: false\n");
+    r.config(&config);
+    let first = in_session(&r, &["sh", "-c", &marking("first", &[], "")]);
+    let second = in_session(&r, &["sh", "-c", &marking("second", &["first"], "")]);
+    assert!(first.status.success(), "{first:?}");
+    assert!(!saw(&second, "first"), "{second:?}");
+    assert!(keeper_record(&r).is_none());
+}
+
+/// A kept plan is reused only while what it was read from is unchanged: a credential saved
+/// after it was made (`npm login` writes `~/.npmrc`), or a `.env` made at the project's root,
+/// is hidden from the next command as from a namespace made afresh. (Each command of this test
+/// leaves a record; the second one, made more than two seconds after anything changed, is the
+/// first that vouches for its plan.)
+#[test]
+fn a_secret_saved_after_the_plan_was_kept_is_hidden() {
+    if skip_or_fail("a_secret_saved_after_the_plan_was_kept_is_hidden") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = |script: &str| {
+        Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--", "sh", "-c", script])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("HOME", &home)
+            .output()
+            .unwrap()
+    };
+    let first = run(&marking("first", &[], ""));
+    assert!(first.status.success(), "{first:?}");
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let second = run(&marking("second", &["first"], ""));
+    assert!(saw(&second, "first"), "{second:?}");
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(keeper_record(&r).unwrap()).unwrap())
+            .unwrap();
+    assert!(
+        rec["witnesses"].is_array(),
+        "the plan is vouched for: {rec}"
+    );
+    std::fs::write(
+        home.join(".npmrc"),
+        "//registry.npmjs.org/:_authToken=NPM-TOKEN\n",
+    )
+    .unwrap();
+    r.write(".env", "DATABASE_URL=postgres://u:DB-PASSWORD@h/db\n");
+    let third = run("cat \"$HOME/.npmrc\" .env; echo done");
+    let out = String::from_utf8_lossy(&third.stdout);
+    assert!(out.contains("done"), "{third:?}");
+    assert!(
+        !out.contains("NPM-TOKEN") && !out.contains("DB-PASSWORD"),
+        "{third:?}"
+    );
+}

@@ -86,6 +86,14 @@ pub struct SandboxConfig {
     /// More files or folders no profile may read, added to the built-in list of secrets.
     #[serde(default)]
     pub secrets: Vec<String>,
+    /// A live session's commands join one mount namespace, kept between them, instead of
+    /// each making its own (docs/sandbox.md, "One namespace per session").
+    #[serde(default = "yes")]
+    pub reuse: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for SandboxConfig {
@@ -95,6 +103,7 @@ impl Default for SandboxConfig {
             caches: default_caches(),
             clients: ClientsConfig::default(),
             secrets: Vec::new(),
+            reuse: true,
         }
     }
 }

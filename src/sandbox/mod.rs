@@ -45,6 +45,8 @@ pub mod resolve;
 #[cfg(target_os = "linux")]
 mod contain;
 #[cfg(target_os = "linux")]
+mod keeper;
+#[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
@@ -367,6 +369,14 @@ pub enum Ended {
 /// Resolves `req` against the machine: the plan [`enter`] enforces (for `--explain` and the
 /// guard's explanations).
 pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), SandboxError> {
+    resolve_witnessed(req, config).map(|(layout, plan, _)| (layout, plan))
+}
+
+/// [`resolve`], and what the plan was read from ([`resolve::Basis`]).
+pub(crate) fn resolve_witnessed(
+    req: &Request,
+    config: &SandboxConfig,
+) -> Result<(Layout, Plan, resolve::Basis), SandboxError> {
     let home = crate::repo::home();
     let layout = Layout::probe(&req.project, &home).map_err(|e| SandboxError::Setup {
         step: format!("read the project folder {}", req.project.display()),
@@ -484,7 +494,23 @@ pub fn resolve(req: &Request, config: &SandboxConfig) -> Result<(Layout, Plan), 
         &|p| kind(p).is_some_and(|k| k.is_symlink()),
     )
     .map_err(SandboxError::Plan)?;
-    Ok((layout, plan))
+    // The links the plan looked at lead somewhere: what they point to is read too.
+    let mut read = layout.read.clone();
+    read.extend(
+        seen.borrow()
+            .iter()
+            .filter(|(_, k)| k.is_some_and(|k| k.is_symlink()))
+            .map(|(p, _)| PathBuf::from(p)),
+    );
+    let basis = resolve::Basis::of(
+        plan.places
+            .iter()
+            .map(|(_, p)| p.as_path())
+            .chain(std::iter::once(req.project.as_path())),
+        layout.listed.clone(),
+        read,
+    );
+    Ok((layout, plan, basis))
 }
 
 /// The Unix sockets of daemons that act for whoever connects — the Docker and Podman daemons
@@ -645,29 +671,78 @@ pub fn enter(
             ));
             return run_plain(req, program, warn, None);
         }
-        let (_layout, mut plan) = resolve(req, config)?;
         let mut mounts = level.mount_ns && !req.carve_by_rules;
-        if mounts && let Err(e) = mounts::enter_namespace() {
-            if mode == Mode::Require {
-                return Err(e);
-            }
-            warn(&format!(
-                "forge sandbox: {e}; control files are carved out with Landlock rules instead (no new file at the repository root, no `git commit` in a session)"
-            ));
-            mounts = false;
-        }
-        if lower.is_some() && !mounts {
-            return Err(SandboxError::Unavailable(
-                "--layer needs a mount namespace (root, or unprivileged user namespaces)".into(),
-            ));
-        }
-        if mounts {
-            // One bind per secret is cheaper than leaving it out of the read grants, which
-            // splits its folder (`/etc` for `/etc/shadow`) into a rule per entry.
-            plan.hide_secrets_by_mount();
+        // A live session's commands share one namespace and one plan, kept between them
+        // (keeper.rs).
+        let keeper = (mounts
+            && config.reuse
+            && req.profile == Profile::Session
+            && !req.contain
+            && lower.is_none())
+        .then(|| keeper::Keeper::new(req, config));
+        let record = keeper.as_ref().and_then(keeper::Keeper::read);
+        // Read before a joined namespace resets it to its `/`; entered again below.
+        let cwd = if mounts {
+            Some(std::env::current_dir().map_err(|e| SandboxError::Setup {
+                step: "read the working folder".into(),
+                source: e,
+            })?)
         } else {
-            plan.carve_by_rules(&mut landlock::list);
-        }
+            None
+        };
+        let mut joined = false;
+        let mut to_keep = None;
+        let plan = match (&keeper, &record) {
+            // A plan still true of the machine, and the namespace that enforces it: joined as
+            // they are. (A namespace worth joining binds every folder `prepare` would make.)
+            (Some(k), Some(rec)) if keeper::Keeper::plan_holds(rec) && k.join(rec, None) => {
+                joined = true;
+                rec.plan.clone()
+            }
+            _ => {
+                let since = std::time::SystemTime::now();
+                let (_layout, plan, basis) = resolve_witnessed(req, config)?;
+                // With a mount namespace, one bind per secret is cheaper than leaving it out of
+                // the read grants, which splits its folder (`/etc` for `/etc/shadow`) into a
+                // rule per entry.
+                let mut bound = plan.clone();
+                bound.hide_secrets_by_mount();
+                let seen = keeper.as_ref().and_then(|_| keeper::witness(&basis, since));
+                if let (Some(k), Some(rec)) = (&keeper, &record)
+                    && rec.same_namespace(&bound)
+                    && k.join(rec, Some(&rec.refreshed(bound.clone(), seen.clone())))
+                {
+                    joined = true;
+                }
+                if mounts && !joined {
+                    let dir = keeper.as_ref().and_then(keeper::Keeper::open_dir);
+                    if let Err(e) = mounts::enter_namespace() {
+                        if mode == Mode::Require {
+                            return Err(e);
+                        }
+                        warn(&format!(
+                            "forge sandbox: {e}; control files are carved out with Landlock rules instead (no new file at the repository root, no `git commit` in a session)"
+                        ));
+                        mounts = false;
+                    } else if let (Some(k), Some(dir)) = (keeper, dir) {
+                        to_keep = Some((k, dir, bound.clone(), seen));
+                    }
+                }
+                if lower.is_some() && !mounts {
+                    return Err(SandboxError::Unavailable(
+                        "--layer needs a mount namespace (root, or unprivileged user namespaces)"
+                            .into(),
+                    ));
+                }
+                if mounts {
+                    bound
+                } else {
+                    let mut plan = plan;
+                    plan.carve_by_rules(&mut landlock::list);
+                    plan
+                }
+            }
+        };
         if !plan.problems.is_empty() {
             let p = plan.problems.join("; ");
             if mode == Mode::Require {
@@ -678,7 +753,9 @@ pub fn enter(
         for m in level.missing() {
             warn(&format!("forge sandbox: {m}"));
         }
-        prepare(&plan)?;
+        if !joined {
+            prepare(&plan)?;
+        }
         // Named before TMPDIR changes below: the folder `prepare` made.
         let empty = empty_dir(&plan);
         let (set, remove) = environment(req, &plan);
@@ -688,23 +765,23 @@ pub fn enter(
         let keep = req.layer_keep.clone();
         let step = move || -> Result<(), SandboxError> {
             close_inherited_descriptors();
-            if mounts {
+            if mounts && !joined {
                 mounts::apply(&plan, &empty)?;
+                if let Some((k, dir, plan, seen)) = to_keep {
+                    k.keep(dir, plan, seen);
+                }
             }
             if let Some((layer, lower)) = &layer {
                 mounts::overlay(lower, layer, &keep)?;
             }
-            if mounts {
+            if let Some(cwd) = &cwd {
                 // The working folder may lie under a new mount: enter it again through the new
                 // table, and that must work. On a layer, CMD would otherwise run on the checkout
                 // itself; below a covered secret (`~/.gnupg/private-keys-v1.d`, a `.env.d/`
                 // folder), the old working folder stays on the mount beneath the cover, where
-                // everything is readable (red team, round 10).
-                let cwd = std::env::current_dir().map_err(|e| SandboxError::Setup {
-                    step: "read the working folder".into(),
-                    source: e,
-                })?;
-                if let Err(e) = std::env::set_current_dir(&cwd) {
+                // everything is readable (red team, round 10). A joined namespace starts CMD
+                // at its `/` until it is entered.
+                if let Err(e) = std::env::set_current_dir(cwd) {
                     return Err(SandboxError::Setup {
                         step: if layer.is_some() {
                             format!(

@@ -358,6 +358,30 @@ pub fn enter_namespace() -> Result<(), SandboxError> {
     Err(setup("unshare the mount namespace"))
 }
 
+/// Every path [`apply`] makes the root of a mount: a namespace in which one of them is not (its
+/// cover detached when the path was replaced outside) is not the plan's any more.
+pub fn targets(plan: &Plan) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = writable_mounts(plan)
+        .into_iter()
+        .map(Path::to_path_buf)
+        .collect();
+    v.extend(plan.pin.iter().cloned());
+    v.extend(plan.read_only.iter().cloned());
+    v.extend(plan.hide.iter().cloned());
+    v.extend(plan.rebind_writable.iter().cloned());
+    if plan.private_dev {
+        v.push(PathBuf::from("/dev"));
+    }
+    v
+}
+
+/// The binds that take access away — control files read-only, secrets covered, the folders
+/// pinned on their way — which detach when their path is replaced outside. (The others only
+/// give access: without them a command can do less, not more.)
+pub fn covers(plan: &Plan) -> impl Iterator<Item = &PathBuf> {
+    plan.pin.iter().chain(&plan.read_only).chain(&plan.hide)
+}
+
 /// Applies the plan's binds in the namespace [`enter_namespace`] made.
 pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     // The whole machine read-only, then the writable places bound writable again: Landlock does

@@ -1,0 +1,625 @@
+//! A live session's sandbox, kept for its next commands: the mount namespace, and the plan.
+//!
+//! Every Bash command of a live session runs in `forge sandbox --profile session`, and they all
+//! ask for the same thing. Making the namespace — `unshare`, ~50 binds, a private `/dev` — and
+//! tearing it down when CMD exits (the kernel waits for an RCU grace period before it frees the
+//! mounts, milliseconds on a busy two-core VM), and working out the plan (~150 system calls),
+//! cost more than everything else the sandbox does (BENCHMARKS.md §7). So the first command
+//! leaves a *keeper* behind: a small process, outside every sandbox, that only holds the
+//! namespace open, and a record of it and of the plan. The next command with the same request
+//! joins the namespace (`setns`) instead of building one, then restricts itself with Landlock
+//! and seccomp as always: only the mount table is shared, never a Landlock domain.
+//!
+//! A command reuses only what it can prove is what it would have made itself:
+//! - the record (`<tmp>/forge-sandbox-<uid>/keepers/<key>`; the key a hash of this build, the
+//!   request, the `sandbox:` config and the environment the plan reads) lies in a folder owned
+//!   by this user, writable by no one else, and in none of the plan's writable places — no
+//!   sandboxed process can write it;
+//! - the plan: every folder on the way to each of its paths, and every file it read, has the
+//!   identity and change time it had when the plan was made. A folder's change time moves with
+//!   every entry made, removed or renamed in it, and no one can set it back (`utimensat` moves
+//!   it too); a change in the two seconds before the plan was made is not trusted (timestamps
+//!   are coarse), and the next command works the plan out again;
+//! - the namespace: the ones the record names are those its process holds (their inode
+//!   numbers, so a reused pid is not joined), and every cover the plan binds is still the root
+//!   of a mount there, looked up through the keeper's own root — a cover detaches when its path
+//!   is replaced outside (docs/sandbox.md, Limits), and a namespace that lost one is not joined
+//!   but built anew.
+//!
+//! What commands of one session share: the mount table, `/dev/shm` and SysV IPC (the
+//! namespace's own, as before, but now the session's rather than the command's), the private
+//! `/dev/pts`. A keeper ends after [`IDLE`] without a command; it holds no descriptor, no folder
+//! and no terminal. `sandbox.reuse: false` turns all of this off.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use nix::libc;
+use serde::{Deserialize, Serialize};
+
+use super::resolve::Basis;
+use super::{Plan, Request, SandboxConfig};
+
+/// A keeper with no command for this long ends.
+pub const IDLE: Duration = Duration::from_secs(600);
+/// How often a keeper looks at its record.
+const CHECK: Duration = Duration::from_secs(30);
+/// Change times this close to when a plan was made are not trusted: a second change within the
+/// same timestamp tick would not move them (file systems keep one- or two-second times too).
+const RACY: Duration = Duration::from_secs(2);
+/// A record is small; a larger file is not one.
+const MAX_RECORD: u64 = 1 << 20;
+
+/// Where one request's keeper is recorded.
+pub struct Keeper {
+    /// `<tmp>/forge-sandbox-<uid>/keepers`.
+    dir: PathBuf,
+    /// `<dir>/<key>`.
+    file: PathBuf,
+}
+
+/// What a keeper holds and what was proven when it was made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The keeper's pid and the inode numbers of its mount, IPC and user namespaces.
+    pid: i32,
+    mnt: u64,
+    ipc: u64,
+    user: u64,
+    /// A hash of what the namespace is made of ([`namespace_key`]).
+    namespace: String,
+    /// The plan, with secrets hidden by binds (what the namespace enforces).
+    pub plan: Plan,
+    /// The state of every path the plan was read from; `None`: not to be reused without
+    /// working it out again (it changed too recently to tell).
+    witnesses: Option<Vec<Witness>>,
+}
+
+/// One fact a plan was read from, as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Witness {
+    /// A folder's or file's identity and change time (the folder's entries, the file's
+    /// contents); `None`: it could not be looked up, as when it is missing.
+    Changed {
+        path: PathBuf,
+        seen: Option<(u64, u64, i64, i64)>,
+    },
+    /// An entry's identity and type, not followed (where its folder changes too often for the
+    /// folder's change time to vouch for it: `/tmp`, a project's root).
+    Entry {
+        path: PathBuf,
+        seen: Option<(u64, u32)>,
+    },
+}
+
+impl Witness {
+    fn changed(path: &Path) -> (Witness, Option<(i64, i64)>) {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok();
+        let w = Witness::Changed {
+            path: path.to_path_buf(),
+            seen: m
+                .as_ref()
+                .map(|m| (m.dev(), m.ino(), m.ctime(), m.ctime_nsec())),
+        };
+        (w, m.map(|m| (m.ctime(), m.ctime_nsec())))
+    }
+
+    fn entry(path: &Path) -> (Witness, Option<(i64, i64)>) {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(path).ok();
+        let w = Witness::Entry {
+            path: path.to_path_buf(),
+            seen: m.as_ref().map(|m| (m.ino(), m.mode())),
+        };
+        (w, m.map(|m| (m.ctime(), m.ctime_nsec())))
+    }
+
+    fn holds(&self) -> bool {
+        match self {
+            Witness::Changed { path, .. } => Witness::changed(path).0 == *self,
+            Witness::Entry { path, .. } => Witness::entry(path).0 == *self,
+        }
+    }
+}
+
+/// A folder that changed less than this long before a plan is vouched for entry by entry, not
+/// by its change time, which its other entries would keep moving.
+const BUSY: Duration = Duration::from_secs(60);
+
+/// The facts `basis` names, as they are now — or `None` when one of them changed less than
+/// [`RACY`] before `since` (the moment the plan began to be worked out): then it may have
+/// changed while the plan was being made, and the plan is not to be reused.
+pub fn witness(basis: &Basis, since: SystemTime) -> Option<Vec<Witness>> {
+    let before = |d: Duration| -> Option<(i64, i64)> {
+        let t = since
+            .checked_sub(d)?
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .ok()?;
+        Some((t.as_secs() as i64, t.subsec_nanos() as i64))
+    };
+    let (racy, busy) = (before(RACY)?, before(BUSY)?);
+    let mut out = Vec::new();
+    let mut push = |(w, ctime): (Witness, Option<(i64, i64)>)| -> bool {
+        out.push(w);
+        ctime.is_none_or(|t| t < racy)
+    };
+    for (dir, entries) in &basis.entries {
+        let (w, ctime) = Witness::changed(dir);
+        let listed = basis.listed.iter().any(|l| l == dir);
+        if listed || ctime.is_none_or(|t| t < busy) {
+            if !push((w, ctime)) {
+                return None;
+            }
+        } else {
+            for e in entries {
+                if !push(Witness::entry(e)) {
+                    return None;
+                }
+            }
+        }
+    }
+    for p in basis.listed.iter().chain(&basis.read) {
+        if !basis.entries.iter().any(|(d, _)| d == p) && !push(Witness::changed(p)) {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+impl Keeper {
+    /// The record of `req` (a session's request) under `config`, in this environment.
+    pub fn new(req: &Request, config: &SandboxConfig) -> Keeper {
+        // SAFETY: getuid(2) cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let dir = super::resolve::system_tmp()
+            .join(format!("forge-sandbox-{uid}"))
+            .join("keepers");
+        let file = dir.join(format!("{:016x}", request_key(req, config)));
+        Keeper { dir, file }
+    }
+
+    /// The record, if it is this user's, in a folder only this user can write, and in none of
+    /// its plan's writable places.
+    pub fn read(&self) -> Option<Record> {
+        // SAFETY: getuid(2) cannot fail.
+        let uid = unsafe { libc::getuid() };
+        if !self.dir_is_private() {
+            return None;
+        }
+        let fd = open_path(&self.file, libc::O_RDONLY | libc::O_NOFOLLOW)?;
+        let st = fstat(&fd)?;
+        if st.st_uid != uid || st.st_mode & 0o022 != 0 || st.st_size as u64 > MAX_RECORD {
+            return None;
+        }
+        let mut text = Vec::with_capacity(st.st_size as usize);
+        use std::io::Read;
+        std::fs::File::from(fd)
+            .take(MAX_RECORD)
+            .read_to_end(&mut text)
+            .ok()?;
+        let rec: Record = serde_json::from_slice(&text).ok()?;
+        let inside_writable =
+            rec.plan.write.iter().any(|w| {
+                super::resolve::within(&self.dir, w) || super::resolve::within(w, &self.dir)
+            });
+        (!inside_writable && rec.pid > 1).then_some(rec)
+    }
+
+    /// Whether `rec`'s plan may be used as it is: every path it was read from is as it was.
+    pub fn plan_holds(rec: &Record) -> bool {
+        rec.witnesses
+            .as_ref()
+            .is_some_and(|ws| ws.iter().all(Witness::holds))
+    }
+
+    /// Whether the record folder and its parent are folders of this user's that no one else
+    /// may write (not links): only then is a record in it this user's.
+    fn dir_is_private(&self) -> bool {
+        // SAFETY: getuid(2) cannot fail.
+        let uid = unsafe { libc::getuid() };
+        [self.dir.parent(), Some(self.dir.as_path())]
+            .into_iter()
+            .all(|d| {
+                d.and_then(lstat).is_some_and(|st| {
+                    st.st_mode & libc::S_IFMT == libc::S_IFDIR
+                        && st.st_uid == uid
+                        && st.st_mode & 0o022 == 0
+                })
+            })
+    }
+
+    /// Joins the namespace `rec` names if it is intact; `false` (and nothing changed)
+    /// otherwise. `fresh` is written as the record first, while its folder is still writable
+    /// in this process's mount table (a plan worked out again, for the same namespace). Call it
+    /// before this process makes any namespace of its own.
+    pub fn join(&self, rec: &Record, fresh: Option<&Record>) -> bool {
+        let ns = |name: &str, want: u64| -> Option<OwnedFd> {
+            let fd = open(&format!("/proc/{}/ns/{name}", rec.pid), libc::O_RDONLY)?;
+            (ino(&fd)? == want).then_some(fd)
+        };
+        let (Some(mnt), Some(ipc), Some(user)) =
+            (ns("mnt", rec.mnt), ns("ipc", rec.ipc), ns("user", rec.user))
+        else {
+            return false;
+        };
+        // Every bind still in place, seen through the keeper's own root (its mount table).
+        let Some(root) = open(
+            &format!("/proc/{}/root", rec.pid),
+            libc::O_PATH | libc::O_DIRECTORY,
+        ) else {
+            return false;
+        };
+        if !super::mounts::covers(&rec.plan).all(|t| mount_root(&root, t)) {
+            return false;
+        }
+        match fresh {
+            Some(f) => {
+                if let Some(dir) = self.open_dir() {
+                    write_record(&dir, &self.name(), f);
+                }
+            }
+            // Used: the keeper's idle clock starts again (a failure only shortens its life).
+            None => {
+                if let Ok(c) = CString::new(self.file.as_os_str().as_bytes()) {
+                    // SAFETY: a NUL-terminated path; NULL times mean "now".
+                    unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), std::ptr::null(), 0) };
+                }
+            }
+        }
+        let own_user = open("/proc/self/ns/user", libc::O_RDONLY).and_then(|fd| ino(&fd));
+        // SAFETY: setns(2) on namespace descriptors we hold; a refused call changes nothing,
+        // and `forge sandbox` is single-threaded, as joining a user namespace requires.
+        unsafe {
+            if own_user != Some(rec.user) && libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER) != 0
+            {
+                return false;
+            }
+            if libc::setns(mnt.as_raw_fd(), libc::CLONE_NEWNS) != 0 {
+                return false;
+            }
+            // Half-joined — the session's mount table, the host's IPC objects — is no state
+            // to carry on from.
+            if libc::setns(ipc.as_raw_fd(), libc::CLONE_NEWIPC) != 0 {
+                libc::_exit(super::EXIT_SETUP);
+            }
+        }
+        true
+    }
+
+    fn name(&self) -> Vec<u8> {
+        self.file
+            .file_name()
+            .map(|n| n.as_bytes().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The record folder, opened before this process leaves the caller's mount table: inside
+    /// the new one the whole machine is read-only, and the record is written through this.
+    pub fn open_dir(&self) -> Option<OwnedFd> {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir);
+        if !self.dir_is_private() {
+            return None;
+        }
+        open_path(
+            &self.dir,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        )
+    }
+
+    /// Leaves a keeper holding this process's namespaces (made and bound as `plan` says) and
+    /// records it through `dir` ([`Keeper::open_dir`]), with the witnesses of the plan. Best
+    /// effort: without it, the next command builds its own namespace, as it would have anyway.
+    pub fn keep(&self, dir: OwnedFd, plan: Plan, witnesses: Option<Vec<Witness>>) {
+        let own = |name: &str| {
+            open(&format!("/proc/self/ns/{name}"), libc::O_RDONLY).and_then(|f| ino(&f))
+        };
+        let (Some(mnt), Some(ipc), Some(user)) = (own("mnt"), own("ipc"), own("user")) else {
+            return;
+        };
+        let name = self.name();
+        let mut rec = Record {
+            pid: 0,
+            mnt,
+            ipc,
+            user,
+            namespace: namespace_key(&plan),
+            plan: enforced(plan),
+            witnesses,
+        };
+        // Two forks, so the keeper is nobody's child: not CMD's (which could wait for it), not
+        // the caller's. The middle process writes the record and ends; this one waits for it.
+        // SAFETY: fork(2) in a single-threaded process; the children make system calls, write
+        // one file and end with _exit.
+        let middle = unsafe { libc::fork() };
+        if middle < 0 {
+            return;
+        }
+        if middle == 0 {
+            // SAFETY: as above.
+            unsafe {
+                libc::setsid();
+                let keeper = libc::fork();
+                if keeper == 0 {
+                    keeper_main(&self.file);
+                }
+                if keeper > 0 {
+                    rec.pid = keeper;
+                    write_record(&dir, &name, &rec);
+                }
+                libc::_exit(0);
+            }
+        }
+        drop(dir);
+        let mut status = 0;
+        // SAFETY: waiting for the child just forked.
+        unsafe { libc::waitpid(middle, &mut status, 0) };
+    }
+}
+
+impl Record {
+    /// This record with a plan worked out again for the same namespace, and its witnesses.
+    pub fn refreshed(&self, plan: Plan, witnesses: Option<Vec<Witness>>) -> Record {
+        Record {
+            plan: enforced(plan),
+            witnesses,
+            ..self.clone()
+        }
+    }
+
+    /// Whether `plan` needs exactly the namespace this record's keeper holds.
+    pub fn same_namespace(&self, plan: &Plan) -> bool {
+        self.namespace == namespace_key(plan)
+    }
+}
+
+/// What of a plan a joining command enforces: not its places (for explanations) nor what the
+/// first command made (placeholders, new areas), so the record reads quickly.
+fn enforced(plan: Plan) -> Plan {
+    Plan {
+        places: Vec::new(),
+        placeholders: Vec::new(),
+        placeholder_files: Vec::new(),
+        create_areas: Vec::new(),
+        ..plan
+    }
+}
+
+/// A hash of this build, the request, the `sandbox:` config and the environment the plan reads
+/// (home, `PATH`, the temporary folder, the agents' sockets, git's config folder, the marker of
+/// a nested sandbox): two commands with the same key ask for the same plan of the same machine.
+fn request_key(req: &Request, config: &SandboxConfig) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    concat!(env!("CARGO_PKG_VERSION"), env!("FORGE_VERSION_SUFFIX")).hash(&mut h);
+    format!("{req:?}").hash(&mut h);
+    serde_json::to_vec(config).unwrap_or_default().hash(&mut h);
+    for k in [
+        "HOME",
+        "PATH",
+        "TMPDIR",
+        "SSH_AUTH_SOCK",
+        "XDG_RUNTIME_DIR",
+        "XDG_CONFIG_HOME",
+        super::ENV_MARKER,
+    ] {
+        std::env::var_os(k).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// A hash of what the namespace is made of ([`super::mounts::apply`]'s inputs: the binds of each
+/// kind, the private `/dev`, the empty folder): two plans with the same one need the same mount
+/// table. (Not the whole plan: its placeholders, made by the first command, are gone from the
+/// second one's.)
+fn namespace_key(plan: &Plan) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    super::mounts::targets(plan).hash(&mut h);
+    (
+        &plan.pin,
+        &plan.read_only,
+        &plan.hide,
+        &plan.rebind_writable,
+    )
+        .hash(&mut h);
+    (plan.private_dev, super::empty_dir(plan)).hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// Writes `rec` to `<dir>/<name>` by a rename, so a reader sees the old record or the new.
+fn write_record(dir: &OwnedFd, name: &[u8], rec: &Record) {
+    let Ok(json) = serde_json::to_vec(rec) else {
+        return;
+    };
+    let mut tmp = b".new-".to_vec();
+    tmp.extend_from_slice(name);
+    tmp.extend_from_slice(format!("-{}", std::process::id()).as_bytes());
+    let (Ok(tmp), Ok(name)) = (CString::new(tmp), CString::new(name)) else {
+        return;
+    };
+    // SAFETY: openat/write/close/renameat on a folder descriptor we hold and NUL-terminated
+    // names.
+    unsafe {
+        let fd = libc::openat(
+            dir.as_raw_fd(),
+            tmp.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600,
+        );
+        if fd < 0 {
+            return;
+        }
+        let ok = libc::write(fd, json.as_ptr().cast(), json.len()) == json.len() as isize;
+        libc::close(fd);
+        if ok {
+            libc::renameat(
+                dir.as_raw_fd(),
+                tmp.as_ptr(),
+                dir.as_raw_fd(),
+                name.as_ptr(),
+            );
+        } else {
+            libc::unlinkat(dir.as_raw_fd(), tmp.as_ptr(), 0);
+        }
+    }
+}
+
+/// The keeper: holds the namespaces it was born in, and nothing else, until its record names
+/// another process or nobody has joined for [`IDLE`].
+fn keeper_main(record: &Path) -> ! {
+    const CLOSE_ALL: libc::c_uint = 0;
+    // SAFETY: system calls on this process's own state; nothing here returns.
+    unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            0 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_ALL,
+        );
+        libc::chdir(c"/".as_ptr());
+        libc::prctl(libc::PR_SET_NAME, c"forge-keeper".as_ptr());
+        for s in [
+            libc::SIGHUP,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGPIPE,
+            libc::SIGTSTP,
+        ] {
+            libc::signal(s, libc::SIG_IGN);
+        }
+    }
+    let me = std::process::id() as i32;
+    loop {
+        std::thread::sleep(CHECK);
+        let mine = std::fs::read(record)
+            .ok()
+            .and_then(|t| serde_json::from_slice::<Record>(&t).ok())
+            .is_some_and(|r| r.pid == me);
+        let recent = std::fs::metadata(record)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .is_some_and(|age| age < IDLE);
+        if !(mine && recent) {
+            // SAFETY: ends this process.
+            unsafe { libc::_exit(0) };
+        }
+    }
+}
+
+/// Whether `path` is the root of a mount in the table `root` (a namespace's `/`) belongs to.
+fn mount_root(root: &OwnedFd, path: &Path) -> bool {
+    const STATX_ATTR_MOUNT_ROOT: u64 = 0x2000;
+    let rel = path.strip_prefix("/").unwrap_or(path);
+    let rel = if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    };
+    let Ok(c) = CString::new(rel.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statx(2) into a zeroed struct, with a descriptor and a path that outlive the call.
+    unsafe {
+        let mut stx: libc::statx = std::mem::zeroed();
+        libc::statx(
+            root.as_raw_fd(),
+            c.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            0,
+            &mut stx,
+        ) == 0
+            && stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT != 0
+            && stx.stx_attributes & STATX_ATTR_MOUNT_ROOT != 0
+    }
+}
+
+fn open(path: &str, flags: i32) -> Option<OwnedFd> {
+    open_path(Path::new(path), flags)
+}
+
+fn open_path(path: &Path, flags: i32) -> Option<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a NUL-terminated path; the descriptor is owned right away.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC) };
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn fstat(fd: &OwnedFd) -> Option<libc::stat> {
+    // SAFETY: fstat(2) into a zeroed struct.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd.as_raw_fd(), &mut st) == 0).then_some(st)
+    }
+}
+
+fn lstat(path: &Path) -> Option<libc::stat> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: lstat(2) into a zeroed struct, with a NUL-terminated path.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::lstat(c.as_ptr(), &mut st) == 0).then_some(st)
+    }
+}
+
+fn ino(fd: &OwnedFd) -> Option<u64> {
+    fstat(fd).map(|st| st.st_ino)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn witnesses_see_a_changed_folder_and_refuse_a_recent_change() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("watched");
+        std::fs::create_dir(&dir).unwrap();
+        let secret = dir.join("secret");
+        let basis = Basis::of([secret.as_path()], Vec::new(), Vec::new());
+        let rec = |ws: Option<Vec<Witness>>| Record {
+            pid: 2,
+            mnt: 0,
+            ipc: 0,
+            user: 0,
+            namespace: String::new(),
+            plan: Plan::default(),
+            witnesses: ws,
+        };
+        // Just made: too recent to vouch for.
+        assert!(witness(&basis, SystemTime::now()).is_none());
+        // Old enough (seen from a plan made a while later): the folder is vouched for by its
+        // change time, and a secret made in it breaks the proof.
+        let later = SystemTime::now() + BUSY + Duration::from_secs(1);
+        let ws = witness(&basis, later).expect("old enough");
+        assert!(
+            ws.iter()
+                .any(|w| matches!(w, Witness::Changed { path, .. } if *path == dir))
+        );
+        assert!(Keeper::plan_holds(&rec(Some(ws.clone()))));
+        std::fs::write(&secret, "").unwrap();
+        assert!(!Keeper::plan_holds(&rec(Some(ws))));
+        // A busy folder (changed within BUSY, not within RACY): vouched for entry by entry, so
+        // another entry made there does not break the proof; the secret's removal does.
+        let soon = SystemTime::now() + RACY + Duration::from_millis(50);
+        let ws = witness(&basis, soon).expect("not racy");
+        assert!(
+            ws.iter()
+                .any(|w| matches!(w, Witness::Entry { path, .. } if *path == secret))
+        );
+        std::fs::write(dir.join("other"), "").unwrap();
+        assert!(Keeper::plan_holds(&rec(Some(ws.clone()))));
+        std::fs::remove_file(&secret).unwrap();
+        assert!(!Keeper::plan_holds(&rec(Some(ws))));
+        // No witnesses: never reused as it is.
+        assert!(!Keeper::plan_holds(&rec(None)));
+    }
+}
