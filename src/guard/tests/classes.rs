@@ -5,10 +5,10 @@ use super::super::*;
 
 /// A repository with everyday files, Forge's and an agent's control files, secrets in it and
 /// in HOME, outside the temp folder (so "beside the repository" is outside).
-struct Repo {
+pub(super) struct Repo {
     _dir: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
+    pub(super) root: PathBuf,
+    pub(super) home: PathBuf,
 }
 
 fn write(p: &Path, body: &str) {
@@ -16,7 +16,7 @@ fn write(p: &Path, body: &str) {
     std::fs::write(p, body).unwrap();
 }
 
-fn repo(files: &[(&str, &str)]) -> Repo {
+pub(super) fn repo(files: &[(&str, &str)]) -> Repo {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/guard-unit");
     std::fs::create_dir_all(&base).unwrap();
     let dir = tempfile::tempdir_in(&base).unwrap();
@@ -52,11 +52,11 @@ fn repo(files: &[(&str, &str)]) -> Repo {
 }
 
 impl Repo {
-    fn guard(&self) -> Guard {
+    pub(super) fn guard(&self) -> Guard {
         Guard::new(&self.root, &self.home, None, None)
     }
 
-    fn check(&self, line: &str) -> GuardResult {
+    pub(super) fn check(&self, line: &str) -> GuardResult {
         self.guard().check_command(line, &self.root)
     }
 }
