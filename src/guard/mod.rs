@@ -481,9 +481,11 @@ impl Guard {
         for w in written.clone().iter().chain(judge.written.clone().iter()) {
             // A `.git` below the top (a submodule's `.git` file, a nested repository): git run
             // in that folder reads its config and runs its hooks and fsmonitor.
-            let nested_git = w
-                .strip_prefix(&self.paths.root)
-                .is_ok_and(|rel| rel.components().skip(1).any(|c| c.as_os_str() == ".git"));
+            let nested_git = w.strip_prefix(&self.paths.root).is_ok_and(|rel| {
+                rel.components()
+                    .skip(1)
+                    .any(|c| paths::fold(&c.as_os_str().to_string_lossy()) == ".git")
+            });
             if nested_git {
                 judge.hit(
                     &rules::forge::SANDBOX_CONTROL,
@@ -493,7 +495,8 @@ impl Guard {
                     ),
                 );
             }
-            if let Some(c) = self.control.iter().find(|c| w.starts_with(c)) {
+            // In any case, as a case-insensitive file system compares them (red team, round 13).
+            if let Some(c) = self.control.iter().find(|c| paths::within_folded(w, c)) {
                 judge.hit(
                     &rules::forge::SANDBOX_CONTROL,
                     format!(

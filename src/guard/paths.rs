@@ -88,12 +88,17 @@ impl Paths {
             if self.run_output.as_deref() == Some(p) {
                 return Place::InRepo(rel_s);
             }
-            let first = rel
+            // Control names in any case: on a case-insensitive file system `.GIT/config` is
+            // `.git/config` (red team, round 13).
+            let mut names = rel
                 .components()
-                .next()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned());
+                .map(|c| fold(&c.as_os_str().to_string_lossy()));
+            let first = names.next();
+            let second = names.next();
             // `.tmp` holds Forge's run state: deleting it deletes that state.
-            if self.root.join(".tmp/.forge").starts_with(p) {
+            let run_state =
+                first.as_deref() == Some(".tmp") && second.as_deref().is_none_or(|s| s == ".forge");
+            if run_state {
                 return Place::ForgeRunState;
             }
             return match first.as_deref() {
@@ -103,7 +108,6 @@ impl Paths {
                 // run when the folder opens): the sandbox's project control files too.
                 Some(".claude") | Some(".codex") | Some(".gemini") | Some(".mcp.json")
                 | Some(".vscode") => Place::AgentConfig,
-                Some(".tmp") if rel.starts_with(".tmp/.forge") => Place::ForgeRunState,
                 _ => Place::InRepo(rel_s),
             };
         }
@@ -154,6 +158,55 @@ impl Paths {
             .any(|a| a.join(".git").exists() || a.join(".forge").exists());
         !beside_repo && !in_project
     }
+}
+
+/// A file name as a case-insensitive file system compares it, for control and secret names:
+/// case folded as Unicode's simple folding and Windows' upper-case table both fold it (there
+/// `ı` is `I` and `ſ` is `S`, so `.gıt` is `.git`), without the code points HFS+ ignores in
+/// names (zero-width joiners, direction marks, the byte-order mark: git's CVE-2014-9390,
+/// `.g\u{200c}it` is `.git`) and the other default-ignorable ones older ext4 case folding
+/// dropped. On macOS, Windows, WSL's `/mnt/c` or a case-folding ext4 folder (`chattr +F`) such a
+/// spelling opens the control file itself, so Forge takes it as that file everywhere (red team,
+/// round 13); on a case-sensitive disk a file really named `.GIT` is refused with it.
+pub fn fold(name: &str) -> String {
+    name.chars()
+        .filter(|&c| !is_ignorable(c))
+        .flat_map(char::to_uppercase)
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Unicode's default-ignorable code points (DerivedCoreProperties.txt): invisible in a name.
+fn is_ignorable(c: char) -> bool {
+    matches!(
+        c as u32,
+        0xAD | 0x34F
+            | 0x61C
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFF8
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+    )
+}
+
+/// `path` is `dir` or below it, names compared as [`fold`] compares them.
+pub fn within_folded(path: &Path, dir: &Path) -> bool {
+    let mut p = path.components();
+    dir.components().all(|d| {
+        p.next().is_some_and(|c| {
+            fold(&c.as_os_str().to_string_lossy()) == fold(&d.as_os_str().to_string_lossy())
+        })
+    })
 }
 
 /// `..` and `.` removed without touching the disk (the shell's logical view, used for `cd`).
@@ -238,8 +291,8 @@ const SNIFF: usize = 4096;
 /// Files whose contents are credentials. Returns what kind, for the message. Public halves
 /// (`*.pub`, certificates, `known_hosts`) are not secrets.
 pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
-    let name = p.file_name()?.to_string_lossy().to_string();
-    let lower = name.to_ascii_lowercase();
+    // Names in any case, as a case-insensitive file system opens them (red team, round 13).
+    let lower = fold(&p.file_name()?.to_string_lossy());
     if lower.ends_with(".pub") || lower.starts_with("known_hosts") || lower == "authorized_keys" {
         return None;
     }
@@ -271,9 +324,16 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
     ) {
         return Some("stored credentials");
     }
-    if let Ok(rel) = p.strip_prefix(home) {
-        let rel = rel.to_string_lossy();
-        let under = |d: &str| rel == d || rel.starts_with(&format!("{d}/"));
+    // HOME in any case too: on a case-insensitive disk `/Users/ADA/.ssh` is `~/.ssh`.
+    let (folded, folded_home) = (fold(&p.to_string_lossy()), fold(&home.to_string_lossy()));
+    if let Some(rel) = folded
+        .strip_prefix(folded_home.trim_end_matches('/'))
+        .and_then(|r| r.strip_prefix('/'))
+    {
+        let under = |d: &str| {
+            let d = fold(d);
+            rel == d || rel.starts_with(&format!("{d}/"))
+        };
         if let Some((_, kind)) = crate::secrets::HOME.iter().find(|(d, _)| under(d)) {
             return Some(kind);
         }
@@ -289,9 +349,9 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
             return Some("an AI agent's credentials");
         }
     }
-    let s = p.to_string_lossy();
+    let s = folded;
     if matches!(
-        s.as_ref(),
+        s.as_str(),
         "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd"
     ) || s.starts_with("/etc/ssh/ssh_host_")
         || s.starts_with("/etc/ssl/private/")
@@ -435,6 +495,24 @@ mod tests {
     }
 
     #[test]
+    fn names_are_folded_as_case_insensitive_file_systems_fold_them() {
+        assert_eq!(fold(".GIT"), ".git");
+        assert_eq!(fold(".g\u{0131}t"), ".git");
+        assert_eq!(fold(".v\u{017f}code"), ".vscode");
+        assert_eq!(fold(".g\u{200c}it"), ".git");
+        assert_eq!(fold(".git\u{fe0f}"), ".git");
+        assert_ne!(fold(".g\u{0130}t"), ".git");
+        assert!(within_folded(
+            Path::new("/r/.GITHOOKS/x"),
+            Path::new("/r/.githooks")
+        ));
+        assert!(!within_folded(
+            Path::new("/r/.githooksx"),
+            Path::new("/r/.githooks")
+        ));
+    }
+
+    #[test]
     fn secrets() {
         let h = Path::new("/home/u");
         let secret = |p: &str| secret_kind(Path::new(p), h).is_some();
@@ -442,6 +520,8 @@ mod tests {
         assert!(secret("/r/.env.production"));
         assert!(!secret("/r/.env.example"));
         assert!(!secret("/r/.env.example.bak"));
+        assert!(secret("/r/.ENV"));
+        assert!(secret("/home/u/.SSH/config"));
         assert!(secret("/home/u/.ssh/id_rsa"));
         assert!(!secret("/home/u/.ssh/id_rsa.pub"));
         assert!(!secret("/home/u/.ssh/known_hosts"));

@@ -2,6 +2,7 @@
 
 mod classes;
 mod person;
+mod round_13;
 
 use super::*;
 
