@@ -296,7 +296,13 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
     if lower.ends_with(".pub") || lower.starts_with("known_hosts") || lower == "authorized_keys" {
         return None;
     }
-    if lower == ".env" || (lower.starts_with(".env.") && !is_env_template(&lower[5..])) {
+    // The env files the sandbox hides at the project's top (`.env*`, `.envrc*`), in any folder;
+    // a copy of a template (`.env.example.bak`) is readable.
+    let template = lower
+        .split_once('.')
+        .and_then(|(_, r)| r.split_once('.'))
+        .is_some_and(|(_, rest)| is_env_template(rest));
+    if crate::sandbox::resolve::is_env_secret(&lower) && !template {
         return Some("an environment file with secrets");
     }
     if lower.ends_with(".pem") || lower.ends_with(".crt") || lower.ends_with(".cer") {
@@ -520,6 +526,9 @@ mod tests {
         assert!(secret("/r/.env.production"));
         assert!(!secret("/r/.env.example"));
         assert!(!secret("/r/.env.example.bak"));
+        assert!(secret("/r/.envrc"));
+        assert!(secret("/r/api/.envrc.local"));
+        assert!(!secret("/r/.envrc.example"));
         assert!(secret("/r/.ENV"));
         assert!(secret("/home/u/.SSH/config"));
         assert!(secret("/home/u/.ssh/id_rsa"));

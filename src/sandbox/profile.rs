@@ -112,7 +112,7 @@ impl Place {
     pub fn describe(self) -> &'static str {
         match self {
             Place::Secrets => {
-                "secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.kube`, `~/.docker/config.json`, `~/.netrc`, `~/.git-credentials`, `~/.config/git/credentials`, `~/.pgpass`, `~/.config/gcloud`, cargo/npm/pypi/maven/container-registry credentials, agents' credentials, shell histories, local servers' tokens (Claude Code's IDE connections, Jupyter's runtime files), `/etc/shadow`, host keys, the project's top-level `.env*`; the list is `src/secrets.rs`, shared with the guard)"
+                "secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.kube`, `~/.docker/config.json`, `~/.netrc`, `~/.git-credentials`, `~/.config/git/credentials`, `~/.pgpass`, `~/.config/gcloud`, cargo/npm/pypi/maven/container-registry credentials, agents' credentials, shell histories, local servers' tokens (Claude Code's IDE connections, Jupyter's runtime files), `/etc/shadow`, host keys, the project's top-level `.env*` and direnv's `.envrc*`; the list is `src/secrets.rs`, shared with the guard)"
             }
             Place::OwnCredential => "the credential file of the client the sandbox runs",
             Place::Control => {

@@ -416,12 +416,18 @@ pub fn default_tmpdir(project: &Path, system_tmp: &Path, profile: Profile) -> Pa
         .join(profile.as_str())
 }
 
-/// `.env`, `.env.local`, `.env.production` are secrets; `.env.example` and friends are not.
+/// `.env`, `.env.local`, `.env.production` are secrets; `.env.example` and friends are not. So
+/// are direnv's `.envrc` and `.envrc.local`, which export the same tokens into every shell that
+/// enters the folder (red team, round 13). Names in any case: on a case-insensitive file system
+/// `.ENV` is `.env`. The guard refuses reading what this names, in any folder.
 pub fn is_env_secret(name: &str) -> bool {
-    (name == ".env" || name.starts_with(".env."))
-        && ![".example", ".sample", ".template", ".dist", ".defaults"]
-            .iter()
-            .any(|s| name.ends_with(s))
+    let name = name.to_ascii_lowercase();
+    [".env", ".envrc"].iter().any(|stem| {
+        name.strip_prefix(stem)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    }) && ![".example", ".sample", ".template", ".dist", ".defaults"]
+        .iter()
+        .any(|s| name.ends_with(s))
 }
 
 /// What a plan was read from, beyond its request and the environment: the entries on the way

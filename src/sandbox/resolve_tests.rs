@@ -687,8 +687,21 @@ fn env_files() {
     assert!(is_env_secret(".env"));
     assert!(is_env_secret(".env.production"));
     assert!(!is_env_secret(".env.example"));
-    assert!(!is_env_secret(".envrc"));
+    // Red team, round 13: direnv's files export the same secrets.
+    assert!(is_env_secret(".envrc"));
+    assert!(is_env_secret(".envrc.local"));
+    assert!(is_env_secret(".ENV"));
+    assert!(!is_env_secret(".envrc.example"));
+    assert!(!is_env_secret(".environment"));
     assert!(!is_env_secret("env"));
+    // The layout lists them, so the plan hides them.
+    let d = tempfile::tempdir().unwrap();
+    for name in [".env", ".envrc", ".envrc.example", "envrc"] {
+        std::fs::write(d.path().join(name), "export TOKEN=1\n").unwrap();
+    }
+    let l = Layout::probe(d.path(), d.path()).unwrap();
+    let root = d.path().canonicalize().unwrap();
+    assert_eq!(l.env_files, [root.join(".env"), root.join(".envrc")]);
 }
 
 #[test]

@@ -46,7 +46,7 @@ pub const WRITE_UNKNOWN: Rule = Rule {
 pub const SECRETS: Rule = Rule {
     id: "secrets",
     decision: Decision::Deny,
-    summary: "reading or copying secrets: `.env` (not `.env.example`), private keys (not `*.pub` or certificates), `~/.ssh`, cloud and agent credentials, `~/.pgpass`, process environments, shell histories",
+    summary: "reading or copying secrets: `.env` and direnv's `.envrc` (not `.env.example`), in any case, private keys (not `*.pub` or certificates), `~/.ssh`, cloud and agent credentials, `~/.pgpass`, process environments, shell histories",
 };
 pub const SECRETS_WRITE: Rule = Rule {
     id: "secrets-write",

@@ -114,3 +114,36 @@ fn round_13_control_and_secret_names_in_any_case() {
         ],
     );
 }
+
+/// Hole 7: `.envrc` (direnv) often exports secrets; it is one like `.env`.
+#[test]
+fn round_13_envrc_is_a_secret() {
+    let r = repo(&[
+        (".envrc", "export TOKEN=1\n"),
+        (".envrc.local", "export TOKEN=2\n"),
+        (".envrc.example", "export TOKEN=\n"),
+    ]);
+    let root = r.root.display().to_string();
+    denied_by(
+        &r,
+        "secrets",
+        &[
+            ("Read", json!({"file_path": format!("{root}/.envrc")})),
+            ("Read", json!({"file_path": format!("{root}/.envrc.local")})),
+            ("Read", json!({"file_path": format!("{root}/.ENVRC")})),
+            ("mcp__fs__read_file", json!({"path": ".envrc"})),
+            ("Bash", json!({"command": "cat .envrc"})),
+            ("Bash", json!({"command": "grep TOKEN services/api/.envrc"})),
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            (
+                "Read",
+                json!({"file_path": format!("{root}/.envrc.example")}),
+            ),
+            ("Bash", json!({"command": "direnv status"})),
+        ],
+    );
+}
