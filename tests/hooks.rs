@@ -795,6 +795,53 @@ fn file_tools_cannot_edit_what_the_sandbox_keeps_read_only() {
     let (d, out) = decide("Write", "src/fine.sh");
     assert_ne!(d.as_deref(), Some("deny"), "{out}");
 }
+
+/// Red team, round 13: a PATH entry that is a link to a folder inside the project not made yet
+/// (`~/bin` → `<repo>/tools/bin`) was normalised only lexically, so it was not a control folder
+/// and a file tool planted `tools/bin/git`; and the control folders were compared with their
+/// case, which a case-insensitive file system ignores.
+#[test]
+fn round_13_path_links_into_the_project_and_control_names_in_any_case() {
+    let r = Repo::with_command("true", "none");
+    r.git(&["config", "core.hooksPath", ".githooks"]);
+    r.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    let outside = r.path().parent().unwrap().canonicalize().unwrap();
+    let link = |target: &std::path::Path, name: &str| {
+        std::os::unix::fs::symlink(target, outside.join(name)).unwrap();
+        outside.join(name).display().to_string()
+    };
+    let bin = link(&r.path().join("tools/bin"), "bin-link");
+    link(&r.path().join("vendor"), "vendor-link");
+    let chain = link(&outside.join("vendor-link"), "chain");
+    // A relative link target, resolved from the link's folder.
+    let relative = link(std::path::Path::new("repo/.venv/bin"), "venv-link");
+    let path = format!(
+        "{bin}:{chain}/x/bin:{relative}:{}",
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [("PATH", path)];
+    let mut allowed = Vec::new();
+    for (tool, file) in [
+        ("Write", r.path().join("tools/bin/git")),
+        ("Write", outside.join("bin-link/git")),
+        ("Write", r.path().join("vendor/x/bin/ls")),
+        ("Write", r.path().join(".venv/bin/python")),
+        ("Edit", r.path().join(".GITHOOKS/pre-commit")),
+        ("Write", r.path().join(".Githooks/post-checkout")),
+    ] {
+        let (d, out) = file_tool_decision(&r, &env, tool, &file.display().to_string());
+        if d.as_deref() != Some("deny") || !out.contains("[sandbox-control]") {
+            allowed.push(format!("{tool} {}: {d:?} {out}", file.display()));
+        }
+    }
+    assert!(allowed.is_empty(), "the attack worked: {allowed:#?}");
+    for rel in ["src/fine.sh", "tools/README.md", "vendor/x/lib.rs"] {
+        let file = r.path().join(rel).display().to_string();
+        let (d, out) = file_tool_decision(&r, &env, "Write", &file);
+        assert_ne!(d.as_deref(), Some("deny"), "{rel}: {out}");
+    }
+}
+
 // Red-team round 6: what the file tools could still reach past `sandbox-control`.
 
 /// The Claude PreToolUse answer for `tool` on absolute `file` with the given env overrides.

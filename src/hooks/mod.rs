@@ -675,16 +675,21 @@ fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
     // Every PATH folder inside the project, whether or not it exists yet: the sandbox can
     // bind only one that exists, but a file tool writing `node_modules/.bin/git` before
     // `npm install` made the folder plants a program the client and the person's shell run by
-    // name (red team, round 12). A relative entry is taken from the project's root.
+    // name (red team, round 12). A relative entry is taken from the project's root. Each is
+    // taken as written and as the kernel resolves it, through links — a dangling one too:
+    // `~/bin` linked to the project's `tools/bin`, not made yet, is that folder (red team,
+    // round 13).
     if let Some(path) = std::env::var_os("PATH") {
         for d in std::env::split_paths(&path) {
             let abs = if d.is_absolute() { d } else { root.join(d) };
-            if let Some(n) = crate::sandbox::resolve::normalize(&abs)
-                && n.starts_with(&root)
-                && n != root
-                && !control.contains(&n)
-            {
-                control.push(n);
+            let readings = [
+                crate::sandbox::resolve::normalize(&abs),
+                Some(crate::guard::paths::real(&abs)),
+            ];
+            for n in readings.into_iter().flatten() {
+                if n.starts_with(&root) && n != root && !control.contains(&n) {
+                    control.push(n);
+                }
             }
         }
     }
