@@ -160,19 +160,64 @@ const URL_KEYS: [&str; 7] = [
     "urls",
     "target_url",
 ];
-/// Words in an MCP tool's name that mean it changes what its paths name.
-const WRITE_VERBS: [&str; 40] = [
-    "write", "edit", "create", "move", "rename", "delete", "remove", "mkdir", "put", "patch",
-    "append", "save", "upload", "insert", "replace", "update", "copy", "apply", "set", "touch",
-    "mv", "cp", "ln", "link", "symlink", "download", "extract", "unzip", "untar", "clone", "init",
-    "checkout", "rm", "unlink", "chmod", "chown", "truncate", "restore", "install", "commit",
-];
-/// Words in an MCP tool's name that mean it only reads. A tool named by neither list is taken
-/// to write: `mv`, `download_file` and `extract` were judged as reads (red team, round 12).
+/// Words in an MCP tool's name that mean it only reads.
 const READ_VERBS: [&str; 22] = [
     "read", "get", "list", "search", "find", "view", "show", "stat", "info", "query", "fetch",
     "grep", "glob", "tree", "cat", "head", "tail", "diff", "status", "describe", "inspect",
     "count",
+];
+/// Words beside a read verb that say what a read-only tool reads, or how — nouns and small
+/// words, no verbs: `read_text_file`, `list_directory_with_sizes`, `get-library-docs`,
+/// `get_file_text_by_path`. Only the words of everyday read-only servers that take paths
+/// (filesystem, git, serena, JetBrains, GitHub, context7): a read-only tool named otherwise is
+/// judged as a writer, which matters only for the paths it names outside the project or in
+/// control folders, and for a running slice's scope.
+const READ_NOUNS: [&str; 45] = [
+    "file",
+    "files",
+    "dir",
+    "dirs",
+    "directory",
+    "directories",
+    "folder",
+    "folders",
+    "path",
+    "paths",
+    "content",
+    "contents",
+    "text",
+    "media",
+    "image",
+    "document",
+    "documents",
+    "doc",
+    "docs",
+    "page",
+    "pages",
+    "resource",
+    "resources",
+    "issue",
+    "issues",
+    "library",
+    "symbol",
+    "symbols",
+    "definition",
+    "definitions",
+    "references",
+    "referencing",
+    "overview",
+    "problems",
+    "commits",
+    "repository",
+    "git",
+    "pattern",
+    "multiple",
+    "sizes",
+    "with",
+    "by",
+    "in",
+    "for",
+    "of",
 ];
 
 /// Values of an MCP input looked at, and the depth, at most (inputs are small; this bounds a
@@ -202,6 +247,27 @@ fn name_words(name: &str) -> Vec<String> {
     words
 }
 
+/// Whether an MCP tool (`mcp__server__tool`) only reads, by its name: every word of the part
+/// after the server is a read verb or one of [`READ_NOUNS`], and one is a verb. Anything else
+/// writes (red team, round 13): a word Forge does not know may be a verb (`read_then_overwrite`,
+/// `get_or_make`, `fetch_and_store`, `searchAndFormat`); a letter outside ASCII splits or hides
+/// a word (`read_wrіte` with a Cyrillic `і`); and the tool is all that follows the server, not
+/// the last `__` segment (`mcp__srv__write_file__read`).
+fn only_reads(name: &str) -> bool {
+    let Some(tool) = name.splitn(3, "__").nth(2) else {
+        return false;
+    };
+    if !tool.is_ascii() {
+        return false;
+    }
+    let words = name_words(tool);
+    let verb = |w: &String| READ_VERBS.contains(&w.as_str());
+    words.iter().any(verb)
+        && words
+            .iter()
+            .all(|w| verb(w) || READ_NOUNS.contains(&w.as_str()))
+}
+
 fn is_path_key(k: &str) -> bool {
     PATH_KEYS.contains(&k) || {
         let l = k.to_ascii_lowercase();
@@ -218,9 +284,7 @@ fn mcp(name: &str, input: &Value, call: &mut ToolCall) -> std::result::Result<()
         Value::Null => return Ok(()),
         _ => return Err(format!("{name} input is not a JSON object")),
     }
-    let words = name_words(name.rsplit("__").next().unwrap_or(name));
-    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
-    let writes = has(&WRITE_VERBS) || !has(&READ_VERBS);
+    let writes = !only_reads(name);
     let runs = [
         "exec", "run", "shell", "terminal", "command", "bash", "spawn", "process",
     ]
@@ -358,6 +422,32 @@ pub fn exact_call(tool: &str, input: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_tool_reads_only_when_every_word_of_its_name_says_so() {
+        for name in [
+            "mcp__filesystem__read_text_file",
+            "mcp__filesystem__list_directory_with_sizes",
+            "mcp__github__get_file_contents",
+            "mcp__context7__get-library-docs",
+            "mcp__x__readFile",
+            "mcp__fetch__fetch",
+        ] {
+            assert!(only_reads(name), "{name}");
+        }
+        for name in [
+            "mcp__x__read_then_overwrite",
+            "mcp__x__searchAndFormat",
+            "mcp__x__read_wr\u{0456}te",
+            "mcp__srv__write_file__read",
+            "mcp__x__file_issue",
+            "mcp__x__",
+            "mcp__x",
+            "read_file",
+        ] {
+            assert!(!only_reads(name), "{name}");
+        }
+    }
 
     #[test]
     fn mcp_inputs_are_read_by_their_keys() {

@@ -47,6 +47,63 @@ fn allowed(r: &Repo, calls: &[(&str, Value)]) {
     assert!(wrong.is_empty(), "flagged: {wrong:#?}");
 }
 
+/// Hole 3: a tool name with a read verb beside a verb Forge does not list was taken to read;
+/// so were names with non-ASCII letters and a last `__` segment that reads.
+#[test]
+fn round_13_a_tool_reads_only_when_every_word_of_its_name_says_so() {
+    let r = repo(&[]);
+    let root = r.root.display().to_string();
+    let git_config = json!({"path": format!("{root}/.git/config"), "content": "[core]"});
+    let calls: Vec<(&str, Value)> = [
+        "mcp__x__read_then_overwrite",
+        "mcp__x__get_or_make",
+        "mcp__x__fetch_and_store",
+        "mcp__x__searchAndFormat",
+        "mcp__x__read_wr\u{0456}te",
+        "mcp__srv__write_file__read",
+        "mcp__x__readOrCreate",
+        "mcp__x__list_and_prune",
+        "mcp__x__get-and-sync",
+        "mcp__x__\u{0433}et_file",
+        "mcp__x__read_file\u{200b}s",
+        "mcp__x__",
+        "mcp__x",
+    ]
+    .iter()
+    .map(|t| (*t, git_config.clone()))
+    .collect();
+    flagged(&r, &calls);
+    // Read-only tools of everyday servers read a control file without a finding.
+    let reads: Vec<(&str, Value)> = [
+        "mcp__filesystem__read_file",
+        "mcp__filesystem__read_text_file",
+        "mcp__filesystem__read_media_file",
+        "mcp__filesystem__read_multiple_files",
+        "mcp__filesystem__list_directory",
+        "mcp__filesystem__list_directory_with_sizes",
+        "mcp__filesystem__directory_tree",
+        "mcp__filesystem__search_files",
+        "mcp__filesystem__get_file_info",
+        "mcp__github__get_file_contents",
+        "mcp__serena__find_file",
+        "mcp__serena__list_dir",
+        "mcp__jetbrains__get_file_text_by_path",
+        "mcp__x__readFile",
+        "mcp__x__get-document",
+    ]
+    .iter()
+    .map(|t| (*t, json!({"path": format!("{root}/.git/config")})))
+    .collect();
+    allowed(&r, &reads);
+    allowed(
+        &r,
+        &[(
+            "mcp__context7__get-library-docs",
+            json!({"context7CompatibleLibraryID": "/rust-lang/rust", "topic": "fs::remove_dir_all"}),
+        )],
+    );
+}
+
 /// Hole 5: control and secret names in another case. On a case-insensitive file system (macOS,
 /// Windows, a case-folding ext4 folder) `.GIT/config` is `.git/config`.
 #[test]
