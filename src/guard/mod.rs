@@ -394,24 +394,33 @@ impl Guard {
         }
         let mut findings = Vec::new();
         let session_cwd = cwd.to_path_buf();
-        let cwd = match &call.cwd {
-            Some(c) => self.paths.resolve(&self.expand_home(c), cwd),
-            None => cwd.to_path_buf(),
-        };
+        // Every folder the input names (the first is where commands run), then the session's.
+        let mut bases: Vec<PathBuf> = Vec::new();
+        for c in &call.folders {
+            let b = self.paths.resolve(&self.expand_home(c), cwd);
+            if !bases.contains(&b) {
+                bases.push(b);
+            }
+        }
+        if !bases.contains(&session_cwd) {
+            bases.push(session_cwd.clone());
+        }
+        let cwd = bases[0].clone();
         // Other places a path may mean, judged as well (red team, round 12): a relative path
-        // against the session's folder when the input names its own `cwd` (an MCP server
-        // resolves against the folder it was started in), and a path with `..` taken
-        // lexically, as Node's `path.resolve` does before the kernel sees it — through a link
-        // `g`, `g/../.git/config` is the link target's sibling for the kernel but
-        // `.git/config` for the client.
+        // against the session's folder and every other folder when the input names its own
+        // `cwd` (an MCP server resolves against the folder it was started in), and a path with
+        // `..` taken lexically, as Node's `path.resolve` does before the kernel sees it —
+        // through a link `g`, `g/../.git/config` is the link target's sibling for the kernel
+        // but `.git/config` for the client.
         let other_readings = |f: &str| -> Vec<String> {
             let p = Path::new(f);
-            let mut bases = vec![&cwd];
-            if call.cwd.is_some() && p.is_relative() && session_cwd != cwd {
-                bases.push(&session_cwd);
-            }
+            let bases = if p.is_relative() {
+                &bases[..]
+            } else {
+                &bases[..1]
+            };
             let mut out: Vec<String> = Vec::new();
-            for (i, base) in bases.into_iter().enumerate() {
+            for (i, base) in bases.iter().enumerate() {
                 let abs = base.join(p);
                 if i > 0 {
                     out.push(abs.display().to_string());
@@ -435,7 +444,7 @@ impl Guard {
         let mut judge = Judge::new(&self.paths, &self.decisions);
         let here = shell::Cwd::at(&cwd);
         let origin = shell::Origin::Line;
-        for f in &call.written {
+        let write = |judge: &mut Judge, f: &str| {
             let f = self.expand_home(f);
             for g in std::iter::once(f.clone()).chain(other_readings(&f)) {
                 let w = shell::Word::lit(g);
@@ -449,19 +458,22 @@ impl Guard {
                     false,
                 );
             }
+        };
+        for f in &call.written {
+            write(&mut judge, f);
+        }
+        // What only a value's shape says the tool writes: judged where it lands, kept out of
+        // the phase's scope (below).
+        let certain = judge.written.len();
+        for f in &call.maybe_written {
+            write(&mut judge, f);
+        }
+        let named = judge.written.len();
+        for f in &call.placeholders {
+            write(&mut judge, f);
         }
         let mut read = Vec::new();
-        let reads: Vec<String> = call
-            .read
-            .iter()
-            .cloned()
-            .chain(
-                call.urls
-                    .iter()
-                    .filter_map(|u| u.strip_prefix("file://").map(str::to_string)),
-            )
-            .collect();
-        for f in &reads {
+        for f in &call.read {
             let f = self.expand_home(f);
             for g in std::iter::once(f.clone()).chain(other_readings(&f)) {
                 let w = shell::Word::lit(g);
@@ -507,11 +519,14 @@ impl Guard {
                 );
             }
         }
+        let mut guessed = judge.written.split_off(certain);
+        guessed.truncate(named - certain);
         written.extend(std::mem::take(&mut judge.written));
         findings.extend(judge.findings);
         if let Some(ph) = &self.phase {
             phase::scope(ph, &self.paths, &written, &mut findings);
         }
+        written.extend(guessed);
         self.project_rules(canon, None, &written, &read, &mut findings);
         // Tool calls run in the agent's own process, never in the sandbox.
         let r = GuardResult::from_findings(findings, false);
@@ -543,12 +558,22 @@ impl Guard {
         }
     }
 
-    /// Tool paths are not shell words: an agent that writes `~/.bashrc` means the home folder.
+    /// Tool paths are not shell words: an agent that writes `~/.bashrc` means the home folder,
+    /// and `~root/.bashrc` root's, as Python's `expanduser` in an MCP server reads it.
     fn expand_home(&self, f: &str) -> String {
-        match f.strip_prefix("~/") {
-            Some(rest) => self.paths.home.join(rest).display().to_string(),
-            None if f == "~" => self.paths.home.display().to_string(),
-            None => f.to_string(),
+        let Some(rest) = f.strip_prefix('~') else {
+            return f.to_string();
+        };
+        let (user, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        let home = if user.is_empty() {
+            self.paths.home.clone()
+        } else {
+            PathBuf::from(shell::user_home(user, &self.paths.home))
+        };
+        if tail.is_empty() {
+            home.display().to_string()
+        } else {
+            home.join(tail).display().to_string()
         }
     }
 

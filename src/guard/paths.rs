@@ -209,6 +209,71 @@ pub fn within_folded(path: &Path, dir: &Path) -> bool {
     })
 }
 
+/// The local paths a `file:` URL may name (`None` for any other value), every one of which is
+/// judged (red team, round 13: `FILE://`, `file:/abs`, `file://localhost/abs`, `%2eenv` were not
+/// taken as paths). Read first as Node's `url.fileURLToPath` reads it: the scheme in any case;
+/// spaces and control characters around the URL and tabs and newlines inside it dropped; `\`
+/// as `/`; the host (empty or `localhost` for a local file), then the path up to `?` or `#`,
+/// percent-decoded. A URL with another host is no local file to Node, but Python's
+/// `urlparse(u).path` keeps its path, so that is judged too; and so is what code that strips
+/// the scheme by hand reads (`file://.git/config` as the relative `.git/config`). Used for
+/// every tool and every command operand, read or written.
+pub fn file_url_paths(value: &str) -> Option<Vec<String>> {
+    let url: String = value
+        .trim_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    let (scheme, rest) = url.split_once(':')?;
+    if !scheme.eq_ignore_ascii_case("file") {
+        return None;
+    }
+    let slashed = rest.replace('\\', "/");
+    let path = match slashed.strip_prefix("//") {
+        // The host ends where the path, the query or the fragment begins.
+        Some(after) => &after[after.find(['/', '?', '#']).unwrap_or(after.len())..],
+        None => slashed.as_str(),
+    };
+    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
+    let node = if path.starts_with('/') {
+        percent_decoded(path)
+    } else {
+        format!("/{}", percent_decoded(path))
+    };
+    let by_hand = rest.strip_prefix("//").unwrap_or(rest);
+    let mut out = vec![node];
+    for p in [by_hand.to_string(), percent_decoded(by_hand)] {
+        if !p.is_empty() && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Some(out)
+}
+
+/// `%2e` → `.`; a `%` not followed by two hex digits stays as it is (as in
+/// `decodeURIComponent`'s lax cousins). Bytes that are not UTF-8 become U+FFFD.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).copied().and_then(hex),
+                b.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `..` and `.` removed without touching the disk (the shell's logical view, used for `cd`).
 pub fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -498,6 +563,29 @@ mod tests {
         assert_eq!(p.place(Path::new("/tmp/runner/home/.ssh")), Place::Outside);
         assert_eq!(p.place(Path::new("/tmp/runner")), Place::Outside);
         assert_eq!(p.place(Path::new("/tmp/app-test-1")), Place::Temp);
+    }
+
+    #[test]
+    fn file_urls_are_read_as_node_and_laxer_parsers_read_them() {
+        let paths = |u: &str| file_url_paths(u).unwrap_or_default();
+        assert_eq!(paths("file:///r/.env"), ["/r/.env"]);
+        assert_eq!(paths("FILE:///r/%2eenv"), ["/r/.env", "/r/%2eenv"]);
+        assert_eq!(paths("file:/r/.env"), ["/r/.env"]);
+        assert_eq!(
+            paths("file://localhost/r/.env"),
+            ["/r/.env", "localhost/r/.env"]
+        );
+        assert_eq!(paths(" file:///r/.e\tnv?x#y")[0], "/r/.env");
+        assert_eq!(paths("file:\\\\\\r\\.env")[0], "/r/.env");
+        // `\\` is `/`: a host `r` here, whose path Python's `urlparse` keeps.
+        assert_eq!(paths("file:\\\\r\\.env")[0], "/.env");
+        assert!(paths("file://.git/config").contains(&".git/config".to_string()));
+        assert_eq!(paths("file:.env"), ["/.env", ".env"]);
+        assert_eq!(paths("file:///r/%ff")[0], "/r/\u{fffd}");
+        assert_eq!(paths("file:///r/100%")[0], "/r/100%");
+        assert_eq!(file_url_paths("https://x/.env"), None);
+        assert_eq!(file_url_paths("/r/file:x"), None);
+        assert_eq!(file_url_paths("profile:x"), None);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::guard::paths::{file_url_paths, fold};
+
 /// A tool call as the guard judges it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolCall {
@@ -16,8 +18,18 @@ pub struct ToolCall {
     pub read: Vec<String>,
     /// URLs fetched (WebFetch, MCP fetchers).
     pub urls: Vec<String>,
-    /// A folder an MCP tool says it runs in.
+    /// The folder an MCP tool says it runs in (its first `cwd`, `workdir`, …): relative paths
+    /// and commands are judged there.
     pub cwd: Option<String>,
+    /// Every folder the input names as the one it works in.
+    pub folders: Vec<String>,
+    /// Values an MCP tool that writes may take as paths, by their shape alone (a path-shaped
+    /// value under a key that does not say what it holds, a name beside a `cwd`): judged where
+    /// they land, but not against a phase's scope — `text/plain` may be a MIME type.
+    pub maybe_written: Vec<String>,
+    /// A file in each folder a writing MCP tool works in (`<cwd>/_`), judged where it lands
+    /// (a tool working in `.git/` writes there) but not as a file of the change.
+    pub placeholders: Vec<String>,
 }
 
 /// The canonical tool name used by project rules (`tool: Write`).
@@ -99,7 +111,12 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
             }
         }
         "WebFetch" => {
-            call.urls.extend(field(&["url"]));
+            let url = field(&["url"]);
+            // A `file:` URL is read as Node reads it (red team, round 13: `FILE://…/.env`).
+            if let Some(paths) = url.as_deref().and_then(file_url_paths) {
+                call.read.extend(paths);
+            }
+            call.urls.extend(url);
         }
         _ if name.starts_with("mcp__") => mcp(name, input, &mut call)?,
         _ => {}
@@ -107,58 +124,83 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
     Ok(call)
 }
 
-/// Keys whose string value is a shell command.
+/// Keys whose string value is a shell command. Every list of keys is compared with the key
+/// folded ([`fold`]): a server may match keys without case (Go's `encoding/json` takes
+/// `Command`, even `ſcript`, for `script`).
 const COMMAND_KEYS: [&str; 8] = [
     "command",
     "cmd",
     "script",
     "shell",
     "bash",
-    "commandLine",
+    "commandline",
     "command_line",
     "shell_command",
 ];
-/// Keys whose string value is a file or folder; so is any key naming a path, file, folder or
-/// directory in other words (`relative_path`, `pathInProject`, `output_file`, `target_dir`).
-const PATH_KEYS: [&str; 28] = [
-    "path",
-    "file",
-    "file_path",
-    "filePath",
-    "filepath",
-    "filename",
-    "fileName",
-    "file_name",
-    "paths",
-    "files",
+/// Keys whose string value is the folder the tool works in.
+const FOLDER_KEYS: [&str; 5] = [
+    "cwd",
+    "workdir",
+    "working_directory",
+    "workingdirectory",
+    "working_dir",
+];
+/// Keys whose string value is a file or folder without saying so; so is any key whose name holds
+/// `path`, `file`, `dir` or `folder` (`relative_path`, `pathInProject`, `output_file`,
+/// `target_dir`).
+const PATH_KEYS: [&str; 11] = [
     "source",
     "destination",
     "dest",
     "target",
-    "directory",
-    "dir",
-    "folder",
     "root",
     "output",
-    "outputPath",
-    "output_path",
-    "input_path",
-    "inputPath",
     "location",
     "src",
     "dst",
     "from",
     "to",
 ];
-/// Keys whose string value is a URL.
-const URL_KEYS: [&str; 7] = [
-    "url",
-    "uri",
-    "href",
-    "endpoint",
-    "link",
-    "urls",
-    "target_url",
+/// Last words of keys whose string value is a URL (`url`, `resourceUri`, `target_url`).
+const URL_WORDS: [&str; 8] = [
+    "url", "uri", "urls", "uris", "href", "link", "links", "endpoint",
+];
+/// Words of keys whose value is text — written into a file, searched for, sent, shown — or
+/// names to leave out, never a file the tool acts on: `content`, `oldText`, `new_string`,
+/// `excludePatterns`, an issue's `title`. A path-shaped value under any other key is taken as a
+/// path (`// b` in an edit's `newText` is code). A trailing `s` is ignored. The first four mean
+/// contents even after a path word (`file_content`).
+const DATA_WORDS: [&str; 30] = [
+    "content",
+    "text",
+    "body",
+    "data",
+    "message",
+    "description",
+    "title",
+    "comment",
+    "summary",
+    "note",
+    "string",
+    "regex",
+    "pattern",
+    "query",
+    "q",
+    "search",
+    "needle",
+    "replacement",
+    "repl",
+    "selector",
+    "xpath",
+    "code",
+    "function",
+    "expression",
+    "prompt",
+    "instruction",
+    "thought",
+    "observation",
+    "exclude",
+    "ignore",
 ];
 /// Words in an MCP tool's name that mean it only reads.
 const READ_VERBS: [&str; 22] = [
@@ -225,6 +267,8 @@ const READ_NOUNS: [&str; 45] = [
 /// padding values was never looked at (red team, round 12).
 const MAX_NODES: usize = 20_000;
 const MAX_DEPTH: usize = 32;
+/// The longest file name a file system takes: a longer value is no bare name.
+const NAME_MAX: usize = 255;
 
 /// `create_new_file`, `createNewFile` and `create-new-file` all give `create`, `new`, `file`.
 fn name_words(name: &str) -> Vec<String> {
@@ -268,13 +312,94 @@ fn only_reads(name: &str) -> bool {
             .all(|w| verb(w) || READ_NOUNS.contains(&w.as_str()))
 }
 
-fn is_path_key(k: &str) -> bool {
-    PATH_KEYS.contains(&k) || {
-        let l = k.to_ascii_lowercase();
-        ["path", "file", "dir", "folder"]
+/// What a key says its string value is. A key that says nothing (`value`, `name`) passes on
+/// what its parent's key said: `{"path": {"value": "…"}}` is a path (red team, round 13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Folder,
+    Command,
+    Url,
+    Path,
+    Data,
+    Unsaid,
+}
+
+fn key_kind(k: &str) -> Kind {
+    let folded = fold(k);
+    let key = folded.as_str();
+    // Words as written (`pathInProject`), letters outside ASCII folded (`ſource`).
+    let spelled: String = k
+        .chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_string()
+            } else {
+                fold(&c.to_string())
+            }
+        })
+        .collect();
+    let words = name_words(&spelled);
+    let data = |w: &String| one_of(w, &DATA_WORDS);
+    if FOLDER_KEYS.contains(&key) {
+        Kind::Folder
+    } else if COMMAND_KEYS.contains(&key) {
+        Kind::Command
+    } else if words
+        .last()
+        .is_some_and(|w| URL_WORDS.contains(&w.as_str()))
+    {
+        Kind::Url
+    // A last word that means contents wins over path words: `file_content` is content,
+    // `content_path` a path, `filename_pattern` a path too.
+    } else if words.last().is_some_and(|w| one_of(w, &DATA_WORDS[..4])) {
+        Kind::Data
+    } else if PATH_KEYS.contains(&key)
+        || ["path", "file", "dir", "folder"]
             .iter()
-            .any(|w| l.contains(w))
+            .any(|w| key.contains(w))
+    {
+        Kind::Path
+    } else if words.iter().any(data) {
+        Kind::Data
+    } else {
+        Kind::Unsaid
     }
+}
+
+/// `w` is one of `list`, or its plural.
+fn one_of(w: &str, list: &[&str]) -> bool {
+    list.iter()
+        .any(|d| w == *d || w.strip_suffix('s') == Some(*d))
+}
+
+/// A value that names a file whatever its key: absolute, from home, `./` or `../`, with a `/`
+/// in it, or a dotfile (`.env`, `.git`). One line only: text is not a name.
+fn path_shaped(s: &str) -> bool {
+    !s.is_empty()
+        && !s.contains('\n')
+        && (s.starts_with('/')
+            || s == "~"
+            || s.starts_with("~/")
+            || s.starts_with('.')
+            || s.contains('/'))
+}
+
+/// `http://` or `https://`, in any case.
+fn is_http(s: &str) -> bool {
+    let starts = |p: &str| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+    starts("http://") || starts("https://")
+}
+
+/// `https:`, `s3:`, `file:` (two letters at least: `C:` is a drive).
+fn has_scheme(s: &str) -> bool {
+    let Some((scheme, _)) = s.split_once(':') else {
+        return false;
+    };
+    scheme.len() > 1
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 fn mcp(name: &str, input: &Value, call: &mut ToolCall) -> std::result::Result<(), String> {
@@ -284,17 +409,41 @@ fn mcp(name: &str, input: &Value, call: &mut ToolCall) -> std::result::Result<()
         Value::Null => return Ok(()),
         _ => return Err(format!("{name} input is not a JSON object")),
     }
-    let writes = !only_reads(name);
     let runs = [
         "exec", "run", "shell", "terminal", "command", "bash", "spawn", "process",
     ]
     .iter()
     .any(|v| name.to_ascii_lowercase().contains(v));
-    let mut budget = MAX_NODES;
-    if !walk(input, None, writes, call, 0, &mut budget) {
+    let mut walk = Walk {
+        writes: !only_reads(name),
+        call,
+        bare: Vec::new(),
+        budget: MAX_NODES,
+    };
+    if !walk.value(input, Kind::Unsaid, 0) {
         return Err(format!(
             "{name} input is larger or deeper than Forge reads ({MAX_NODES} values, depth {MAX_DEPTH})"
         ));
+    }
+    let (writes, bare) = (walk.writes, std::mem::take(&mut walk.bare));
+    // A folder the tool works in, and the bare names beside it (`{"cwd": ".git", "name":
+    // "config"}`): a tool that writes writes a file in that folder, one that reads reads there;
+    // a name may be one in it (red team, round 13). A tool that runs a command is judged by the
+    // command, in that folder.
+    if !call.folders.is_empty() && call.commands.is_empty() {
+        for f in call.folders.clone() {
+            if writes {
+                call.placeholders
+                    .push(format!("{}/_", f.trim_end_matches('/')));
+            } else {
+                call.read.push(f);
+            }
+        }
+        if writes {
+            call.maybe_written.extend(bare);
+        } else {
+            call.read.extend(bare);
+        }
     }
     // `{"command": "rm", "args": ["-rf", "~"]}` or `{"argv": [...]}` of a tool that runs
     // programs: the whole argument vector is the command.
@@ -324,56 +473,137 @@ fn mcp(name: &str, input: &Value, call: &mut ToolCall) -> std::result::Result<()
     Ok(())
 }
 
-/// Collects what `v` names into `call`; false when the input is past the bounds (nothing
-/// after that point was looked at).
-fn walk(
-    v: &Value,
-    key: Option<&str>,
+/// One pass over an MCP input, collecting what its values name into `call`.
+struct Walk<'a> {
+    /// The tool writes what its paths name (else it only reads them).
     writes: bool,
-    call: &mut ToolCall,
-    depth: usize,
-    budget: &mut usize,
-) -> bool {
-    if depth > MAX_DEPTH || *budget == 0 {
-        return false;
+    call: &'a mut ToolCall,
+    /// One-line values under keys that say nothing, which are not path-shaped: names a folder
+    /// of the input may hold.
+    bare: Vec<String>,
+    /// Values still to be looked at.
+    budget: usize,
+}
+
+impl Walk<'_> {
+    /// Collects what `v`, under a key of `kind`, names; false when the input is past the
+    /// bounds (nothing after that point was looked at).
+    fn value(&mut self, v: &Value, kind: Kind, depth: usize) -> bool {
+        if depth > MAX_DEPTH || self.budget == 0 {
+            return false;
+        }
+        self.budget -= 1;
+        match v {
+            Value::Object(o) => {
+                for (k, x) in o {
+                    // A key that is a path names a file, and its value is what goes in it:
+                    // `{"files": {".git/config": "…"}}`.
+                    let named = path_shaped(k) && matches!(kind, Kind::Path | Kind::Unsaid);
+                    if named {
+                        self.path(k.clone(), self.writes, kind != Kind::Path);
+                    }
+                    let own = if named { Kind::Data } else { key_kind(k) };
+                    let kind = if own == Kind::Unsaid { kind } else { own };
+                    if !self.value(x, kind, depth + 1) {
+                        return false;
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for x in a {
+                    if !self.value(x, kind, depth + 1) {
+                        return false;
+                    }
+                }
+            }
+            Value::String(s) => self.string(s, kind),
+            _ => {}
+        }
+        true
     }
-    *budget -= 1;
-    match v {
-        Value::Object(o) => {
-            for (k, x) in o {
-                if !walk(x, Some(k), writes, call, depth + 1, budget) {
-                    return false;
+
+    fn string(&mut self, s: &str, kind: Kind) {
+        match kind {
+            Kind::Folder => {
+                self.call.cwd.get_or_insert_with(|| s.to_string());
+                self.call.folders.push(s.to_string());
+                return;
+            }
+            Kind::Command => {
+                self.call.commands.push(s.to_string());
+                return;
+            }
+            _ => {}
+        }
+        // A `file:` URL is a path, whatever its key (red team, round 13); under a data key it is
+        // only read, as before.
+        if let Some(paths) = file_url_paths(s) {
+            let writes = self.writes && kind != Kind::Data;
+            for p in paths {
+                self.path(p, writes, false);
+            }
+            return;
+        }
+        let http = is_http(s);
+        let scheme = has_scheme(s);
+        match kind {
+            // A URL key's value without a scheme is a path (`{"uri": ".git/config"}`); it stays
+            // a URL too, for the metadata endpoints.
+            Kind::Url => {
+                self.call.urls.push(s.to_string());
+                if !scheme {
+                    self.path(s.to_string(), self.writes, false);
+                }
+            }
+            Kind::Path => {
+                if http {
+                    self.call.urls.push(s.to_string());
+                }
+                self.path(s.to_string(), self.writes, false);
+            }
+            Kind::Data => {
+                if http {
+                    self.call.urls.push(s.to_string());
+                }
+            }
+            _ => {
+                if http {
+                    self.call.urls.push(s.to_string());
+                    return;
+                }
+                // Whatever the key (`name`, `document`, `key`): a path-shaped value is a path of
+                // the tool (red team, round 13), and so is one after `=` (`--output=/x`).
+                let t = s.trim();
+                let after_eq = t.split_once('=').map(|(_, v)| v);
+                let shaped: Vec<&str> = [t, after_eq.unwrap_or_default()]
+                    .into_iter()
+                    .filter(|p| path_shaped(p))
+                    .collect();
+                for p in &shaped {
+                    self.path(p.to_string(), self.writes, true);
+                }
+                if shaped.is_empty() && !t.is_empty() && t.len() <= NAME_MAX && !t.contains('\n') {
+                    self.bare.push(t.to_string());
                 }
             }
         }
-        Value::Array(a) => {
-            for x in a {
-                if !walk(x, key, writes, call, depth + 1, budget) {
-                    return false;
-                }
-            }
-        }
-        Value::String(s) => {
-            let Some(k) = key else { return true };
-            if k == "cwd" || k == "workdir" || k == "working_directory" {
-                call.cwd = Some(s.clone());
-            } else if COMMAND_KEYS.contains(&k) {
-                call.commands.push(s.clone());
-            } else if URL_KEYS.contains(&k) || s.starts_with("file://") {
-                call.urls.push(s.clone());
-            } else if is_path_key(k) {
-                if writes {
-                    call.written.push(s.clone());
-                } else {
-                    call.read.push(s.clone());
-                }
-            } else if s.starts_with("http://") || s.starts_with("https://") {
-                call.urls.push(s.clone());
-            }
-        }
-        _ => {}
     }
-    true
+
+    /// A path of the tool, written or read; `guessed` when only its shape says it is one.
+    /// Trimmed too, as a server that tidies its input reads it (`" .git/config"`).
+    fn path(&mut self, p: String, writes: bool, guessed: bool) {
+        let trimmed = p.trim();
+        let mut paths = vec![p.clone()];
+        if trimmed != p && !trimmed.is_empty() {
+            paths.push(trimmed.to_string());
+        }
+        let to = match (writes, guessed) {
+            (true, false) => &mut self.call.written,
+            (true, true) => &mut self.call.maybe_written,
+            (false, _) => &mut self.call.read,
+        };
+        to.extend(paths);
+    }
 }
 
 /// Files named by a Codex `apply_patch` envelope.
@@ -450,6 +680,28 @@ mod tests {
     }
 
     #[test]
+    fn keys_say_what_their_values_are() {
+        for (key, kind) in [
+            ("cwd", Kind::Folder),
+            ("WorkDir", Kind::Folder),
+            ("Command", Kind::Command),
+            ("\u{17f}cript", Kind::Command),
+            ("resourceUri", Kind::Url),
+            ("target_url", Kind::Url),
+            ("file_content", Kind::Data),
+            ("content_path", Kind::Path),
+            ("pathInProject", Kind::Path),
+            ("DESTINATION", Kind::Path),
+            ("oldText", Kind::Data),
+            ("excludePatterns", Kind::Data),
+            ("name", Kind::Unsaid),
+            ("value", Kind::Unsaid),
+        ] {
+            assert_eq!(key_kind(key), kind, "{key}");
+        }
+    }
+
+    #[test]
     fn mcp_inputs_are_read_by_their_keys() {
         let c = classify_tool(
             "mcp__filesystem__write_file",
@@ -472,7 +724,7 @@ mod tests {
         assert_eq!(c.commands, ["rm -rf ~"]);
         assert_eq!(c.cwd.as_deref(), Some("/r"));
         let c = classify_tool("mcp__fetch__fetch", &json!({"url": "file:///etc/shadow"})).unwrap();
-        assert_eq!(c.urls, ["file:///etc/shadow"]);
+        assert_eq!(c.read, ["/etc/shadow"], "a file URL is a path");
         let c = classify_tool(
             "mcp__filesystem__move_file",
             &json!({"source": "/r/.git", "destination": "/tmp/g"}),

@@ -629,7 +629,19 @@ impl Judge<'_> {
         // `--file=.env`, `@.env` (curl data), `name=@file` (curl forms) name files too.
         let raw = raw.rsplit_once('=').map_or(raw.as_str(), |(_, v)| v);
         let raw = raw.strip_prefix('@').unwrap_or(raw);
-        let raw = raw.strip_prefix("file://").unwrap_or(raw);
+        // A `file:` URL in every spelling a client accepts (`FILE://`, `%2eenv`), read as the
+        // file tools' are (red team, round 13).
+        match crate::guard::paths::file_url_paths(raw) {
+            Some(paths) => {
+                for p in paths {
+                    self.read_path(&p, t);
+                }
+            }
+            None => self.read_path(raw, t),
+        }
+    }
+
+    fn read_path(&mut self, raw: &str, t: &Target) {
         if raw.is_empty() || raw.starts_with('-') {
             return;
         }

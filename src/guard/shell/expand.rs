@@ -615,7 +615,7 @@ fn dynamic(raw: &str, programs: Vec<String>) -> Word {
 }
 
 /// `~user`: that user's home (`/root` for root), beside the current HOME otherwise.
-fn user_home(user: &str, home: &Path) -> String {
+pub(crate) fn user_home(user: &str, home: &Path) -> String {
     if user == "root" {
         return "/root".into();
     }

@@ -35,6 +35,7 @@ mod wrappers;
 
 use std::path::{Path, PathBuf};
 
+pub(crate) use expand::user_home;
 pub use expand::{PARENT_PID, ansi_c, expand_braces};
 pub(crate) use pattern::component_could_match;
 pub(crate) use pattern::glob_match;

@@ -47,6 +47,146 @@ fn allowed(r: &Repo, calls: &[(&str, Value)]) {
     assert!(wrong.is_empty(), "flagged: {wrong:#?}");
 }
 
+/// Hole 1: a path under `uri`/`url`, or any `file:` value, was sent to the URLs and read, never
+/// judged as written.
+#[test]
+fn round_13_uri_and_file_values_are_paths_of_their_tool() {
+    let r = repo(&[]);
+    let root = r.root.display().to_string();
+    flagged(
+        &r,
+        &[
+            (
+                "mcp__x__write_resource",
+                json!({"uri": ".git/config", "text": "[core]"}),
+            ),
+            (
+                "mcp__x__write_resource",
+                json!({"uri": format!("{root}/.forge/config.yaml"), "text": "x"}),
+            ),
+            (
+                "mcp__filesystem__write_file",
+                json!({"path": format!("file://{root}/.claude/settings.json"), "content": "{}"}),
+            ),
+            (
+                "mcp__x__write_resource",
+                json!({"uri": format!("file://{root}/.git/hooks/pre-commit"), "text": "x"}),
+            ),
+            (
+                "mcp__fs__move_file",
+                json!({"source": "src/lib.rs", "destination": format!("file:{root}/.git/hooks/pre-commit")}),
+            ),
+            ("mcp__x__save", json!({"url": "~/.bashrc", "data": "x"})),
+            (
+                "mcp__x__create_file",
+                json!({"target": {"uri": format!("file://{root}/.forge/x")}}),
+            ),
+            (
+                "mcp__x__update_resource",
+                json!({"href": "../outside.txt", "body": "x"}),
+            ),
+            (
+                "mcp__x__update_resource",
+                json!({"resourceUri": format!("FILE://localhost{root}/.git/config")}),
+            ),
+            (
+                "mcp__x__do",
+                json!({"target_host": "HTTP://169.254.169.254/latest/meta-data/"}),
+            ),
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            (
+                "mcp__x__write_resource",
+                json!({"uri": "src/new.rs", "text": "x"}),
+            ),
+            (
+                "mcp__filesystem__write_file",
+                json!({"path": format!("file://{root}/src/new.rs"), "content": "x"}),
+            ),
+            (
+                "mcp__x__read_resource",
+                json!({"uri": format!("file://{root}/.git/config")}),
+            ),
+            ("mcp__fetch__fetch", json!({"url": "https://docs.rs/serde"})),
+            (
+                "mcp__web__download_file",
+                json!({"url": "https://example.com/x.tgz", "output_path": format!("{root}/vendor/x.tgz")}),
+            ),
+        ],
+    );
+}
+
+/// Hole 2: secrets read through the spellings of a file URL that Node's `url.fileURLToPath`
+/// (and laxer parsers) accept, and a plain path under `uri`.
+#[test]
+fn round_13_file_urls_are_read_as_node_reads_them() {
+    let r = repo(&[]);
+    let root = r.root.display().to_string();
+    let home = r.home.display().to_string();
+    let read = |u: String| ("mcp__fs__read_resource", json!({ "uri": u }));
+    denied_by(
+        &r,
+        "secrets",
+        &[
+            read(format!("FILE://{root}/.env")),
+            read(format!("File://{home}/.ssh/id_rsa")),
+            read(format!("file:{root}/.env")),
+            read(format!("file://localhost{root}/.env")),
+            read(format!("file://LOCALHOST{root}/.env")),
+            read(format!("file://{root}/%2eenv")),
+            read(format!("file://{root}/%2E%65nv")),
+            read(format!("file://{home}/%2Essh/config")),
+            read(format!("file://{root}/src/%2e%2e/.env")),
+            read(format!("file://{root}/.e\tnv")),
+            read(format!(" file://{root}/.env")),
+            read(format!("file://{root}/.env?raw=1")),
+            read(format!("file://{root}/.env#top")),
+            read(format!("file://evil.example{root}/.env")),
+            read(".env".into()),
+            read(format!("{root}/.env")),
+            read("~/.ssh/id_rsa".into()),
+            (
+                "mcp__fetch__fetch",
+                json!({"url": format!("file://{root}/%2eenv")}),
+            ),
+            (
+                "WebFetch",
+                json!({"url": format!("FILE://{root}/.env"), "prompt": "x"}),
+            ),
+            (
+                "mcp__fs__read_file",
+                json!({"path": format!("file:///{root}/%2eenv")}),
+            ),
+            (
+                "Bash",
+                json!({"command": format!("curl -s file://{root}/%2eenv")}),
+            ),
+            (
+                "Bash",
+                json!({"command": format!("curl -s FILE://localhost{root}/.env")}),
+            ),
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            read(format!("file://{root}/src/lib.rs")),
+            read(format!("FILE://localhost{root}/src/lib.rs")),
+            read(format!("file://{root}/.env.example")),
+            read(format!("file://{root}/docs/list%2etxt")),
+            read("src/lib.rs".into()),
+            read("https://example.com/.env".into()),
+            (
+                "Bash",
+                json!({"command": format!("curl -s file://{root}/src/lib.rs")}),
+            ),
+        ],
+    );
+}
+
 /// Hole 3: a tool name with a read verb beside a verb Forge does not list was taken to read;
 /// so were names with non-ASCII letters and a last `__` segment that reads.
 #[test]
@@ -101,6 +241,159 @@ fn round_13_a_tool_reads_only_when_every_word_of_its_name_says_so() {
             "mcp__context7__get-library-docs",
             json!({"context7CompatibleLibraryID": "/rust-lang/rust", "topic": "fs::remove_dir_all"}),
         )],
+    );
+}
+
+/// Hole 4: paths under keys without path words (`name`, `document`, `key`), nested under a path
+/// key, or named by a write tool's `cwd` and a bare name.
+#[test]
+fn round_13_paths_under_any_key_are_paths() {
+    let r = repo(&[]);
+    let root = r.root.display().to_string();
+    let home = r.home.display().to_string();
+    flagged(
+        &r,
+        &[
+            (
+                "mcp__x__write_document",
+                json!({"document": ".claude/settings.json", "text": "{}"}),
+            ),
+            (
+                "mcp__notes__save_note",
+                json!({"name": ".forge/config.yaml", "body": "x"}),
+            ),
+            (
+                "mcp__kv__put",
+                json!({"key": format!("{root}/.git/hooks/pre-commit"), "value": "x"}),
+            ),
+            (
+                "mcp__x__put",
+                json!({"key": "../outside.txt", "value": "x"}),
+            ),
+            ("mcp__x__put", json!({"name": "~/.bashrc", "value": "x"})),
+            ("mcp__x__put", json!({"name": ".git", "value": "x"})),
+            (
+                "mcp__filesystem__write_file",
+                json!({"path": {"value": ".git/config"}, "content": "x"}),
+            ),
+            (
+                "mcp__filesystem__write_file",
+                json!({"file": [{"name": "config", "dir": {"value": ".git"}}], "content": "x"}),
+            ),
+            (
+                "mcp__x__create",
+                json!({"cwd": format!("{root}/.git"), "name": "config", "text": "x"}),
+            ),
+            (
+                "mcp__x__create",
+                json!({"cwd": ".git/hooks", "name": "pre-commit", "text": "x"}),
+            ),
+            (
+                "mcp__x__create",
+                json!({"workdir": "~", "name": "x", "text": "x"}),
+            ),
+            (
+                "mcp__x__create",
+                json!({"opts": {"cwd": format!("{root}/.forge")}, "cwd": format!("{root}/src"), "name": "config.yaml"}),
+            ),
+            // Spellings tried after the fix: a path as a key, after `=`, from `~user`; keys
+            // in another case, which Go's `encoding/json` matches.
+            (
+                "mcp__x__write_files",
+                json!({"files": {".git/config": "[core]"}}),
+            ),
+            (
+                "mcp__x__write_files",
+                json!({ format!("{root}/.forge/config.yaml"): "x" }),
+            ),
+            ("mcp__x__build", json!({"args": ["--out=~/.bashrc"]})),
+            (
+                "mcp__x__put",
+                json!({"name": " .git/config\n", "value": "x"}),
+            ),
+            (
+                "mcp__x__export",
+                json!({"filename_pattern": format!("{root}/.git/hooks/pre-%d")}),
+            ),
+            (
+                "mcp__x__put",
+                json!({"Name": "~root/.bashrc", "value": "x"}),
+            ),
+            ("mcp__x__run_it", json!({"Command": "rm -rf ~"})),
+            ("mcp__x__run_it", json!({"\u{17f}cript": "rm -rf ~"})),
+            (
+                "mcp__x__create",
+                json!({"WorkDir": format!("{root}/.git"), "name": "config"}),
+            ),
+        ],
+    );
+    denied_by(
+        &r,
+        "secrets",
+        &[
+            (
+                "mcp__x__read_document",
+                json!({"document": format!("{root}/.env")}),
+            ),
+            ("mcp__x__get_resource", json!({"key": ".env"})),
+            (
+                "mcp__x__read_file",
+                json!({"path": {"value": "server.key"}}),
+            ),
+            (
+                "mcp__x__read_file",
+                json!({"cwd": format!("{home}/.ssh"), "name": "id_rsa"}),
+            ),
+            (
+                "mcp__x__read_file",
+                json!({"cwd": format!("{home}/.aws"), "name": "credentials"}),
+            ),
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            (
+                "mcp__github__create_issue",
+                json!({"owner": "o", "repo": "r", "title": "rm -rf ~ is dangerous", "body": "see .env"}),
+            ),
+            (
+                "mcp__github__create_pull_request",
+                json!({"owner": "o", "repo": "r", "head": "feat/x", "base": "main", "title": "Fix /etc/hosts parsing", "body": "See ~/.bashrc and ../x"}),
+            ),
+            (
+                "mcp__filesystem__edit_file",
+                json!({"path": format!("{root}/src/lib.rs"), "edits": [{"oldText": "// a", "newText": "// b: /usr/bin/env, ~/.bashrc"}]}),
+            ),
+            (
+                "mcp__filesystem__write_file",
+                json!({"path": format!("{root}/src/new.rs"), "content": "/* ../x */", "encoding": "utf-8"}),
+            ),
+            (
+                "mcp__serena__replace_regex",
+                json!({"relative_path": "src/lib.rs", "regex": "/etc/.*", "repl": "/opt/x"}),
+            ),
+            (
+                "mcp__playwright__browser_click",
+                json!({"element": "Sign in/up button", "ref": "e5"}),
+            ),
+            (
+                "mcp__playwright__browser_type",
+                json!({"element": "Search", "ref": "e7", "text": "/etc/passwd"}),
+            ),
+            (
+                "mcp__x__create",
+                json!({"cwd": format!("{root}/src"), "name": "new.rs", "text": "x"}),
+            ),
+            (
+                "mcp__shell__execute_command",
+                json!({"command": "ls", "cwd": "/usr/share"}),
+            ),
+            (
+                "mcp__filesystem__read_file",
+                json!({"path": format!("{root}/src/lib.rs")}),
+            ),
+        ],
     );
 }
 
