@@ -1551,3 +1551,33 @@ fn a_secret_saved_after_the_plan_was_kept_is_hidden() {
         "{third:?}"
     );
 }
+
+/// In a shared `/tmp` anyone may make `forge-sandbox-<uid>` first, and whoever owns it could
+/// swap the TMPDIRs, the empty folder bound over secrets or the staging of `/dev` beneath it
+/// for links of their choosing: a sandbox folder another user owns, or others may write, is
+/// refused (exit 125), not used.
+#[test]
+fn a_sandbox_folder_someone_else_made_is_refused() {
+    if skip_or_fail("a_sandbox_folder_someone_else_made_is_refused") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let uid = nix::unistd::getuid().as_raw();
+    for (mode, owner) in [(0o777, None), (0o700, Some(65534))] {
+        let r = common::Repo::with_command("true", "none");
+        let base = r.tmp().join(format!("forge-sandbox-{uid}"));
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(mode)).unwrap();
+        if let Some(o) = owner {
+            if uid != 0 {
+                continue; // only root can give a folder away
+            }
+            std::os::unix::fs::chown(&base, Some(o), Some(o)).unwrap();
+        }
+        let o = in_session(&r, &["sh", "-c", "echo ran"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{o:?}");
+        assert!(err.contains("only this user may write"), "{err}");
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("ran"));
+    }
+}

@@ -828,14 +828,54 @@ fn empty_dir(plan: &Plan) -> PathBuf {
                 .is_some_and(|n| n.to_string_lossy().starts_with("forge-sandbox-"))
         })
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| resolve::system_tmp().join("forge-sandbox"));
+        .unwrap_or_else(|| {
+            // SAFETY: getuid(2) cannot fail.
+            let uid = unsafe { nix::libc::getuid() };
+            resolve::system_tmp().join(format!("forge-sandbox-{uid}"))
+        });
     base.join("empty")
+}
+
+/// Refuses a sandbox folder (`<tmp>/forge-sandbox-<uid>`) that is not a folder of this user's
+/// that only this user may write. In a shared `/tmp` anyone may make that name first; whoever
+/// owns it could swap the TMPDIRs, the empty folder bound over secrets or the staging of
+/// `/dev` beneath it for links to places of their choosing.
+#[cfg(target_os = "linux")]
+fn check_private(base: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: getuid(2) cannot fail.
+    let uid = unsafe { nix::libc::getuid() };
+    let m = std::fs::symlink_metadata(base).map_err(|e| SandboxError::Setup {
+        step: format!("read the sandbox folder {}", base.display()),
+        source: e,
+    })?;
+    if !m.is_dir() || m.uid() != uid || m.mode() & 0o022 != 0 {
+        return Err(SandboxError::Plan(format!(
+            "the sandbox folder {} is not a folder of this user's that only this user may write (owner uid {}, mode {:o}); remove it, or set TMPDIR to a folder of your own",
+            base.display(),
+            m.uid(),
+            m.mode() & 0o7777
+        )));
+    }
+    Ok(())
 }
 
 /// Creates the TMPDIR, the empty folder and the placeholder control folders.
 #[cfg(target_os = "linux")]
 fn prepare(plan: &Plan) -> Result<(), SandboxError> {
     use std::os::unix::fs::DirBuilderExt;
+    let empty = empty_dir(plan);
+    if let Some(base) = empty.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(base)
+            .map_err(|e| SandboxError::Setup {
+                step: format!("create the folder {}", base.display()),
+                source: e,
+            })?;
+        check_private(base)?;
+    }
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -844,7 +884,6 @@ fn prepare(plan: &Plan) -> Result<(), SandboxError> {
             step: format!("create the TMPDIR {}", plan.tmpdir.display()),
             source: e,
         })?;
-    let empty = empty_dir(plan);
     for (dir, mode) in [(empty.clone(), 0o555), (empty.with_file_name("dev"), 0o755)] {
         std::fs::DirBuilder::new()
             .recursive(true)
