@@ -132,7 +132,9 @@ const BUSY: Duration = Duration::from_secs(60);
 
 /// The facts `basis` names, as they are now — or `None` when one of them changed less than
 /// [`RACY`] before `since` (the moment the plan began to be worked out): then it may have
-/// changed while the plan was being made, and the plan is not to be reused.
+/// changed while the plan was being made, and the plan is not to be reused. An entry that is
+/// missing vouches for everything below it (it cannot be made without its folder's change time
+/// or its own witness moving), so nothing below a missing entry is looked at again.
 pub fn witness(basis: &Basis, since: SystemTime) -> Option<Vec<Witness>> {
     let before = |d: Duration| -> Option<(i64, i64)> {
         let t = since
@@ -147,23 +149,46 @@ pub fn witness(basis: &Basis, since: SystemTime) -> Option<Vec<Witness>> {
         out.push(w);
         ctime.is_none_or(|t| t < racy)
     };
-    for (dir, entries) in &basis.entries {
+    let mut entries: Vec<&(PathBuf, Vec<PathBuf>)> = basis.entries.iter().collect();
+    entries.sort_by_key(|(d, _)| d.components().count());
+    let mut gone: Vec<&Path> = Vec::new();
+    let below_gone = |p: &Path, gone: &[&Path]| gone.iter().any(|g| p.starts_with(g));
+    for (dir, children) in entries {
+        if below_gone(dir, &gone) {
+            continue;
+        }
         let (w, ctime) = Witness::changed(dir);
         let listed = basis.listed.iter().any(|l| l == dir);
         if listed || ctime.is_none_or(|t| t < busy) {
             if !push((w, ctime)) {
                 return None;
             }
+            if ctime.is_none() {
+                gone.push(dir);
+                continue;
+            }
+            for c in children {
+                if std::fs::symlink_metadata(c).is_err() {
+                    gone.push(c);
+                }
+            }
         } else {
-            for e in entries {
-                if !push(Witness::entry(e)) {
+            for c in children {
+                let (w, ctime) = Witness::entry(c);
+                if ctime.is_none() {
+                    gone.push(c);
+                }
+                if !push((w, ctime)) {
                     return None;
                 }
             }
         }
     }
     for p in basis.listed.iter().chain(&basis.read) {
-        if !basis.entries.iter().any(|(d, _)| d == p) && !push(Witness::changed(p)) {
+        if !below_gone(p, &gone)
+            && !basis.entries.iter().any(|(d, _)| d == p)
+            && !push(Witness::changed(p))
+        {
             return None;
         }
     }
