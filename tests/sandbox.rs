@@ -1343,6 +1343,56 @@ fn keeper_record(r: &common::Repo) -> Option<std::path::PathBuf> {
         .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
 }
 
+/// A keeper record's JSON body (its first line is the seal).
+fn record_body(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (_, body) = text.split_once('\n').expect("a sealed record");
+    serde_json::from_str(body).unwrap()
+}
+
+/// `body` sealed as Forge seals a record, with the key in this user's keyring: what only a
+/// process outside every sandbox can do (tests of the checks behind the seal).
+fn sealed(body: &str) -> String {
+    use nix::libc;
+    use sha2::{Digest, Sha256};
+    let mut key = [0u8; 32];
+    // SAFETY: keyctl(2) with NUL-terminated strings and a buffer of the length passed.
+    let id = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            10 as libc::c_long,
+            -4 as libc::c_long,
+            c"user".as_ptr(),
+            c"forge:keeper-seal".as_ptr(),
+            0 as libc::c_long,
+        )
+    };
+    assert!(id >= 0, "the seal key is in the user keyring");
+    // SAFETY: as above.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            11 as libc::c_long,
+            id,
+            key.as_mut_ptr(),
+            32usize,
+        )
+    };
+    assert_eq!(n, 32);
+    let (mut inner, mut outer) = ([0x36u8; 64], [0x5cu8; 64]);
+    for (i, b) in key.iter().enumerate() {
+        inner[i] ^= b;
+        outer[i] ^= b;
+    }
+    let h = Sha256::new()
+        .chain_update(inner)
+        .chain_update(body)
+        .finalize();
+    let mac = Sha256::new().chain_update(outer).chain_update(h).finalize();
+    let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}\n{body}")
+}
+
 const WRITE_CONTROL: &str = "printf '[core]\\n\\thooksPath = /tmp/evil\\n' >> .git/config; \
     echo x > .forge/planted; cat $HOME/.ssh/id_ed25519; echo done";
 
@@ -1372,8 +1422,7 @@ fn a_sessions_commands_share_a_kept_namespace_with_the_same_walls() {
     let first = run(&marking("first", &[], ""));
     assert!(first.status.success(), "{first:?}");
     let record = keeper_record(&r).expect("the first command leaves a keeper record");
-    let rec: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let rec = record_body(&record);
     let pid = rec["pid"].as_i64().unwrap();
     assert_eq!(
         std::fs::read_to_string(format!("/proc/{pid}/comm"))
@@ -1441,12 +1490,14 @@ fn a_forged_keeper_record_is_not_joined() {
             .unwrap()
             .ino()
     };
-    let mut forged: serde_json::Value = serde_json::from_str(&real).unwrap();
+    let mut forged = record_body(&record);
     forged["pid"] = impostor.id().into();
     for ns in ["mnt", "ipc", "user"] {
         forged[ns] = ino(ns).into();
     }
-    std::fs::write(&record, forged.to_string()).unwrap();
+    // Sealed as Forge would seal it (no sandboxed process can: the key is in the keyring), so
+    // the checks behind the seal are what refuse it: the impostor's table lacks the covers.
+    std::fs::write(&record, sealed(&forged.to_string())).unwrap();
     let config = r.read(".git/config");
     let second = in_session(
         &r,
@@ -1530,9 +1581,7 @@ fn a_secret_saved_after_the_plan_was_kept_is_hidden() {
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let second = run(&marking("second", &["first"], ""));
     assert!(saw(&second, "first"), "{second:?}");
-    let rec: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(keeper_record(&r).unwrap()).unwrap())
-            .unwrap();
+    let rec = record_body(&keeper_record(&r).unwrap());
     assert!(
         rec["witnesses"].is_array(),
         "the plan is vouched for: {rec}"
@@ -1580,4 +1629,126 @@ fn a_sandbox_folder_someone_else_made_is_refused() {
         assert!(err.contains("only this user may write"), "{err}");
         assert!(!String::from_utf8_lossy(&o.stdout).contains("ran"));
     }
+}
+
+/// Red team, round 14: a cache folder that is a link to the temporary folder makes the keeper
+/// records' folder writable inside the session (Landlock and the binds follow the link). What
+/// is written there must not be joined: a record naming kthreadd (whose namespaces are the
+/// host's) with a plan that writes `/etc`, nor — the forgery only the seal stops — the real
+/// record with its witnesses taken out, which would keep a stale plan in use after a `.env`
+/// appears.
+#[test]
+fn a_record_forged_through_a_writable_link_is_not_joined() {
+    if skip_or_fail("a_record_forged_through_a_writable_link_is_not_joined") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::symlink(r.tmp(), home.join(".cache")).unwrap();
+    let mut config = r.read(".forge/config.yaml");
+    config.push_str("sandbox:\n  caches: [\"~/.cache\"]\n");
+    r.config(&config);
+    let run = |script: &str| {
+        Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--", "sh", "-c", script])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("HOME", &home)
+            .output()
+            .unwrap()
+    };
+    let uid = nix::unistd::getuid().as_raw();
+    // Copies `text` over the record from inside the session, through the link.
+    let plant = |text: &str, record: &Path| {
+        let staged = r.tmp().join("forged-record");
+        std::fs::write(&staged, text).unwrap();
+        let key = record.file_name().unwrap().to_string_lossy().into_owned();
+        let o = run(&format!(
+            "cp {} ~/.cache/forge-sandbox-{uid}/keepers/.x && mv ~/.cache/forge-sandbox-{uid}/keepers/.x ~/.cache/forge-sandbox-{uid}/keepers/{key} && echo planted",
+            staged.display()
+        ));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("planted"),
+            "{o:?}"
+        );
+    };
+    let first = run("true");
+    assert!(first.status.success(), "{first:?}");
+    let record = keeper_record(&r).expect("a keeper record");
+    let ino = |ns: &str| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(format!("/proc/2/ns/{ns}")).unwrap().ino()
+    };
+    let kthreadd = serde_json::json!({
+        "key": record.file_name().unwrap().to_string_lossy(), "pid": 2,
+        "mnt": ino("mnt"), "ipc": ino("ipc"), "user": ino("user"), "namespace": "x",
+        "plan": {"places": [], "write": ["/etc", r.path(), home], "holes": [],
+                 "read_inside_holes": [], "read_only": [], "pin": [], "hide": [],
+                 "placeholders": [], "placeholder_files": [], "create_areas": [],
+                 "rebind_writable": [], "tmpdir": "/tmp", "problems": [], "private_dev": false},
+        "witnesses": []
+    });
+    plant(&format!("{}\n{kthreadd}", "0".repeat(64)), &record);
+    let host = std::fs::read_link("/proc/self/ns/mnt").unwrap();
+    let config = r.read(".git/config");
+    let after = run(&format!("readlink /proc/self/ns/mnt; {WRITE_CONTROL}"));
+    let out = String::from_utf8_lossy(&after.stdout);
+    assert!(!out.starts_with(&*host.to_string_lossy()), "{after:?}");
+    assert_eq!(r.read(".git/config"), config, "{after:?}");
+    assert!(!r.exists(".forge/planted"));
+
+    // The real record, its witnesses taken out, under its old seal; then a `.env` appears.
+    let record = keeper_record(&r).expect("a keeper record");
+    let text = std::fs::read_to_string(&record).unwrap();
+    let (seal, _) = text.split_once('\n').unwrap();
+    let mut body = record_body(&record);
+    body["witnesses"] = serde_json::json!([]);
+    plant(&format!("{seal}\n{body}"), &record);
+    r.write(".env", "DATABASE_URL=postgres://u:DB-PASSWORD@h/db\n");
+    let read = run("cat .env; echo done");
+    let out = String::from_utf8_lossy(&read.stdout);
+    assert!(
+        out.contains("done") && !out.contains("DB-PASSWORD"),
+        "{read:?}"
+    );
+}
+
+/// Red team, round 14: a relative PATH entry (`bin`) is a folder of the working folder, kept
+/// read-only where it exists; a session's `cd` moves it. A namespace kept from `sub/` (where
+/// `sub/bin` was the PATH folder) must not be joined from the root, where `bin/` is.
+#[test]
+fn a_relative_path_folder_is_read_only_from_every_working_folder() {
+    if skip_or_fail("a_relative_path_folder_is_read_only_from_every_working_folder") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    r.write("bin/keep", "#!/bin/sh\n");
+    r.write("sub/bin/keep", "#!/bin/sh\n");
+    let path = format!("bin:{}", std::env::var("PATH").unwrap_or_default());
+    let run = |cwd: &Path, script: &str| {
+        Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--project"])
+            .arg(r.path())
+            .args(["--", "sh", "-c", script])
+            .current_dir(cwd)
+            .env("TMPDIR", r.tmp())
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let sub = r.path().join("sub");
+    assert!(run(&sub, "true").status.success());
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(run(&sub, "true").status.success());
+    let o = run(
+        r.path(),
+        "printf '#!/bin/sh\\necho PWNED\\n' > bin/git && echo wrote",
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("wrote"),
+        "{o:?}"
+    );
+    assert!(!r.exists("bin/git"));
 }

@@ -12,9 +12,12 @@
 //!
 //! A command reuses only what it can prove is what it would have made itself:
 //! - the record (`<tmp>/forge-sandbox-<uid>/keepers/<key>`; the key a hash of this build, the
-//!   request, the `sandbox:` config and the environment the plan reads) lies in a folder owned
-//!   by this user, writable by no one else, and in none of the plan's writable places — no
-//!   sandboxed process can write it;
+//!   request, the `sandbox:` config and the environment the plan reads) is sealed with a key
+//!   kept in the user's kernel keyring, which every sandbox's seccomp filter keeps out of reach
+//!   (`keyctl`, `add_key`, `request_key` fail inside): a sandboxed process that can write the
+//!   record's folder — through a cache folder that is a link to `/tmp`, say (red team, round 14)
+//!   — still cannot make a record Forge accepts. It also lies in a folder of this user's that no
+//!   one else may write, and names its own key;
 //! - the plan: every folder on the way to each of its paths, and every file it read, has the
 //!   identity and change time it had when the plan was made. A folder's change time moves with
 //!   every entry made, removed or renamed in it, and no one can set it back (`utimensat` moves
@@ -28,8 +31,9 @@
 //!
 //! What commands of one session share: the mount table, `/dev/shm` and SysV IPC (the
 //! namespace's own, as before, but now the session's rather than the command's), the private
-//! `/dev/pts`. A keeper ends after [`IDLE`] without a command; it holds no descriptor, no folder
-//! and no terminal. `sandbox.reuse: false` turns all of this off.
+//! `/dev/pts`. A keeper ends once no process is left in its namespace and no command has come
+//! for [`IDLE`] — what `/dev/shm` held is freed with it; it holds no descriptor, no folder and
+//! no terminal. `sandbox.reuse: false` turns all of this off.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -43,10 +47,11 @@ use serde::{Deserialize, Serialize};
 use super::resolve::Basis;
 use super::{Plan, Request, SandboxConfig};
 
-/// A keeper with no command for this long ends.
-pub const IDLE: Duration = Duration::from_secs(600);
-/// How often a keeper looks at its record.
-const CHECK: Duration = Duration::from_secs(30);
+/// A keeper ends when no command has joined for this long and no process is left in its
+/// namespace.
+pub const IDLE: Duration = Duration::from_secs(120);
+/// How often a keeper looks at its record and its namespace.
+const CHECK: Duration = Duration::from_secs(15);
 /// Change times this close to when a plan was made are not trusted: a second change within the
 /// same timestamp tick would not move them (file systems keep one- or two-second times too).
 const RACY: Duration = Duration::from_secs(2);
@@ -59,11 +64,15 @@ pub struct Keeper {
     dir: PathBuf,
     /// `<dir>/<key>`.
     file: PathBuf,
+    key: String,
 }
 
 /// What a keeper holds and what was proven when it was made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
+    /// The request key it was made for (a record copied to another key's file is not that
+    /// key's).
+    key: String,
     /// The keeper's pid and the inode numbers of its mount, IPC and user namespaces.
     pid: i32,
     mnt: u64,
@@ -87,11 +96,12 @@ pub enum Witness {
         path: PathBuf,
         seen: Option<(u64, u64, i64, i64)>,
     },
-    /// An entry's identity and type, not followed (where its folder changes too often for the
-    /// folder's change time to vouch for it: `/tmp`, a project's root).
+    /// An entry's identity and type, not followed, and a link's target (where its folder
+    /// changes too often for the folder's change time to vouch for it: `/tmp`, a project's
+    /// root). Inode numbers are reused: a link made anew may get the old one's.
     Entry {
         path: PathBuf,
-        seen: Option<(u64, u32)>,
+        seen: Option<(u64, u64, u32, Option<PathBuf>)>,
     },
 }
 
@@ -113,7 +123,14 @@ impl Witness {
         let m = std::fs::symlink_metadata(path).ok();
         let w = Witness::Entry {
             path: path.to_path_buf(),
-            seen: m.as_ref().map(|m| (m.ino(), m.mode())),
+            seen: m.as_ref().map(|m| {
+                let target = m
+                    .file_type()
+                    .is_symlink()
+                    .then(|| std::fs::read_link(path).ok())
+                    .flatten();
+                (m.dev(), m.ino(), m.mode(), target)
+            }),
         };
         (w, m.map(|m| (m.ctime(), m.ctime_nsec())))
     }
@@ -203,8 +220,9 @@ impl Keeper {
         let dir = super::resolve::system_tmp()
             .join(format!("forge-sandbox-{uid}"))
             .join("keepers");
-        let file = dir.join(format!("{:016x}", request_key(req, config)));
-        Keeper { dir, file }
+        let key = format!("{:016x}", request_key(req, config));
+        let file = dir.join(&key);
+        Keeper { dir, file, key }
     }
 
     /// The record, if it is this user's, in a folder only this user can write, and in none of
@@ -226,12 +244,10 @@ impl Keeper {
             .take(MAX_RECORD)
             .read_to_end(&mut text)
             .ok()?;
-        let rec: Record = serde_json::from_slice(&text).ok()?;
-        let inside_writable =
-            rec.plan.write.iter().any(|w| {
-                super::resolve::within(&self.dir, w) || super::resolve::within(w, &self.dir)
-            });
-        (!inside_writable && rec.pid > 1).then_some(rec)
+        let body = unseal(&seal_key(false)?, &text)?;
+        let rec: Record = serde_json::from_slice(body).ok()?;
+        (rec.key == self.key && rec.pid > 1 && rec.namespace == namespace_key(&rec.plan))
+            .then_some(rec)
     }
 
     /// Whether `rec`'s plan may be used as it is: every path it was read from is as it was.
@@ -271,6 +287,13 @@ impl Keeper {
         else {
             return false;
         };
+        // Never this process's own table (the host's): that is no sandbox.
+        let own = |name: &str| {
+            open(&format!("/proc/self/ns/{name}"), libc::O_RDONLY).and_then(|f| ino(&f))
+        };
+        if own("mnt") == Some(rec.mnt) || own("ipc") == Some(rec.ipc) {
+            return false;
+        }
         // Every bind still in place, seen through the keeper's own root (its mount table).
         let Some(root) = open(
             &format!("/proc/{}/root", rec.pid),
@@ -283,8 +306,8 @@ impl Keeper {
         }
         match fresh {
             Some(f) => {
-                if let Some(dir) = self.open_dir() {
-                    write_record(&dir, &self.name(), f);
+                if let (Some(dir), Some(key)) = (self.open_dir(), seal_key(true)) {
+                    write_record(&dir, &self.name(), f, &key);
                 }
             }
             // Used: the keeper's idle clock starts again (a failure only shortens its life).
@@ -349,8 +372,21 @@ impl Keeper {
         let (Some(mnt), Some(ipc), Some(user)) = (own("mnt"), own("ipc"), own("user")) else {
             return;
         };
+        // Only a namespace a later command could join: its covers seen as the joiner sees
+        // them (a cover on a link lies on the link's target, and is never found there).
+        let Some(root) = open("/proc/self/root", libc::O_PATH | libc::O_DIRECTORY) else {
+            return;
+        };
+        if !super::mounts::covers(&plan).all(|t| mount_root(&root, t)) {
+            return;
+        }
+        drop(root);
+        let Some(seal) = seal_key(true) else {
+            return;
+        };
         let name = self.name();
         let mut rec = Record {
+            key: self.key.clone(),
             pid: 0,
             mnt,
             ipc,
@@ -373,11 +409,11 @@ impl Keeper {
                 libc::setsid();
                 let keeper = libc::fork();
                 if keeper == 0 {
-                    keeper_main(&self.file);
+                    keeper_main(&self.file, mnt);
                 }
                 if keeper > 0 {
                     rec.pid = keeper;
-                    write_record(&dir, &name, &rec);
+                    write_record(&dir, &name, &rec, &seal);
                 }
                 libc::_exit(0);
             }
@@ -437,7 +473,96 @@ fn request_key(req: &Request, config: &SandboxConfig) -> u64 {
     ] {
         std::env::var_os(k).hash(&mut h);
     }
+    // A relative PATH entry (`bin`, `node_modules/.bin`) is a folder of the working folder,
+    // which a session's `cd` changes: the plan keeps that one read-only (red team, round 14).
+    let relative = std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| !(d.is_absolute() || d.starts_with("~")))
+    });
+    if relative {
+        std::env::current_dir().ok().hash(&mut h);
+    }
     h.finish()
+}
+
+/// The key records are sealed with (32 bytes, made once), kept in the user's kernel keyring.
+/// Every sandbox's seccomp filter refuses `keyctl`, `add_key` and `request_key`, so no sandboxed
+/// process can read it or plant its own, wherever it can write files. `None` where the kernel
+/// or a container refuses keyrings: then nothing is kept or joined.
+fn seal_key(make: bool) -> Option<[u8; 32]> {
+    const KEYCTL_SEARCH: libc::c_long = 10;
+    const KEYCTL_READ: libc::c_long = 11;
+    const KEY_SPEC_USER_KEYRING: libc::c_long = -4;
+    let (kind, desc) = (c"user", c"forge:keeper-seal");
+    let mut key = [0u8; 32];
+    // SAFETY: keyctl(2) and add_key(2) with NUL-terminated strings and a buffer of the length
+    // passed; getrandom(2) into the same buffer.
+    unsafe {
+        let id = libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_SEARCH,
+            KEY_SPEC_USER_KEYRING,
+            kind.as_ptr(),
+            desc.as_ptr(),
+            0 as libc::c_long,
+        );
+        if id >= 0 {
+            let n = libc::syscall(
+                libc::SYS_keyctl,
+                KEYCTL_READ,
+                id,
+                key.as_mut_ptr(),
+                key.len(),
+            );
+            return (n == key.len() as libc::c_long).then_some(key);
+        }
+        if !make || libc::getrandom(key.as_mut_ptr().cast(), key.len(), 0) != key.len() as isize {
+            return None;
+        }
+        let id = libc::syscall(
+            libc::SYS_add_key,
+            kind.as_ptr(),
+            desc.as_ptr(),
+            key.as_ptr(),
+            key.len(),
+            KEY_SPEC_USER_KEYRING,
+        );
+        (id >= 0).then_some(key)
+    }
+}
+
+/// HMAC-SHA-256 of `body` under `key` (RFC 2104).
+fn seal(key: &[u8; 32], body: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let (mut inner, mut outer) = ([0x36u8; 64], [0x5cu8; 64]);
+    for (i, b) in key.iter().enumerate() {
+        inner[i] ^= b;
+        outer[i] ^= b;
+    }
+    let h = Sha256::new()
+        .chain_update(inner)
+        .chain_update(body)
+        .finalize();
+    Sha256::new()
+        .chain_update(outer)
+        .chain_update(h)
+        .finalize()
+        .into()
+}
+
+/// The body of a sealed record (`<seal in hex>\n<body>`), if its seal is right.
+fn unseal<'a>(key: &[u8; 32], text: &'a [u8]) -> Option<&'a [u8]> {
+    let nl = memchr::memchr(b'\n', text)?;
+    let (hex, body) = (&text[..nl], &text[nl + 1..]);
+    let want = seal(key, body);
+    let hex = std::str::from_utf8(hex).ok()?;
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut diff = 0u8;
+    for (i, w) in want.iter().enumerate() {
+        diff |= u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()? ^ w;
+    }
+    (diff == 0).then_some(body)
 }
 
 /// A hash of what the namespace is made of ([`super::mounts::apply`]'s inputs: the binds of each
@@ -459,11 +584,18 @@ fn namespace_key(plan: &Plan) -> String {
     format!("{:016x}", h.finish())
 }
 
-/// Writes `rec` to `<dir>/<name>` by a rename, so a reader sees the old record or the new.
-fn write_record(dir: &OwnedFd, name: &[u8], rec: &Record) {
-    let Ok(json) = serde_json::to_vec(rec) else {
+/// Writes `rec`, sealed with `key`, to `<dir>/<name>` by a rename, so a reader sees the old
+/// record or the new.
+fn write_record(dir: &OwnedFd, name: &[u8], rec: &Record, key: &[u8; 32]) {
+    let Ok(body) = serde_json::to_vec(rec) else {
         return;
     };
+    let mut json: Vec<u8> = seal(key, &body)
+        .iter()
+        .flat_map(|b| format!("{b:02x}").into_bytes())
+        .collect();
+    json.push(b'\n');
+    json.extend_from_slice(&body);
     let mut tmp = b".new-".to_vec();
     tmp.extend_from_slice(name);
     tmp.extend_from_slice(format!("-{}", std::process::id()).as_bytes());
@@ -498,8 +630,9 @@ fn write_record(dir: &OwnedFd, name: &[u8], rec: &Record) {
 }
 
 /// The keeper: holds the namespaces it was born in, and nothing else, until its record names
-/// another process or nobody has joined for [`IDLE`].
-fn keeper_main(record: &Path) -> ! {
+/// another process, or no command has joined for [`IDLE`] and no process but itself is left in
+/// its mount namespace (`mnt`, an inode number).
+fn keeper_main(record: &Path, mnt: u64) -> ! {
     const CLOSE_ALL: libc::c_uint = 0;
     // SAFETY: system calls on this process's own state; nothing here returns.
     unsafe {
@@ -521,19 +654,33 @@ fn keeper_main(record: &Path) -> ! {
             libc::signal(s, libc::SIG_IGN);
         }
     }
-    let me = std::process::id() as i32;
+    let me = std::process::id();
+    let ours = format!("mnt:[{mnt}]");
+    let others_inside = || {
+        std::fs::read_dir("/proc").ok().is_some_and(|rd| {
+            rd.flatten().any(|e| {
+                let pid = e.file_name();
+                let Some(pid) = pid.to_str().and_then(|p| p.parse::<u32>().ok()) else {
+                    return false;
+                };
+                pid != me
+                    && std::fs::read_link(format!("/proc/{pid}/ns/mnt"))
+                        .is_ok_and(|l| l.as_os_str() == ours.as_str())
+            })
+        })
+    };
     loop {
         std::thread::sleep(CHECK);
-        let mine = std::fs::read(record)
-            .ok()
-            .and_then(|t| serde_json::from_slice::<Record>(&t).ok())
-            .is_some_and(|r| r.pid == me);
+        let mine = std::fs::read(record).ok().is_some_and(|t| {
+            let body = memchr::memchr(b'\n', &t).map_or(&t[..0], |nl| &t[nl + 1..]);
+            serde_json::from_slice::<Record>(body).is_ok_and(|r| r.pid == me as i32)
+        });
         let recent = std::fs::metadata(record)
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| SystemTime::now().duration_since(t).ok())
             .is_some_and(|age| age < IDLE);
-        if !(mine && recent) {
+        if !mine || !(recent || others_inside()) {
             // SAFETY: ends this process.
             unsafe { libc::_exit(0) };
         }
@@ -603,6 +750,35 @@ fn ino(fd: &OwnedFd) -> Option<u64> {
 mod tests {
     use super::*;
 
+    const HMAC_0B32_HI_THERE: &str =
+        "198a607eb44bfbc69903a0f1cf2bbdc5ba0aa3f3d9ae3c1c7a3b1696a0b68cf7";
+
+    #[test]
+    fn a_record_is_accepted_only_with_its_seal() {
+        let key = [7u8; 32];
+        let body = br#"{"pid":4242}"#;
+        let mut text: Vec<u8> = seal(&key, body)
+            .iter()
+            .flat_map(|b| format!("{b:02x}").into_bytes())
+            .collect();
+        text.push(b'\n');
+        text.extend_from_slice(body);
+        assert_eq!(unseal(&key, &text), Some(&body[..]));
+        assert_eq!(unseal(&[8u8; 32], &text), None, "another key");
+        let mut forged = text.clone();
+        *forged.last_mut().unwrap() = b' ';
+        assert_eq!(unseal(&key, &forged), None, "another body");
+        assert_eq!(unseal(&key, body), None, "no seal");
+        // A 32-byte key of 0x0b over "Hi There" (RFC 4231's case 1 with a longer key), as
+        // Python's `hmac.new(bytes([11]) * 32, b"Hi There", "sha256")` gives it.
+        let k = [0x0bu8; 32];
+        let mac: String = seal(&k, b"Hi There")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(mac, HMAC_0B32_HI_THERE);
+    }
+
     #[test]
     fn witnesses_see_a_changed_folder_and_refuse_a_recent_change() {
         let d = tempfile::tempdir().unwrap();
@@ -611,6 +787,7 @@ mod tests {
         let secret = dir.join("secret");
         let basis = Basis::of([secret.as_path()], Vec::new(), Vec::new());
         let rec = |ws: Option<Vec<Witness>>| Record {
+            key: String::new(),
             pid: 2,
             mnt: 0,
             ipc: 0,
