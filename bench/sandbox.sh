@@ -40,8 +40,17 @@ p="$BENCH_DIR/project"
 rm -rf "$p" && mkdir -p "$p/src" "$p/tests"
 (cd "$p" && git init -q && "$FORGE" init >/dev/null && "$FORGE" hooks install claude --bin "$FORGE" >/dev/null \
   && echo 'fn main() {}' > src/main.rs && git add -A && git -c user.name=b -c user.email=b@b commit -qm init)
+# The same project with `sandbox.reuse: false`: a namespace per call, as before the keeper.
+p2="$BENCH_DIR/project-reuse-off"
+rm -rf "$p2" && cp -a "$p" "$p2" && printf 'sandbox:\n  reuse: false\n' >> "$p2/.forge/config.yaml"
+(cd "$p2" && git add -A && git -c user.name=b -c user.email=b@b commit -qm reuse-off)
+"$FORGE" sandbox --project "$p2" -- true
 cd "$p"
 "$FORGE" sandbox -- true # creates the TMPDIR and the placeholder folders once, as the first call does
+# A kept plan is vouched for only by a call made two seconds after the last change it was read
+# from (src/sandbox/keeper.rs, RACY): a session's calls come seconds apart; a benchmark's do not.
+sleep 2.5
+"$FORGE" sandbox -- true
 
 hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$BENCH_DIR/sandbox.json" \
   -n 'true' 'true' \
@@ -49,6 +58,7 @@ hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$BENCH_DIR/sandbox.json" 
   -n 'no-op, static, no libc' "$BENCH_DIR/noop-nolibc" \
   -n 'launcher only (--mode off)' "$FORGE sandbox --mode off -- true" \
   -n 'session (mount namespace)' "$FORGE sandbox --profile session -- true" \
+  -n 'session, reuse off' "$FORGE sandbox --profile session --project $p2 -- true" \
   -n 'session (--carve-by-rules)' "$FORGE sandbox --profile session --carve-by-rules -- true" \
   -n 'red (--write tests/**)' "$FORGE sandbox --profile red --write tests/** -- true" \
   -n 'session --contain' "$FORGE sandbox --profile session --contain -- true" \

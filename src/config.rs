@@ -69,14 +69,7 @@ impl Config {
             Ok(t) => t,
             Err(_) => return Config::load(path),
         };
-        let key = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            text.hash(&mut h);
-            env!("CARGO_PKG_VERSION").hash(&mut h);
-            format!("{:016x}", h.finish())
-        };
-        let cache = cache_dir.join(format!("config-{key}.json"));
+        let cache = Config::cache_file(&text, cache_dir);
         if let Ok(bytes) = std::fs::read(&cache)
             && let Ok(c) = serde_json::from_slice::<Config>(&bytes)
         {
@@ -103,6 +96,36 @@ impl Config {
             let _ = crate::state::write_atomic(&cache, &json);
         }
         Ok(config)
+    }
+
+    /// The `sandbox:` section alone, through the same cache as [`Config::load_cached`]: `forge
+    /// sandbox` runs before every Bash command of a live session and needs nothing else, so
+    /// the rest of the cached config (a thousand guard rules, say) is skipped, not built.
+    pub fn load_sandbox_cached(
+        path: &Path,
+        cache_dir: &Path,
+    ) -> Result<crate::sandbox::SandboxConfig> {
+        #[derive(serde::Deserialize)]
+        struct SandboxOnly {
+            #[serde(default)]
+            sandbox: crate::sandbox::SandboxConfig,
+        }
+        if let Ok(text) = std::fs::read(path)
+            && let Ok(bytes) = std::fs::read(Config::cache_file(&text, cache_dir))
+            && let Ok(c) = serde_json::from_slice::<SandboxOnly>(&bytes)
+        {
+            return Ok(c.sandbox);
+        }
+        Config::load_cached(path, cache_dir).map(|c| c.sandbox)
+    }
+
+    /// The cache of a config file's bytes: keyed by their hash and Forge's version.
+    fn cache_file(text: &[u8], cache_dir: &Path) -> std::path::PathBuf {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        env!("CARGO_PKG_VERSION").hash(&mut h);
+        cache_dir.join(format!("config-{:016x}.json", h.finish()))
     }
 
     /// Parses and validates; the error message names the key.
@@ -193,6 +216,30 @@ mod tests {
         let e = Config::load_cached(&path, &cache).unwrap_err().to_string();
         assert!(e.contains("verify.commands"), "{e}");
         assert!(Config::load_cached(&path, &cache).is_err());
+    }
+
+    #[test]
+    fn the_sandbox_section_alone_comes_from_the_same_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        let cache = dir.path().join("cache");
+        let yaml = |reuse: bool| {
+            format!(
+                "verify:\n  commands:\n    - {{name: t, run: x}}\nsandbox:\n  mode: require\n  reuse: {reuse}\n  secrets: [~/.config/x]\n"
+            )
+        };
+        std::fs::write(&path, yaml(false)).unwrap();
+        // A miss loads (and caches) the whole config; a hit reads the section from the cache.
+        let miss = Config::load_sandbox_cached(&path, &cache).unwrap();
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1);
+        let hit = Config::load_sandbox_cached(&path, &cache).unwrap();
+        assert_eq!(miss, hit);
+        assert_eq!(hit, Config::load(&path).unwrap().sandbox);
+        assert!(!hit.reuse && hit.secrets == ["~/.config/x"]);
+        std::fs::write(&path, yaml(true)).unwrap();
+        assert!(Config::load_sandbox_cached(&path, &cache).unwrap().reuse);
+        std::fs::write(&path, "verify: {commands: []}\n").unwrap();
+        assert!(Config::load_sandbox_cached(&path, &cache).is_err());
     }
 
     #[test]

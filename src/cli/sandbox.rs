@@ -184,7 +184,10 @@ fn sandbox_config(project: &Path) -> Result<SandboxConfig> {
     if !path.is_file() {
         return Ok(SandboxConfig::default());
     }
-    Ok(Config::load_cached(&path, &p.tmp_dir().join("cache"))?.sandbox)
+    Ok(Config::load_sandbox_cached(
+        &path,
+        &p.tmp_dir().join("cache"),
+    )?)
 }
 
 pub fn run(args: Args) -> Result<i32> {
