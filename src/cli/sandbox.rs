@@ -184,10 +184,7 @@ fn sandbox_config(project: &Path) -> Result<SandboxConfig> {
     if !path.is_file() {
         return Ok(SandboxConfig::default());
     }
-    Ok(Config::load_sandbox_cached(
-        &path,
-        &p.tmp_dir().join("cache"),
-    )?)
+    Config::load_sandbox_cached(&path, &p.tmp_dir().join("cache"))
 }
 
 pub fn run(args: Args) -> Result<i32> {
