@@ -24,7 +24,7 @@
 //!   it too); a change in the two seconds before the plan was made is not trusted (timestamps
 //!   are coarse), and the next command works the plan out again;
 //! - the namespace: the ones the record names are those its process holds (their inode
-//!   numbers, so a reused pid is not joined), and every cover the plan binds is still the root
+//!   numbers, so a reused pid is not joined), and every path the plan binds is still the root
 //!   of a mount there, looked up through the keeper's own root — a cover detaches when its path
 //!   is replaced outside (docs/sandbox.md, Limits), and a namespace that lost one is not joined
 //!   but built anew.
@@ -225,8 +225,8 @@ impl Keeper {
         Keeper { dir, file, key }
     }
 
-    /// The record, if it is this user's, in a folder only this user can write, and in none of
-    /// its plan's writable places.
+    /// The record, if its seal is right and it is this user's, in a folder only this user can
+    /// write, made for this request, its namespace key that of its plan.
     pub fn read(&self) -> Option<Record> {
         // SAFETY: getuid(2) cannot fail.
         let uid = unsafe { libc::getuid() };
@@ -301,7 +301,12 @@ impl Keeper {
         ) else {
             return false;
         };
-        if !super::mounts::covers(&rec.plan).all(|t| mount_root(&root, t)) {
+        // Every bind: a cover lost lets the command do more; a writable place lost (a TMPDIR a
+        // cleaner removed) would leave it unable to write there until the keeper ends.
+        if !super::mounts::targets(&rec.plan)
+            .iter()
+            .all(|t| mount_root(&root, t))
+        {
             return false;
         }
         match fresh {
@@ -377,7 +382,10 @@ impl Keeper {
         let Some(root) = open("/proc/self/root", libc::O_PATH | libc::O_DIRECTORY) else {
             return;
         };
-        if !super::mounts::covers(&plan).all(|t| mount_root(&root, t)) {
+        if !super::mounts::targets(&plan)
+            .iter()
+            .all(|t| mount_root(&root, t))
+        {
             return;
         }
         drop(root);
@@ -687,7 +695,10 @@ fn keeper_main(record: &Path, mnt: u64) -> ! {
     }
 }
 
-/// Whether `path` is the root of a mount in the table `root` (a namespace's `/`) belongs to.
+/// Whether `path` is the root of a mount in the table `root` (a namespace's `/`) belongs to. A
+/// path that is a link (a cache folder linked elsewhere) was bound at its target: that is
+/// looked up in the same table, its absolute links taken from `root` (`RESOLVE_IN_ROOT`), not
+/// from this process's own.
 fn mount_root(root: &OwnedFd, path: &Path) -> bool {
     const STATX_ATTR_MOUNT_ROOT: u64 = 0x2000;
     let rel = path.strip_prefix("/").unwrap_or(path);
@@ -699,18 +710,53 @@ fn mount_root(root: &OwnedFd, path: &Path) -> bool {
     let Ok(c) = CString::new(rel.as_os_str().as_bytes()) else {
         return false;
     };
-    // SAFETY: statx(2) into a zeroed struct, with a descriptor and a path that outlive the call.
+    let is_root = |stx: &libc::statx| {
+        stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT != 0
+            && stx.stx_attributes & STATX_ATTR_MOUNT_ROOT != 0
+    };
+    // SAFETY: statx(2) and openat2(2) into zeroed structs, with descriptors and paths that
+    // outlive the calls; the descriptor openat2 returns is owned right away.
     unsafe {
         let mut stx: libc::statx = std::mem::zeroed();
-        libc::statx(
+        if libc::statx(
             root.as_raw_fd(),
             c.as_ptr(),
             libc::AT_SYMLINK_NOFOLLOW,
             0,
             &mut stx,
+        ) != 0
+        {
+            return false;
+        }
+        if is_root(&stx) {
+            return true;
+        }
+        if u32::from(stx.stx_mode) & libc::S_IFMT != libc::S_IFLNK {
+            return false;
+        }
+        let mut how: libc::open_how = std::mem::zeroed();
+        how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+        how.resolve = libc::RESOLVE_IN_ROOT;
+        let fd = libc::syscall(
+            libc::SYS_openat2,
+            root.as_raw_fd(),
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        );
+        if fd < 0 {
+            return false;
+        }
+        let fd = OwnedFd::from_raw_fd(fd as i32);
+        let mut stx: libc::statx = std::mem::zeroed();
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            0,
+            &mut stx,
         ) == 0
-            && stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT != 0
-            && stx.stx_attributes & STATX_ATTR_MOUNT_ROOT != 0
+            && is_root(&stx)
     }
 }
 

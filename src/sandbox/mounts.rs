@@ -375,13 +375,6 @@ pub fn targets(plan: &Plan) -> Vec<PathBuf> {
     v
 }
 
-/// The binds that take access away — control files read-only, secrets covered, the folders
-/// pinned on their way — which detach when their path is replaced outside. (The others only
-/// give access: without them a command can do less, not more.)
-pub fn covers(plan: &Plan) -> impl Iterator<Item = &PathBuf> {
-    plan.pin.iter().chain(&plan.read_only).chain(&plan.hide)
-}
-
 /// Applies the plan's binds in the namespace [`enter_namespace`] made.
 pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     // The whole machine read-only, then the writable places bound writable again: Landlock does
