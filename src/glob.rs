@@ -1,7 +1,10 @@
 //! Path globs, shared by the guard (project rules, phase scopes) and `forge run`'s gates (test
 //! and code areas): `*` and `?` stay within one path segment, `**` crosses segments, a trailing
 //! `/` means everything below. Hand-written because a rule set is loaded on every hook call:
-//! compiling a thousand regexes would cost more than the decision.
+//! compiling a thousand regexes would cost more than the decision. `overlap.rs`: whether two
+//! globs can match one path.
+
+pub mod overlap;
 
 /// Whether `path` (repository-relative, `/`-separated) matches `pattern`.
 pub fn matches(pattern: &str, path: &str) -> bool {
