@@ -252,7 +252,7 @@ pub fn file_url_paths(value: &str) -> Option<Vec<String>> {
 
 /// `%2e` → `.`; a `%` not followed by two hex digits stays as it is (as in
 /// `decodeURIComponent`'s lax cousins). Bytes that are not UTF-8 become U+FFFD.
-fn percent_decoded(s: &str) -> String {
+pub(crate) fn percent_decoded(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -74,17 +74,112 @@ const SINKS: [&str; 16] = [
     "openssl", "mail", "sendmail", "http", "xh",
 ];
 
-/// Cloud metadata services, which hand out the machine's credentials.
+/// Cloud metadata services, which hand out the machine's credentials: a URL (or a bare host,
+/// as curl takes one) anywhere in `s` whose host is one. The host is read as WHATWG URLs and
+/// `inet_aton` read it (red team, round 14: `0xa9fea9fe`, `2852039166`, `169.254.43518`,
+/// `METADATA.GOOGLE.INTERNAL`, `metadata`, `[fd00:ec2:0::254]` passed a substring test):
+/// percent-decoded, without case, user or port, a trailing dot dropped; an IPv4 address in
+/// hex, octal, one integer or the short forms, compared as an address, IPv6 too (IPv4-mapped
+/// ones as their IPv4). Every link-local IPv4 address is one (AWS, Azure, GCP, OpenStack at
+/// 169.254.169.254, ECS at 169.254.170.2), and so are AWS's IPv6 `fd00:ec2::254` and
+/// Alibaba's 100.100.100.200. Used wherever a URL or a path is judged.
 pub(crate) fn metadata_endpoint(s: &str) -> bool {
-    [
-        "169.254.169.254",
-        "metadata.google.internal",
-        "100.100.100.200",
-        "fd00:ec2::254",
-        "169.254.170.2",
-    ]
-    .iter()
-    .any(|h| s.contains(h))
+    let mut starts = vec![(0, false)];
+    let mut at = 0;
+    while let Some(i) = s[at..].find("://") {
+        starts.push((at + i + 3, true));
+        at += i + 3;
+    }
+    // A bare host after a space, a quote or `=` (`--url=…`) too; a bare name only when it is the
+    // full `metadata.google.internal` (a file may be called `metadata`).
+    for (i, c) in s.char_indices() {
+        if matches!(c, ' ' | '"' | '\'' | '=' | '@' | '(' | ',') {
+            starts.push((i + c.len_utf8(), false));
+        }
+    }
+    starts
+        .into_iter()
+        .any(|(i, after_scheme)| metadata_host(&s[i..], after_scheme))
+}
+
+/// Whether the host at the start of `s` is a metadata service; short names (`metadata`,
+/// `instance-data`) only in a URL.
+fn metadata_host(s: &str, in_url: bool) -> bool {
+    let end = s
+        .find(['/', '?', '#', '\\', ' ', '"', '\''])
+        .unwrap_or(s.len());
+    let authority = crate::guard::paths::percent_decoded(&s[..end]);
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let host = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host == "metadata.google.internal"
+        || in_url
+            && matches!(
+                host.as_str(),
+                "metadata"
+                    | "metadata.goog"
+                    | "instance-data"
+                    | "instance-data.ec2.internal"
+                    | "metadata.azure.internal"
+            )
+    {
+        return true;
+    }
+    let v4 = |a: std::net::Ipv4Addr| {
+        let o = a.octets();
+        (o[0] == 169 && o[1] == 254) || o == [100, 100, 100, 200]
+    };
+    if let Some(a) = inet_aton(&host) {
+        return v4(a);
+    }
+    match host.parse::<std::net::Ipv6Addr>() {
+        Ok(a) => {
+            a == std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
+                || a.to_ipv4_mapped().is_some_and(v4)
+        }
+        Err(_) => false,
+    }
+}
+
+/// An IPv4 address as `inet_aton` and WHATWG read it: one to four parts, each decimal, `0x`
+/// hex or `0` octal, the last filling the bytes left (`169.254.43518`, `2852039166`).
+fn inet_aton(host: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut nums = Vec::new();
+    for p in &parts {
+        let (digits, radix) = if let Some(h) = p.strip_prefix("0x") {
+            (h, 16)
+        } else if p.len() > 1 && p.starts_with('0') {
+            (&p[1..], 8)
+        } else {
+            (*p, 10)
+        };
+        let n = if digits.is_empty() {
+            0
+        } else {
+            u64::from_str_radix(digits, radix).ok()?
+        };
+        if p.is_empty() {
+            return None;
+        }
+        nums.push(n);
+    }
+    let (last, head) = nums.split_last()?;
+    if head.iter().any(|n| *n > 255) || *last >= 1u64 << (8 * (5 - nums.len())) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for (i, n) in head.iter().enumerate() {
+        v |= n << (8 * (3 - i));
+    }
+    Some(std::net::Ipv4Addr::from((v | last) as u32))
 }
 
 pub(super) fn judge(j: &mut Judge, a: &Analysis, i: usize, inv: &Invocation) {
