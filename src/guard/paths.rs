@@ -105,9 +105,14 @@ impl Paths {
                 Some(".git") => Place::Git,
                 Some(".forge") => Place::ForgeState,
                 // What a client or an editor starts outside any sandbox (MCP servers, tasks
-                // run when the folder opens): the sandbox's project control files too.
-                Some(".claude") | Some(".codex") | Some(".gemini") | Some(".mcp.json")
-                | Some(".vscode") => Place::AgentConfig,
+                // run when the folder opens): the sandbox's project control files, one list.
+                Some(f)
+                    if crate::sandbox::resolve::PROJECT_CONTROL
+                        .iter()
+                        .any(|c| !c.contains('/') && *c != ".forge" && *c == f) =>
+                {
+                    Place::AgentConfig
+                }
                 _ => Place::InRepo(rel_s),
             };
         }

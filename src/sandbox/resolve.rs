@@ -24,7 +24,10 @@ pub const DEVICES: &[&str] = &[
 
 /// Forge's and the agents' control folders at the repository root.
 /// `.mcp.json` and `.vscode/` hold what a client or an editor starts outside any sandbox (MCP
-/// servers, tasks run when the folder opens).
+/// servers, tasks run when the folder opens); so do JetBrains' `.idea/` (run configurations an
+/// IDE tool runs), Cursor's `.cursor/` (its `mcp.json`), Zed's `.zed/` (tasks, language
+/// servers) and `.devcontainer/` (commands run when the container is built) (red team, round
+/// 14).
 pub const PROJECT_CONTROL: &[&str] = &[
     ".forge",
     ".tmp/.forge",
@@ -33,6 +36,10 @@ pub const PROJECT_CONTROL: &[&str] = &[
     ".gemini",
     ".mcp.json",
     ".vscode",
+    ".idea",
+    ".cursor",
+    ".zed",
+    ".devcontainer",
 ];
 /// Control files in git's common folder (shared by worktrees).
 pub const GIT_CONTROL: &[&str] = &["config", "hooks", "info", "modules"];
