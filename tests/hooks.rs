@@ -1140,3 +1140,84 @@ fn an_indented_codex_patch_header_is_read() {
         .collect();
     assert!(allowed.is_empty(), "the attack worked: {allowed:?}");
 }
+
+/// Red team, round 14, through the real hook: code handed to Claude Code's own IDE server, a
+/// Grep whose glob selects `.env`, a server path taken from the project while the session is
+/// in `src/`, and a rename onto `node_modules` (which holds a PATH folder) — all were allowed.
+#[test]
+fn round_14_server_code_selectors_project_paths_and_renames() {
+    let r = Repo::with_command("true", "none");
+    r.write(".env", "TOKEN=1\n");
+    r.write("src/lib.rs", "\n");
+    r.write("src/pkg/.bin/git", "#!/bin/sh\n");
+    let write = fixture_named("claude", "PreToolUse", "\"Write\"");
+    let root = r.path().display().to_string();
+    let path = format!(
+        "{}:{}",
+        r.path().join("node_modules/.bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let decide = |tool: &str, input: Value, cwd: &str| {
+        let mut p = payload(&format!("claude/{write}"), &r, Some((tool, input)));
+        p["cwd"] = json!(cwd);
+        let mut c = r.forge_cmd(&["hook", "claude", "pre-tool-use"]);
+        c.env("PATH", &path);
+        let o = pipe(c, p.to_string().as_bytes());
+        let out = common::Output {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        };
+        (claude_decision(&out), out.stdout)
+    };
+    let src = format!("{root}/src");
+    for (tool, input, cwd, want) in [
+        (
+            "mcp__ide__executeCode",
+            json!({"code": "import subprocess; subprocess.run('rm -rf ~', shell=True)"}),
+            root.as_str(),
+            "ask",
+        ),
+        (
+            "mcp__jupyter__execute_cell",
+            json!({"cell_index": 0, "source": "!rm -rf ~"}),
+            root.as_str(),
+            "deny",
+        ),
+        (
+            "Grep",
+            json!({"pattern": ".", "glob": ".env", "output_mode": "content"}),
+            root.as_str(),
+            "deny",
+        ),
+        (
+            "mcp__serena__create_text_file",
+            json!({"relative_path": ".vscode/tasks.json", "content": "{}"}),
+            src.as_str(),
+            "deny",
+        ),
+        (
+            "mcp__filesystem__move_file",
+            json!({"source": format!("{root}/src/pkg"), "destination": format!("{root}/node_modules")}),
+            root.as_str(),
+            "deny",
+        ),
+    ] {
+        let (d, out) = decide(tool, input.clone(), cwd);
+        assert_eq!(d.as_deref(), Some(want), "{tool} {input}: {out}");
+    }
+    for (tool, input) in [
+        ("mcp__ide__executeCode", json!({"code": "print(1 + 1)"})),
+        ("Grep", json!({"pattern": "fn", "glob": "*.rs"})),
+        (
+            "mcp__filesystem__move_file",
+            json!({"source": format!("{root}/src/lib.rs"), "destination": format!("{root}/src/core.rs")}),
+        ),
+    ] {
+        let (d, out) = decide(tool, input.clone(), &root);
+        assert!(
+            matches!(d.as_deref(), None | Some("allow")),
+            "{tool} {input}: {out}"
+        );
+    }
+}

@@ -19,6 +19,7 @@ pub mod paths;
 pub mod phase;
 pub mod rules;
 pub mod shell;
+mod tool_code;
 pub mod tools;
 pub mod trust;
 
@@ -405,6 +406,19 @@ impl Guard {
         if !bases.contains(&session_cwd) {
             bases.push(session_cwd.clone());
         }
+        // A server may take a relative path from the project's root, or from any folder
+        // between it and the session's (red team, round 14: serena's `relative_path` is the
+        // project's, whatever the session's folder).
+        if call.server && session_cwd.starts_with(&self.paths.root) {
+            for a in session_cwd.ancestors().skip(1) {
+                if !a.starts_with(&self.paths.root) {
+                    break;
+                }
+                if !bases.iter().any(|b| b == a) {
+                    bases.push(a.to_path_buf());
+                }
+            }
+        }
         let cwd = bases[0].clone();
         // Other places a path may mean, judged as well (red team, round 12): a relative path
         // against the session's folder and every other folder when the input names its own
@@ -434,10 +448,14 @@ impl Guard {
         };
         // Commands inside an MCP tool's input run like shell commands (outside any sandbox).
         let mut written = Vec::new();
-        for c in &call.commands {
+        let readings = call.readings.iter().map(|c| (c, true));
+        for (c, reading) in call.commands.iter().map(|c| (c, false)).chain(readings) {
             let (f, w) = self.judge_command(c, &cwd);
             findings.extend(f.into_iter().filter(|f| {
-                !f.rule.starts_with("project-rule") && !f.rule.starts_with("user-rule")
+                let unparsed_reading = reading && f.rule == rules::code::UNPARSEABLE.id;
+                !(f.rule.starts_with("project-rule")
+                    || f.rule.starts_with("user-rule")
+                    || unparsed_reading)
             }));
             written.extend(w);
         }
@@ -445,18 +463,19 @@ impl Guard {
         let here = shell::Cwd::at(&cwd);
         let origin = shell::Origin::Line;
         let write = |judge: &mut Judge, f: &str| {
-            let f = self.expand_home(f);
-            for g in std::iter::once(f.clone()).chain(other_readings(&f)) {
-                let w = shell::Word::lit(g);
-                judge.write(
-                    &rules::Target {
-                        word: &w,
-                        cwd: &here,
-                        origin: &origin,
-                    },
-                    "edits",
-                    false,
-                );
+            for f in self.tool_paths(f, call.server) {
+                for g in std::iter::once(f.clone()).chain(other_readings(&f)) {
+                    let w = shell::Word::lit(g);
+                    judge.write(
+                        &rules::Target {
+                            word: &w,
+                            cwd: &here,
+                            origin: &origin,
+                        },
+                        "edits",
+                        false,
+                    );
+                }
             }
         };
         for f in &call.written {
@@ -474,16 +493,49 @@ impl Guard {
         }
         let mut read = Vec::new();
         for f in &call.read {
-            let f = self.expand_home(f);
-            for g in std::iter::once(f.clone()).chain(other_readings(&f)) {
-                let w = shell::Word::lit(g);
-                judge.read(&rules::Target {
-                    word: &w,
-                    cwd: &here,
-                    origin: &origin,
-                });
+            for f in self.tool_paths(f, call.server) {
+                for g in std::iter::once(f.clone()).chain(other_readings(&f)) {
+                    let w = shell::Word::lit(g);
+                    judge.read(&rules::Target {
+                        word: &w,
+                        cwd: &here,
+                        origin: &origin,
+                    });
+                }
+                read.push(self.paths.resolve(&f, &cwd));
             }
-            read.push(self.paths.resolve(&f, &cwd));
+        }
+        // A bare name that is a secret's, as a file of any folder the call may mean.
+        for n in &call.names {
+            for b in &bases {
+                let p = b.join(n);
+                if let Some(kind) = paths::secret_kind(&p, &self.paths.home) {
+                    judge.hit(
+                        &rules::fs::SECRETS,
+                        format!("this names `{n}`, which in {} is {kind}; agents may not read or copy secrets", b.display()),
+                    );
+                    break;
+                }
+            }
+        }
+        // A pattern that selects files: a secret it could match is read.
+        for (base, pat, contents) in &call.patterns {
+            let base = match base {
+                Some(b) => self.paths.resolve(&self.expand_home(b), &cwd),
+                None => cwd.clone(),
+            };
+            let pat = self.expand_home(pat);
+            if let Some((what, kind)) =
+                paths::pattern_reaches_secret(&base, &pat, &self.paths.home, *contents)
+            {
+                judge.hit(
+                    &rules::fs::SECRETS,
+                    format!("the pattern `{pat}` in {} can select {what} ({kind}); agents may not read secrets — name the files or types to search (`*.rs`)", base.display()),
+                );
+            }
+        }
+        for r in &call.unjudged {
+            judge.hit(&rules::code::UNREAD_CODE, r.clone());
         }
         for u in &call.urls {
             if rules::net::metadata_endpoint(u) {
@@ -507,8 +559,16 @@ impl Guard {
                     ),
                 );
             }
-            // In any case, as a case-insensitive file system compares them (red team, round 13).
-            if let Some(c) = self.control.iter().find(|c| paths::within_folded(w, c)) {
+            // In any case, as a case-insensitive file system compares them (red team, round 13);
+            // and a folder that holds one, which a rename onto it replaces (red team, round 14:
+            // `move_file src/pkg node_modules` planted `node_modules/.bin/git`). The project's
+            // root holds them all and is never replaced by a file tool.
+            let holds = |c: &PathBuf| *w != self.paths.root && paths::within_folded(c, w);
+            if let Some(c) = self
+                .control
+                .iter()
+                .find(|c| paths::within_folded(w, c) || holds(c))
+            {
                 judge.hit(
                     &rules::forge::SANDBOX_CONTROL,
                     format!(
@@ -556,6 +616,65 @@ impl Guard {
             },
             None => r,
         }
+    }
+
+    /// The paths a tool's value may mean: `~` expanded, and for a server's tool the value with
+    /// `$HOME`, `${HOME}`, `%USERPROFILE%` and other variables of the environment expanded too,
+    /// as a server that calls `os.path.expandvars` reads it (red team, round 14). Claude Code's
+    /// own tools take the path as written.
+    fn tool_paths(&self, f: &str, server: bool) -> Vec<String> {
+        let mut out = vec![self.expand_home(f)];
+        if server && (f.contains('$') || f.contains('%')) {
+            let e = self.expand_home(&self.expand_vars(f));
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        out
+    }
+
+    /// `$NAME`, `${NAME}` and `%NAME%` replaced by the variable's value (HOME and USERPROFILE
+    /// by the guard's home); an unknown variable stays as written.
+    fn expand_vars(&self, f: &str) -> String {
+        let value = |name: &str| -> Option<String> {
+            match name {
+                "HOME" | "USERPROFILE" => Some(self.paths.home.display().to_string()),
+                _ => std::env::var(name).ok(),
+            }
+        };
+        let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let mut out = String::new();
+        let mut rest = f;
+        while let Some(i) = rest.find(['$', '%']) {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 1..];
+            let (name, len) = if rest[i..].starts_with("${") {
+                match after[1..].find('}') {
+                    Some(e) => (&after[1..1 + e], e + 3),
+                    None => ("", 0),
+                }
+            } else if rest[i..].starts_with('%') {
+                match after.find('%') {
+                    Some(e) if after[..e].chars().all(is_name) => (&after[..e], e + 2),
+                    _ => ("", 0),
+                }
+            } else {
+                let e = after.find(|c: char| !is_name(c)).unwrap_or(after.len());
+                (&after[..e], e + 1)
+            };
+            match value(name).filter(|_| !name.is_empty()) {
+                Some(v) => {
+                    out.push_str(&v);
+                    rest = &rest[i + len..];
+                }
+                None => {
+                    out.push_str(&rest[i..i + 1]);
+                    rest = &rest[i + 1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
     }
 
     /// Tool paths are not shell words: an agent that writes `~/.bashrc` means the home folder,

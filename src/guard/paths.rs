@@ -413,15 +413,7 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
         if let Some((_, kind)) = crate::secrets::HOME.iter().find(|(d, _)| under(d)) {
             return Some(kind);
         }
-        if [
-            ".claude/.credentials.json",
-            ".claude.json",
-            ".codex/auth.json",
-            ".gemini/oauth_creds.json",
-        ]
-        .iter()
-        .any(|d| under(d))
-        {
+        if AGENT_CREDENTIALS.iter().any(|d| under(d)) {
             return Some("an AI agent's credentials");
         }
     }
@@ -473,6 +465,143 @@ fn pem_kind(p: &Path, lower: &str) -> Option<&'static str> {
         .iter()
         .any(|k| lower.contains(k))
         .then_some("a private key")
+}
+
+/// The AI agents' own credentials under home.
+const AGENT_CREDENTIALS: [&str; 4] = [
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+];
+
+/// [`secret_kind`]'s rules on names, as globs: what a file-selecting pattern must not be able
+/// to match (a test below keeps the two in step). Names that end in a wildcard there (`.env.*`,
+/// `id_rsa*`) are listed by their usual spellings here: as globs they would meet every
+/// extension (`*.rs` matches `.env.rs`, `id_rsa.rs`); a name written out in a pattern is judged
+/// by [`secret_kind`] itself.
+const SECRET_NAMES: [&str; 43] = [
+    ".env",
+    ".env.local",
+    ".env.*.local",
+    ".env.production",
+    ".env.prod",
+    ".env.development",
+    ".env.dev",
+    ".env.test",
+    ".env.staging",
+    ".env.stage",
+    ".env.ci",
+    ".env.preview",
+    ".env.backup",
+    ".env.bak",
+    ".env.old",
+    ".envrc",
+    ".envrc.local",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    "*.tfstate",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+    ".git-credentials",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    "*key*.pem",
+    "*priv*.pem",
+    "*secret*.pem",
+    "*key*.crt",
+    "*priv*.crt",
+    "*secret*.crt",
+    "*key*.cer",
+    "*priv*.cer",
+    "*secret*.cer",
+];
+
+/// Whether a file-selecting pattern (`Grep.glob`, `Glob.pattern`, Gemini's `include` and
+/// `read_many_files.paths`) taken in `base` can select a secret: a name [`secret_kind`] knows
+/// (when the tool reads `contents`; a listing of names is no leak), or a path in a secret folder
+/// under home or of the system. Read as ripgrep reads `--glob`: a pattern without `/` matches at
+/// any depth, and a pattern that selects a file overrides hidden-file and `.gitignore` rules
+/// (red team, round 14: `Grep {"glob": ".env"}` printed it). An absolute pattern is also taken
+/// from `base`, as ripgrep anchors `/x`. Returns what it can select and its kind.
+pub fn pattern_reaches_secret(
+    base: &Path,
+    pattern: &str,
+    home: &Path,
+    contents: bool,
+) -> Option<(String, &'static str)> {
+    use crate::glob::overlap::{Seg, braces, is_wild, literal, overlap, segments};
+    let base_s = base.to_string_lossy().to_string();
+    let home_s = home.to_string_lossy().to_string();
+    let mut folders: Vec<(Vec<Seg>, String, &'static str)> = Vec::new();
+    let home_entries = crate::secrets::HOME.iter().copied().chain(
+        AGENT_CREDENTIALS
+            .iter()
+            .map(|d| (*d, "an AI agent's credentials")),
+    );
+    for (d, kind) in home_entries {
+        let mut shape = literal(&home_s);
+        shape.extend(literal(d));
+        shape.push(Seg::Any);
+        folders.push((shape, format!("{home_s}/{d}"), kind));
+    }
+    for d in crate::secrets::SYSTEM {
+        let mut shape = literal(d);
+        shape.push(Seg::Any);
+        folders.push((shape, d.to_string(), "system credentials"));
+    }
+    for alt in braces(pattern.trim()) {
+        if alt.starts_with('!') || alt.is_empty() {
+            continue;
+        }
+        let rel = alt.trim_start_matches("./");
+        let mut readings = Vec::new();
+        let mut from_base = literal(&base_s);
+        if !rel.trim_end_matches('/').contains('/') {
+            from_base.push(Seg::Any);
+        }
+        from_base.extend(segments(rel));
+        readings.push(from_base);
+        if alt.starts_with('/') {
+            readings.push(segments(&alt));
+        }
+        for segs in readings {
+            for (shape, what, kind) in &folders {
+                if overlap(&segs, shape) {
+                    return Some((what.clone(), kind));
+                }
+            }
+            if !contents {
+                continue;
+            }
+            let Some(last) = segs.last() else { continue };
+            // A name written out is judged as the name itself (`.env.example` is no secret).
+            if !is_wild(last) {
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                if let Some(kind) = secret_kind(&base.join(name), home) {
+                    return Some((name.to_string(), kind));
+                }
+                continue;
+            }
+            for n in SECRET_NAMES {
+                let mut shape = vec![Seg::Any];
+                shape.extend(segments(n));
+                if overlap(&segs, &shape) {
+                    return Some((format!("files named `{n}`"), "a file with secrets"));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// `.env.example`, `.env.sample.local`, `.env.example.bak`: templates, not secrets.
@@ -609,6 +738,17 @@ mod tests {
             Path::new("/r/.githooksx"),
             Path::new("/r/.githooks")
         ));
+    }
+
+    #[test]
+    fn secret_name_globs_name_secrets() {
+        for n in SECRET_NAMES {
+            let sample = n.replace('*', "x");
+            assert!(
+                secret_kind(&Path::new("/nonexistent").join(&sample), Path::new("/h")).is_some(),
+                "{n}"
+            );
+        }
     }
 
     #[test]

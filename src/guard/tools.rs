@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::guard::paths::{file_url_paths, fold};
+use crate::guard::tool_code::{self, Runs};
 
 /// A tool call as the guard judges it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -30,6 +31,25 @@ pub struct ToolCall {
     /// A file in each folder a writing MCP tool works in (`<cwd>/_`), judged where it lands
     /// (a tool working in `.git/` writes there) but not as a file of the change.
     pub placeholders: Vec<String>,
+    /// What Forge cannot judge in the call — an interactive shell started, input typed into a
+    /// running process, code in a language the input does not say — each a reason a person
+    /// decides (red team, round 14).
+    pub unjudged: Vec<String>,
+    /// Command lines that are one reading of code in a language the input does not say: judged
+    /// as commands, but a line that does not parse is no finding.
+    pub readings: Vec<String>,
+    /// File-selecting patterns (`glob`, `include`, Gemini's `paths`) and the folder each is
+    /// taken in (the call's folder when `None`); `true` when the tool reads the files' contents,
+    /// not only their names (red team, round 14: `Grep {"glob": ".env"}` printed the file).
+    pub patterns: Vec<(Option<String>, String, bool)>,
+    /// One-word values under keys that say nothing (`{"name": "server.key"}`): judged by name
+    /// as files of the session's folder and of the project (red team, round 14).
+    pub names: Vec<String>,
+    /// The tool is a server's (MCP, or one Forge does not know): a relative path may be taken
+    /// from the project's root or any folder between it and the session's (red team, round
+    /// 14: serena resolves `relative_path` against the project it activated), and `$HOME`,
+    /// `${HOME}`, `%USERPROFILE%` expanded as servers that call `expandvars` do.
+    pub server: bool,
 }
 
 /// The canonical tool name used by project rules (`tool: Write`).
@@ -39,7 +59,8 @@ pub fn canonical_tool(name: &str) -> &str {
         "Write" | "write_file" | "create_file" => "Write",
         "Edit" | "replace" | "edit_file" | "MultiEdit" | "apply_patch" => "Edit",
         "NotebookEdit" => "NotebookEdit",
-        "Read" | "read_file" | "read_many_files" => "Read",
+        // Claude Code's `NotebookRead`, Codex's `view_image` (red team, round 14).
+        "Read" | "read_file" | "read_many_files" | "NotebookRead" | "view_image" => "Read",
         "Grep" | "grep_search" | "search_file_content" => "Grep",
         "Glob" | "glob" => "Glob",
         "LS" | "list_directory" => "LS",
@@ -73,9 +94,27 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
         }
         "Write" | "Edit" | "NotebookEdit" => {
             if name == "apply_patch" {
-                let patch = field(&["command", "patch", "input"])
-                    .ok_or_else(|| "apply_patch input has no patch text".to_string())?;
-                call.written = patch_paths(&patch);
+                // Every key that may hold the patch, and every string in it: only the first of
+                // `command`, `patch`, `input` was read, so a benign `patch` beside an `input`
+                // adding `.git/hooks/pre-commit` passed (red team, round 14).
+                let texts: Vec<&str> = ["command", "patch", "input"]
+                    .iter()
+                    .filter_map(|k| input.get(*k))
+                    .flat_map(|v| match v {
+                        Value::String(s) => vec![s.as_str()],
+                        Value::Array(a) => a.iter().filter_map(|x| x.as_str()).collect(),
+                        _ => Vec::new(),
+                    })
+                    .collect();
+                if texts.is_empty() {
+                    return Err("apply_patch input has no patch text".to_string());
+                }
+                call.written = texts.iter().flat_map(|t| patch_paths(t)).collect();
+                // The patch's paths are taken in its `workdir`, as Codex applies them.
+                if let Some(w) = field(&["workdir", "cwd"]) {
+                    call.cwd = Some(w.clone());
+                    call.folders.push(w);
+                }
                 return Ok(call);
             }
             // Every key that names a file, not the first found: a decoy `file_path` beside the
@@ -109,6 +148,7 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
                 call.read
                     .extend(arr.iter().filter_map(|v| v.as_str()).map(str::to_string));
             }
+            selectors(name, input, &mut call);
         }
         "WebFetch" => {
             let url = field(&["url"]);
@@ -117,16 +157,107 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
                 call.read.extend(paths);
             }
             call.urls.extend(url);
+            // Gemini's `web_fetch` fetches the URLs its prompt names (red team, round 14).
+            if let Some(prompt) = field(&["prompt"]) {
+                call.urls.extend(urls_in(&prompt));
+            }
         }
-        _ if name.starts_with("mcp__") => mcp(name, input, &mut call)?,
-        _ => {}
+        _ if name.starts_with("mcp__") => {
+            call.server = true;
+            mcp(name, input, &mut call, !only_reads(name))?
+        }
+        // Claude Code's and Codex's readers of an MCP server's resources: the `uri` is read.
+        "ReadMcpResourceTool" | "read_mcp_resource" => {
+            call.server = true;
+            mcp(name, input, &mut call, false)?
+        }
+        // Gemini's `save_memory` appends its `fact` to `~/.gemini/GEMINI.md`, the instructions
+        // every later session follows (red team, round 14).
+        "save_memory" => call.written.push("~/.gemini/GEMINI.md".into()),
+        // The clients' own tools that name no file, command or URL of the machine.
+        "Task"
+        | "Agent"
+        | "TodoWrite"
+        | "TodoRead"
+        | "WebSearch"
+        | "ExitPlanMode"
+        | "BashOutput"
+        | "KillShell"
+        | "KillBash"
+        | "ListMcpResourcesTool"
+        | "AskUserQuestion"
+        | "SlashCommand"
+        | "Skill"
+        | "update_plan"
+        | "web_search"
+        | "google_web_search"
+        | "write_todos"
+        | "list_mcp_resources"
+        | "list_mcp_resource_templates" => {}
+        // Any other tool is judged as a server's, a writer (red team, round 14: `NotebookRead`,
+        // `view_image`, Codex's `write_stdin` passed unjudged).
+        _ => {
+            call.server = true;
+            mcp(name, input, &mut call, true)?
+        }
     }
     Ok(call)
 }
 
+/// The `http(s)://` URLs in free text, each up to a space, quote or bracket.
+fn urls_in(text: &str) -> Vec<String> {
+    let lower = text.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = lower[at..].find("http") {
+        let start = at + i;
+        let rest = &text[start..];
+        if is_http(rest) {
+            let end = rest
+                .find(|c: char| c.is_whitespace() || "\"'<>()[]{}`".contains(c))
+                .unwrap_or(rest.len());
+            out.push(rest[..end].trim_end_matches(['.', ',', ';']).to_string());
+        }
+        at = start + 4;
+    }
+    out
+}
+
+/// The file-selecting patterns of a search or listing tool: Claude Code's `Grep.glob` and
+/// `Glob.pattern`, Gemini's `include`, `glob.pattern` and `read_many_files.paths`, each in the
+/// folder the call names (`path`, `dir_path`).
+fn selectors(name: &str, input: &Value, call: &mut ToolCall) {
+    let strings = |k: &str| -> Vec<String> {
+        match input.get(k) {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let canon = canonical_tool(name);
+    let base = ["path", "dir_path", "absolute_path"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string));
+    let mut pats = strings("glob");
+    pats.extend(strings("include"));
+    if canon == "Glob" {
+        pats.extend(strings("pattern"));
+    }
+    if name == "read_many_files" {
+        pats.extend(strings("paths"));
+    }
+    for p in pats {
+        call.patterns.push((base.clone(), p, canon != "Glob"));
+    }
+}
+
 /// Keys whose string value is a shell command. Every list of keys is compared with the key
 /// folded ([`fold`]): a server may match keys without case (Go's `encoding/json` takes
-/// `Command`, even `ſcript`, for `script`).
+/// `Command`, even `ſcript`, for `script`). Other keys are commands by their words
+/// ([`COMMAND_WORDS`]).
 const COMMAND_KEYS: [&str; 8] = [
     "command",
     "cmd",
@@ -137,6 +268,24 @@ const COMMAND_KEYS: [&str; 8] = [
     "command_line",
     "shell_command",
 ];
+/// Words of keys whose value is a command line (red team, round 14: `commands`, `cmds`,
+/// `shellCommand`, `commandString`, `command_text`, `cmdline`, `cli_command` were data): a key
+/// with one of them and ending in one of them or in [`COMMAND_ENDS`] (`command_description`
+/// is text about a command). The last three only in a tool that runs what it is given
+/// (`steps[].run`, `line`, `sh` of `mcp__shell__execute`): elsewhere they are ordinary words.
+const COMMAND_WORDS: [&str; 10] = [
+    "command",
+    "cmd",
+    "script",
+    "shell",
+    "bash",
+    "commandline",
+    "cmdline",
+    "run",
+    "line",
+    "sh",
+];
+const COMMAND_ENDS: [&str; 3] = ["text", "string", "str"];
 /// Keys whose string value is the folder the tool works in.
 const FOLDER_KEYS: [&str; 5] = [
     "cwd",
@@ -148,12 +297,11 @@ const FOLDER_KEYS: [&str; 5] = [
 /// Keys whose string value is a file or folder without saying so; so is any key whose name holds
 /// `path`, `file`, `dir` or `folder` (`relative_path`, `pathInProject`, `output_file`,
 /// `target_dir`).
-const PATH_KEYS: [&str; 11] = [
+const PATH_KEYS: [&str; 10] = [
     "source",
     "destination",
     "dest",
     "target",
-    "root",
     "output",
     "location",
     "src",
@@ -161,6 +309,12 @@ const PATH_KEYS: [&str; 11] = [
     "from",
     "to",
 ];
+/// Words of keys whose value is a folder other paths are taken in, like `cwd` (red team, round
+/// 14: `{"root": R, "path": ".mcp.json"}` was judged in the session's folder): a first word
+/// `workspace`, `project`, `base`, `root`, or a last word `root` or `dir` after another word
+/// (`project_root`, `target_dir`).
+const BASE_FIRST: [&str; 4] = ["workspace", "project", "base", "root"];
+const BASE_LAST: [&str; 4] = ["root", "dir", "directory", "folder"];
 /// Last words of keys whose string value is a URL (`url`, `resourceUri`, `target_url`).
 const URL_WORDS: [&str; 8] = [
     "url", "uri", "urls", "uris", "href", "link", "links", "endpoint",
@@ -170,7 +324,9 @@ const URL_WORDS: [&str; 8] = [
 /// `excludePatterns`, an issue's `title`. A path-shaped value under any other key is taken as a
 /// path (`// b` in an edit's `newText` is code). A trailing `s` is ignored. The first four mean
 /// contents even after a path word (`file_content`).
-const DATA_WORDS: [&str; 30] = [
+/// `field`, `form` and `library` (red team, round 14, false positives): a form's values and a
+/// library's name (`/vercel/next.js`) are data.
+const DATA_WORDS: [&str; 33] = [
     "content",
     "text",
     "body",
@@ -201,6 +357,9 @@ const DATA_WORDS: [&str; 30] = [
     "observation",
     "exclude",
     "ignore",
+    "field",
+    "form",
+    "library",
 ];
 /// Words in an MCP tool's name that mean it only reads.
 const READ_VERBS: [&str; 22] = [
@@ -320,11 +479,19 @@ enum Kind {
     Command,
     Url,
     Path,
+    /// A path the tool reads its input from, even when it writes (`input_path`, `source`):
+    /// a converter reading `.env` copies the secret (red team, round 14).
+    Source,
+    /// Code, in a tool that runs it, in the language the key names (if it does).
+    Code(Option<&'static str>),
     Data,
     Unsaid,
 }
 
-fn key_kind(k: &str) -> Kind {
+/// Words of a path key that say the tool reads from it.
+const SOURCE_WORDS: [&str; 5] = ["source", "src", "input", "from", "origin"];
+
+fn key_kind(k: &str, runs: Runs) -> Kind {
     let folded = fold(k);
     let key = folded.as_str();
     // Words as written (`pathInProject`), letters outside ASCII folded (`ſource`).
@@ -340,25 +507,44 @@ fn key_kind(k: &str) -> Kind {
         .collect();
     let words = name_words(&spelled);
     let data = |w: &String| one_of(w, &DATA_WORDS);
+    let command_words = if runs.executes {
+        &COMMAND_WORDS[..]
+    } else {
+        &COMMAND_WORDS[..7]
+    };
+    let last = words.last().map(String::as_str).unwrap_or("");
+    let named_path = ["path", "file", "dir", "folder"]
+        .iter()
+        .any(|w| key.contains(w));
+    let pathish = PATH_KEYS.contains(&key) || named_path;
+    let command = words.iter().any(|w| one_of(w, command_words))
+        && (one_of(last, command_words) || COMMAND_ENDS.contains(&last))
+        && !pathish;
+    let base = words.len() > 1 && BASE_LAST.contains(&last)
+        || words
+            .first()
+            .is_some_and(|w| BASE_FIRST.contains(&w.as_str()));
     if FOLDER_KEYS.contains(&key) {
         Kind::Folder
-    } else if COMMAND_KEYS.contains(&key) {
+    } else if COMMAND_KEYS.contains(&key) || command {
         Kind::Command
-    } else if words
-        .last()
-        .is_some_and(|w| URL_WORDS.contains(&w.as_str()))
-    {
+    } else if URL_WORDS.contains(&last) {
         Kind::Url
+    } else if base {
+        Kind::Folder
+    } else if let Some(lang) = tool_code::code_key(&words).filter(|_| runs.executes && !named_path)
+    {
+        Kind::Code(lang)
     // A last word that means contents wins over path words: `file_content` is content,
     // `content_path` a path, `filename_pattern` a path too.
-    } else if words.last().is_some_and(|w| one_of(w, &DATA_WORDS[..4])) {
+    } else if one_of(last, &DATA_WORDS[..4]) {
         Kind::Data
-    } else if PATH_KEYS.contains(&key)
-        || ["path", "file", "dir", "folder"]
-            .iter()
-            .any(|w| key.contains(w))
-    {
-        Kind::Path
+    } else if pathish {
+        if words.iter().any(|w| SOURCE_WORDS.contains(&w.as_str())) {
+            Kind::Source
+        } else {
+            Kind::Path
+        }
     } else if words.iter().any(data) {
         Kind::Data
     } else {
@@ -367,7 +553,7 @@ fn key_kind(k: &str) -> Kind {
 }
 
 /// `w` is one of `list`, or its plural.
-fn one_of(w: &str, list: &[&str]) -> bool {
+pub(super) fn one_of(w: &str, list: &[&str]) -> bool {
     list.iter()
         .any(|d| w == *d || w.strip_suffix('s') == Some(*d))
 }
@@ -402,35 +588,52 @@ fn has_scheme(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-fn mcp(name: &str, input: &Value, call: &mut ToolCall) -> std::result::Result<(), String> {
+fn mcp(
+    name: &str,
+    input: &Value,
+    call: &mut ToolCall,
+    writes: bool,
+) -> std::result::Result<(), String> {
     match input {
         Value::Object(_) => {}
         // A tool without parameters: nothing to judge.
         Value::Null => return Ok(()),
         _ => return Err(format!("{name} input is not a JSON object")),
     }
-    let runs = [
-        "exec", "run", "shell", "terminal", "command", "bash", "spawn", "process",
-    ]
-    .iter()
-    .any(|v| name.to_ascii_lowercase().contains(v));
+    let words = name_words(name);
+    let runs = Runs::of(&words);
+    let spawns = runs.executes
+        || [
+            "exec", "run", "shell", "terminal", "command", "bash", "spawn", "process",
+        ]
+        .iter()
+        .any(|v| name.to_ascii_lowercase().contains(v));
     let mut walk = Walk {
-        writes: !only_reads(name),
+        writes,
         call,
         bare: Vec::new(),
         budget: MAX_NODES,
+        runs,
+        code: Vec::new(),
+        remote: remote_repo(name, input),
     };
     if !walk.value(input, Kind::Unsaid, 0) {
         return Err(format!(
             "{name} input is larger or deeper than Forge reads ({MAX_NODES} values, depth {MAX_DEPTH})"
         ));
     }
-    let (writes, bare) = (walk.writes, std::mem::take(&mut walk.bare));
+    let (bare, code) = (
+        std::mem::take(&mut walk.bare),
+        std::mem::take(&mut walk.code),
+    );
+    // Bare names are judged by name where they may land (red team, round 14:
+    // `{"name": "server.key"}`).
+    call.names.extend(bare.iter().cloned());
     // A folder the tool works in, and the bare names beside it (`{"cwd": ".git", "name":
     // "config"}`): a tool that writes writes a file in that folder, one that reads reads there;
     // a name may be one in it (red team, round 13). A tool that runs a command is judged by the
     // command, in that folder.
-    if !call.folders.is_empty() && call.commands.is_empty() {
+    if !call.folders.is_empty() && call.commands.is_empty() && code.is_empty() {
         for f in call.folders.clone() {
             if writes {
                 call.placeholders
@@ -445,32 +648,91 @@ fn mcp(name: &str, input: &Value, call: &mut ToolCall) -> std::result::Result<()
             call.read.extend(bare);
         }
     }
-    // `{"command": "rm", "args": ["-rf", "~"]}` or `{"argv": [...]}` of a tool that runs
-    // programs: the whole argument vector is the command.
-    if runs && let Some(o) = input.as_object() {
-        let argv = |k: &str| -> Option<Vec<String>> {
-            o.get(k)?
-                .as_array()?
-                .iter()
-                .map(|x| x.as_str().map(str::to_string))
-                .collect()
-        };
-        let args = argv("args")
-            .or_else(|| argv("arguments"))
-            .or_else(|| argv("argv"));
-        let program = ["command", "cmd", "program", "executable"]
+    // `{"command": "sh", "args": ["-c", "rm -rf ~"]}`: the whole argument vector is the
+    // command, judged as if the server ran it through a shell, its most dangerous reading.
+    if let Some(o) = input.as_object()
+        && let Some((line, program)) = tool_code::argv_line(o, spawns)
+    {
+        call.commands.retain(|c| Some(c) != program.as_ref());
+        call.commands.push(line);
+    }
+    // Code the tool runs, written as the interpreter call that would run it.
+    let lang = tool_code::sibling_lang(input).or(runs.lang);
+    let mut judged = tool_code::Judged::default();
+    for (own, text) in &code {
+        tool_code::judge_code(text, own.or(lang), runs.feeds, &mut judged);
+    }
+    call.commands.extend(judged.commands);
+    call.readings.extend(judged.readings);
+    call.unjudged.extend(judged.unjudged);
+    if runs.executes {
+        for c in &call.commands {
+            if tool_code::starts_interactive(c) {
+                call.unjudged.push(format!(
+                    "this starts `{c}`, which waits for input Forge will not see (what is typed into it later runs unjudged); a person decides"
+                ));
+            }
+        }
+        // An IDE's run configuration is a command line stored in the project
+        // (`.idea/runConfigurations/`, `.vscode/launch.json`), which Forge does not read.
+        if words
             .iter()
-            .find_map(|k| o.get(*k).and_then(|v| v.as_str()));
-        if let Some(args) = args {
-            let mut words: Vec<String> = program.map(|p| vec![p.to_string()]).unwrap_or_default();
-            words.extend(args);
-            // Judged as if the server ran it through a shell, its most dangerous reading.
-            let line = words.join(" ");
-            call.commands.retain(|c| Some(c.as_str()) != program);
-            call.commands.push(line);
+            .any(|w| one_of(w, &["configuration", "config", "task"]))
+        {
+            call.unjudged.push(format!(
+                "`{name}` runs a configuration the IDE stores, whose command Forge does not read; a person decides"
+            ));
         }
     }
     Ok(())
+}
+
+/// A forge's server (GitHub, GitLab, …) called with a remote repository (`owner` and `repo`,
+/// or a GitLab `project_id`): its relative paths are files of that repository, not of this
+/// machine (false positives of round 14: `create_or_update_file` of `.vscode/settings.json`,
+/// `get_file_contents` of `.env.production` in someone's repository). The server's name comes
+/// from the person's MCP config, not from the agent, so an input cannot claim it.
+fn remote_repo(name: &str, input: &Value) -> bool {
+    let server = name
+        .strip_prefix("mcp__")
+        .and_then(|r| r.split("__").next())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let forge = [
+        "github",
+        "gitlab",
+        "gitea",
+        "bitbucket",
+        "forgejo",
+        "codeberg",
+    ]
+    .iter()
+    .any(|f| server.contains(f));
+    let has = |keys: &[&str]| {
+        keys.iter().any(|k| {
+            input
+                .get(*k)
+                .and_then(|v| v.as_str())
+                .is_some_and(|s| !s.trim().is_empty())
+        })
+    };
+    forge
+        && (has(&["owner", "org", "organization", "namespace"]) && has(&["repo", "repository"])
+            || has(&["project_id", "projectId"]))
+}
+
+/// `/host/path:/in/container[:ro]`: the host's half of a mount (false positive of round 14:
+/// `volumes: ["R:/app"]` was the path `R:/app`).
+fn mount_host(s: &str) -> Option<&str> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let opts_ok = parts
+        .get(2)
+        .is_none_or(|o| !o.contains('/') && !o.is_empty());
+    (matches!(parts.len(), 2 | 3)
+        && (parts[0].starts_with(['/', '~', '.']))
+        && parts[1].starts_with('/')
+        && opts_ok)
+        .then_some(parts[0])
 }
 
 /// One pass over an MCP input, collecting what its values name into `call`.
@@ -483,6 +745,12 @@ struct Walk<'a> {
     bare: Vec<String>,
     /// Values still to be looked at.
     budget: usize,
+    /// What the tool's name says it runs.
+    runs: Runs,
+    /// Code the tool runs, with the language its key names.
+    code: Vec<(Option<&'static str>, String)>,
+    /// Relative paths are a remote repository's ([`remote_repo`]).
+    remote: bool,
 }
 
 impl Walk<'_> {
@@ -502,7 +770,11 @@ impl Walk<'_> {
                     if named {
                         self.path(k.clone(), self.writes, kind != Kind::Path);
                     }
-                    let own = if named { Kind::Data } else { key_kind(k) };
+                    let own = if named {
+                        Kind::Data
+                    } else {
+                        key_kind(k, self.runs)
+                    };
                     let kind = if own == Kind::Unsaid { kind } else { own };
                     if !self.value(x, kind, depth + 1) {
                         return false;
@@ -533,6 +805,10 @@ impl Walk<'_> {
                 self.call.commands.push(s.to_string());
                 return;
             }
+            Kind::Code(lang) => {
+                self.code.push((lang, s.to_string()));
+                return;
+            }
             _ => {}
         }
         // A `file:` URL is a path, whatever its key (red team, round 13); under a data key it is
@@ -555,11 +831,14 @@ impl Walk<'_> {
                     self.path(s.to_string(), self.writes, false);
                 }
             }
-            Kind::Path => {
+            Kind::Path | Kind::Source => {
                 if http {
                     self.call.urls.push(s.to_string());
                 }
                 self.path(s.to_string(), self.writes, false);
+                if kind == Kind::Source && self.writes {
+                    self.path(s.to_string(), false, false);
+                }
             }
             Kind::Data => {
                 if http {
@@ -590,9 +869,14 @@ impl Walk<'_> {
     }
 
     /// A path of the tool, written or read; `guessed` when only its shape says it is one.
-    /// Trimmed too, as a server that tidies its input reads it (`" .git/config"`).
+    /// Trimmed too, as a server that tidies its input reads it (`" .git/config"`). A mount's
+    /// host half only; a remote repository's relative paths not at all.
     fn path(&mut self, p: String, writes: bool, guessed: bool) {
+        let p = mount_host(&p).map(str::to_string).unwrap_or(p);
         let trimmed = p.trim();
+        if self.remote && !trimmed.starts_with(['/', '~']) {
+            return;
+        }
         let mut paths = vec![p.clone()];
         if trimmed != p && !trimmed.is_empty() {
             paths.push(trimmed.to_string());
@@ -625,7 +909,7 @@ fn patch_paths(patch: &str) -> Vec<String> {
         .collect()
 }
 
-fn shell_quote(s: &str) -> String {
+pub(super) fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
@@ -697,7 +981,7 @@ mod tests {
             ("name", Kind::Unsaid),
             ("value", Kind::Unsaid),
         ] {
-            assert_eq!(key_kind(key), kind, "{key}");
+            assert_eq!(key_kind(key, Runs::default()), kind, "{key}");
         }
     }
 

@@ -3,6 +3,7 @@
 mod classes;
 mod person;
 mod round_13;
+mod round_14;
 
 use super::*;
 
