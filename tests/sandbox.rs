@@ -1788,3 +1788,116 @@ fn a_relative_path_folder_is_read_only_from_every_working_folder() {
     );
     assert!(!r.exists("bin/git"));
 }
+
+/// Red team, round 15: where the records' folder is writable inside (a cache folder linked into
+/// the temporary folder), a FIFO put in a record's place must not hang the next command (the
+/// record is opened without blocking and read only if it is a regular file).
+#[test]
+fn a_fifo_in_a_records_place_does_not_hang_the_next_command() {
+    if skip_or_fail("a_fifo_in_a_records_place_does_not_hang_the_next_command")
+        || no_keyring("a_fifo_in_a_records_place_does_not_hang_the_next_command")
+    {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    assert!(in_session(&r, &["true"]).status.success());
+    let record = keeper_record(&r).expect("a keeper record");
+    std::fs::remove_file(&record).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(&record)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut child = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "echo", "later"])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ended = None;
+    for _ in 0..100 {
+        if let Some(s) = child.try_wait().unwrap() {
+            ended = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if ended.is_none() {
+        let _ = child.kill();
+    }
+    assert!(
+        ended.is_some_and(|s| s.success()),
+        "the command hung on the FIFO"
+    );
+}
+
+/// Red team, round 15: a kept namespace is a copy of the caller's mount table as it was. A file
+/// system the person unmounted since (a vault, a share) must not stay readable to the next
+/// command, as a fresh copy would not show it either.
+#[test]
+fn a_file_system_unmounted_outside_is_gone_inside_too() {
+    if skip_or_fail("a_file_system_unmounted_outside_is_gone_inside_too")
+        || no_keyring("a_file_system_unmounted_outside_is_gone_inside_too")
+    {
+        return;
+    }
+    if !nix::unistd::getuid().is_root() {
+        eprintln!("sandbox: not root here, the unmount case is not run");
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let vault = r.tmp().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    let mount = |args: &[&str]| Command::new(args[0]).args(&args[1..]).status().unwrap();
+    assert!(mount(&["mount", "-t", "tmpfs", "vault", vault.to_str().unwrap()]).success());
+    std::fs::write(vault.join("diary.txt"), "DECRYPTED-DATA\n").unwrap();
+    let first = in_session(&r, &["cat", vault.join("diary.txt").to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&first.stdout).contains("DECRYPTED"),
+        "{first:?}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(in_session(&r, &["true"]).status.success());
+    assert!(mount(&["umount", vault.to_str().unwrap()]).success());
+    let after = in_session(&r, &["cat", vault.join("diary.txt").to_str().unwrap()]);
+    assert!(
+        !String::from_utf8_lossy(&after.stdout).contains("DECRYPTED"),
+        "{after:?}"
+    );
+}
+
+/// Red team, round 15: a `~/.gitconfig` (or a client's settings file) that is a link into the
+/// project — a dotfiles repository as the project — is git's config all the same: its target
+/// is read-only inside, or the person's next `git` runs what a command appended.
+#[test]
+fn a_linked_gitconfig_is_read_only_at_its_target() {
+    if skip_or_fail("a_linked_gitconfig_is_read_only_at_its_target") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    r.write("gitconfig", "[user]\n\tname = a\n");
+    r.write("claude-settings.json", "{}\n");
+    std::os::unix::fs::symlink(r.path().join("gitconfig"), home.join(".gitconfig")).unwrap();
+    std::os::unix::fs::symlink(
+        r.path().join("claude-settings.json"),
+        home.join(".claude/settings.json"),
+    )
+    .unwrap();
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sh", "-c"])
+        .arg("echo '[core] fsmonitor = touch /tmp/pwned' >> gitconfig; echo '{\"hooks\":{}}' > claude-settings.json; echo done")
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("done"), "{o:?}");
+    assert_eq!(r.read("gitconfig"), "[user]\n\tname = a\n", "{o:?}");
+    assert_eq!(r.read("claude-settings.json"), "{}\n", "{o:?}");
+}

@@ -29,9 +29,9 @@
 //!   is replaced outside (docs/sandbox.md, Limits), and a namespace that lost one is not joined
 //!   but built anew.
 //!
-//! What commands of one session share: the mount table, `/dev/shm` and SysV IPC (the
-//! namespace's own, as before, but now the session's rather than the command's), the private
-//! `/dev/pts`. A keeper ends once no process is left in its namespace and no command has come
+//! What commands with one key share (two sessions on one project, in one environment, do): the
+//! mount table, `/dev/shm` and SysV IPC (the namespace's own, as before, but now the key's
+//! rather than the command's), the private `/dev/pts`. A keeper ends once no process is left in its namespace and no command has come
 //! for [`IDLE`] — what `/dev/shm` held is freed with it; it holds no descriptor, no folder and
 //! no terminal. `sandbox.reuse: false` turns all of this off.
 
@@ -73,13 +73,20 @@ pub struct Record {
     /// The request key it was made for (a record copied to another key's file is not that
     /// key's).
     key: String,
-    /// The keeper's pid and the inode numbers of its mount, IPC and user namespaces.
+    /// The keeper's pid, when it started (`/proc/<pid>/stat`, clock ticks since boot: with
+    /// the pid, a process no later one can be mistaken for), and the inode numbers of its
+    /// mount, IPC and user namespaces (reused once a namespace is freed).
     pid: i32,
+    start: u64,
     mnt: u64,
     ipc: u64,
     user: u64,
     /// A hash of what the namespace is made of ([`namespace_key`]).
     namespace: String,
+    /// A hash of the caller's mount table when the namespace was copied from it: a file system
+    /// the person unmounted since (a vault, a share) must not stay readable in a kept copy, nor
+    /// one mounted since be missing (red team, round 15).
+    mounts: String,
     /// The plan, with secrets hidden by binds (what the namespace enforces).
     pub plan: Plan,
     /// The state of every path the plan was read from; `None`: not to be reused without
@@ -233,17 +240,11 @@ impl Keeper {
         if !self.dir_is_private() {
             return None;
         }
-        let fd = open_path(&self.file, libc::O_RDONLY | libc::O_NOFOLLOW)?;
-        let st = fstat(&fd)?;
-        if st.st_uid != uid || st.st_mode & 0o022 != 0 || st.st_size as u64 > MAX_RECORD {
-            return None;
-        }
-        let mut text = Vec::with_capacity(st.st_size as usize);
-        use std::io::Read;
-        std::fs::File::from(fd)
-            .take(MAX_RECORD)
-            .read_to_end(&mut text)
-            .ok()?;
+        let fd = open_path(
+            &self.file,
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK,
+        )?;
+        let text = read_record_file(fd, uid)?;
         let body = unseal(&seal_key(false)?, &text)?;
         let rec: Record = serde_json::from_slice(body).ok()?;
         (rec.key == self.key && rec.pid > 1 && rec.namespace == namespace_key(&rec.plan))
@@ -309,6 +310,11 @@ impl Keeper {
         {
             return false;
         }
+        // Read after the descriptors above were opened: had the keeper ended and its pid gone
+        // to another process before any of them, the start time would not be its own.
+        if start_time(rec.pid) != Some(rec.start) || mount_table() != Some(rec.mounts.clone()) {
+            return false;
+        }
         match fresh {
             Some(f) => {
                 if let (Some(dir), Some(key)) = (self.open_dir(), seal_key(true)) {
@@ -370,7 +376,7 @@ impl Keeper {
     /// Leaves a keeper holding this process's namespaces (made and bound as `plan` says) and
     /// records it through `dir` ([`Keeper::open_dir`]), with the witnesses of the plan. Best
     /// effort: without it, the next command builds its own namespace, as it would have anyway.
-    pub fn keep(&self, dir: OwnedFd, plan: Plan, witnesses: Option<Vec<Witness>>) {
+    pub fn keep(&self, dir: OwnedFd, plan: Plan, witnesses: Option<Vec<Witness>>, mounts: String) {
         let own = |name: &str| {
             open(&format!("/proc/self/ns/{name}"), libc::O_RDONLY).and_then(|f| ino(&f))
         };
@@ -396,10 +402,12 @@ impl Keeper {
         let mut rec = Record {
             key: self.key.clone(),
             pid: 0,
+            start: 0,
             mnt,
             ipc,
             user,
             namespace: namespace_key(&plan),
+            mounts,
             plan: enforced(plan),
             witnesses,
         };
@@ -417,10 +425,13 @@ impl Keeper {
                 libc::setsid();
                 let keeper = libc::fork();
                 if keeper == 0 {
-                    keeper_main(&self.file, mnt);
+                    keeper_main(dir, &name, mnt);
                 }
-                if keeper > 0 {
+                if keeper > 0
+                    && let Some(start) = start_time(keeper)
+                {
                     rec.pid = keeper;
+                    rec.start = start;
                     write_record(&dir, &name, &rec, &seal);
                 }
                 libc::_exit(0);
@@ -637,18 +648,27 @@ fn write_record(dir: &OwnedFd, name: &[u8], rec: &Record, key: &[u8; 32]) {
     }
 }
 
-/// The keeper: holds the namespaces it was born in, and nothing else, until its record names
-/// another process, or no command has joined for [`IDLE`] and no process but itself is left in
-/// its mount namespace (`mnt`, an inode number).
-fn keeper_main(record: &Path, mnt: u64) -> ! {
-    const CLOSE_ALL: libc::c_uint = 0;
+/// The keeper: holds the namespaces it was born in and the record folder `dir` (opened in the
+/// caller's mount table), nothing else, until its record names another process, or no command
+/// has joined for [`IDLE`] and no process but itself is left in its mount namespace (`mnt`, an
+/// inode number). Then it removes its record, so no later command looks for it.
+fn keeper_main(dir: OwnedFd, name: &[u8], mnt: u64) -> ! {
+    let d = dir.as_raw_fd() as libc::c_uint;
     // SAFETY: system calls on this process's own state; nothing here returns.
     unsafe {
+        if d > 0 {
+            libc::syscall(
+                libc::SYS_close_range,
+                0 as libc::c_uint,
+                d - 1,
+                0 as libc::c_uint,
+            );
+        }
         libc::syscall(
             libc::SYS_close_range,
-            0 as libc::c_uint,
+            d + 1,
             libc::c_uint::MAX,
-            CLOSE_ALL,
+            0 as libc::c_uint,
         );
         libc::chdir(c"/".as_ptr());
         libc::prctl(libc::PR_SET_NAME, c"forge-keeper".as_ptr());
@@ -677,22 +697,92 @@ fn keeper_main(record: &Path, mnt: u64) -> ! {
             })
         })
     };
+    let Ok(cname) = CString::new(name) else {
+        // SAFETY: ends this process.
+        unsafe { libc::_exit(0) }
+    };
+    // SAFETY: getuid(2) cannot fail.
+    let uid = unsafe { libc::getuid() };
     loop {
         std::thread::sleep(CHECK);
-        let mine = std::fs::read(record).ok().is_some_and(|t| {
-            let body = memchr::memchr(b'\n', &t).map_or(&t[..0], |nl| &t[nl + 1..]);
+        // SAFETY: openat(2) on the folder descriptor held, with a NUL-terminated name; the
+        // descriptor is owned right away.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                cname.as_ptr(),
+                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            )
+        };
+        let text = (fd >= 0)
+            .then(|| read_record_file(unsafe { OwnedFd::from_raw_fd(fd) }, uid))
+            .flatten();
+        let mine = text.as_ref().is_some_and(|t| {
+            let body = memchr::memchr(b'\n', t).map_or(&t[..0], |nl| &t[nl + 1..]);
             serde_json::from_slice::<Record>(body).is_ok_and(|r| r.pid == me as i32)
         });
-        let recent = std::fs::metadata(record)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| SystemTime::now().duration_since(t).ok())
-            .is_some_and(|age| age < IDLE);
+        // SAFETY: fstatat(2) into a zeroed struct on the folder descriptor held.
+        let recent = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::fstatat(
+                dir.as_raw_fd(),
+                cname.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            ) == 0
+                && SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .is_ok_and(|now| (now.as_secs() as i64 - st.st_mtime) < IDLE.as_secs() as i64)
+        };
         if !mine || !(recent || others_inside()) {
-            // SAFETY: ends this process.
-            unsafe { libc::_exit(0) };
+            // SAFETY: unlinkat(2) on the folder descriptor held; then this process ends.
+            unsafe {
+                if mine {
+                    libc::unlinkat(dir.as_raw_fd(), cname.as_ptr(), 0);
+                }
+                libc::_exit(0)
+            };
         }
     }
+}
+
+/// A record's bytes from `fd` (opened without following a link and without blocking), if it is
+/// a regular file of this user's that only this user may write, of at most [`MAX_RECORD`]
+/// bytes: a FIFO or a device put in its place is not read (red team, round 15: a FIFO hung every
+/// later command).
+fn read_record_file(fd: OwnedFd, uid: libc::uid_t) -> Option<Vec<u8>> {
+    let st = fstat(&fd)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG
+        || st.st_uid != uid
+        || st.st_mode & 0o022 != 0
+        || st.st_size as u64 > MAX_RECORD
+    {
+        return None;
+    }
+    let mut text = Vec::with_capacity(st.st_size as usize);
+    use std::io::Read;
+    std::fs::File::from(fd)
+        .take(MAX_RECORD)
+        .read_to_end(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+/// When process `pid` started (field 22 of `/proc/<pid>/stat`, clock ticks since boot).
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name, which may hold spaces and parentheses: fields 3 onwards.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_ascii_whitespace().nth(19)?.parse().ok()
+}
+
+/// A hash of this process's mount table (`/proc/self/mountinfo`).
+pub fn mount_table() -> Option<String> {
+    use std::hash::{Hash, Hasher};
+    let text = std::fs::read("/proc/self/mountinfo").ok()?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    Some(format!("{:016x}", h.finish()))
 }
 
 /// Whether `path` is the root of a mount in the table `root` (a namespace's `/`) belongs to. A
@@ -835,6 +925,8 @@ mod tests {
         let rec = |ws: Option<Vec<Witness>>| Record {
             key: String::new(),
             pid: 2,
+            start: 0,
+            mounts: String::new(),
             mnt: 0,
             ipc: 0,
             user: 0,

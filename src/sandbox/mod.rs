@@ -716,6 +716,8 @@ pub fn enter(
                 }
                 if mounts && !joined {
                     let dir = keeper.as_ref().and_then(keeper::Keeper::open_dir);
+                    // The table the namespace is copied from, for a later command to compare.
+                    let table = keeper.as_ref().and_then(|_| keeper::mount_table());
                     if let Err(e) = mounts::enter_namespace() {
                         if mode == Mode::Require {
                             return Err(e);
@@ -724,8 +726,8 @@ pub fn enter(
                             "forge sandbox: {e}; control files are carved out with Landlock rules instead (no new file at the repository root, no `git commit` in a session)"
                         ));
                         mounts = false;
-                    } else if let (Some(k), Some(dir)) = (keeper, dir) {
-                        to_keep = Some((k, dir, bound.clone(), seen));
+                    } else if let (Some(k), Some(dir), Some(table)) = (keeper, dir, table) {
+                        to_keep = Some((k, dir, bound.clone(), seen, table));
                     }
                 }
                 if lower.is_some() && !mounts {
@@ -767,8 +769,8 @@ pub fn enter(
             close_inherited_descriptors();
             if mounts && !joined {
                 mounts::apply(&plan, &empty)?;
-                if let Some((k, dir, plan, seen)) = to_keep {
-                    k.keep(dir, plan, seen);
+                if let Some((k, dir, plan, seen, table)) = to_keep {
+                    k.keep(dir, plan, seen, table);
                 }
             }
             if let Some((layer, lower)) = &layer {

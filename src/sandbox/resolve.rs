@@ -149,6 +149,11 @@ pub struct Layout {
     /// plan must see unchanged, besides the entries on the way to its paths (`keeper.rs`).
     pub read: Vec<PathBuf>,
     pub listed: Vec<PathBuf>,
+    /// Where the control files under home that are links (a dotfiles repository's
+    /// `~/.gitconfig`, `~/.claude/settings.json`) lead: home is read-only, their targets may not
+    /// be (red team, round 15: a `.gitconfig` linked into the project was written inside and
+    /// the person's next `git` ran its `core.fsmonitor`).
+    pub linked_control: Vec<PathBuf>,
 }
 
 impl Layout {
@@ -241,6 +246,17 @@ impl Layout {
         let git_includes = as_resolved(facts.includes);
         read.extend(facts.read);
         listed.extend(facts.listed);
+        let mut linked_control = Vec::new();
+        for p in user_git_configs(home)
+            .into_iter()
+            .chain(CLIENT_CONTROL.iter().map(|c| home.join(c)))
+        {
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+                let target = p.canonicalize().unwrap_or_else(|_| resolved(&p));
+                read.push(p);
+                push_unique(&mut linked_control, target);
+            }
+        }
         let system_tmp = system_tmp();
         Ok(Layout {
             project,
@@ -256,6 +272,7 @@ impl Layout {
             system_tmp,
             read,
             listed,
+            linked_control,
         })
     }
 
@@ -355,12 +372,8 @@ pub fn git_config_facts(text: &str) -> (Option<String>, bool, Vec<String>) {
 /// names it, `~/` to home.
 pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
     let mut facts = GitConfigFacts::default();
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute())
-        .unwrap_or_else(|| home.join(".config"));
     let mut queue: Vec<(PathBuf, u8)> =
-        vec![(home.join(".gitconfig"), 0), (xdg.join("git/config"), 0)];
+        user_git_configs(home).into_iter().map(|p| (p, 0)).collect();
     if let Some(c) = common {
         queue.push((c.join("config"), 0));
         queue.push((c.join("config.worktree"), 0));
@@ -395,6 +408,15 @@ pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
         }
     }
     facts
+}
+
+/// The user's own git config files: `~/.gitconfig` and the XDG one.
+fn user_git_configs(home: &Path) -> [PathBuf; 2] {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .unwrap_or_else(|| home.join(".config"));
+    [home.join(".gitconfig"), xdg.join("git/config")]
 }
 
 /// The system's temporary folder: `$TMPDIR` when absolute, else `/tmp`.
@@ -856,6 +878,7 @@ pub fn plan(
         control.push(project.join(".git"));
     }
     control.extend(CLIENT_CONTROL.iter().map(|c| home.join(c)));
+    control.extend(layout.linked_control.iter().cloned());
     control.extend(wants.path.iter().filter(|d| d.is_absolute()).cloned());
     for c in &control {
         places.push((Place::Control, c.clone()));

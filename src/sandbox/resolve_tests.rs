@@ -18,6 +18,7 @@ fn layout() -> Layout {
         system_tmp: "/tmp".into(),
         read: Vec::new(),
         listed: Vec::new(),
+        linked_control: Vec::new(),
     }
 }
 
