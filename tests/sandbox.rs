@@ -1901,3 +1901,26 @@ fn a_linked_gitconfig_is_read_only_at_its_target() {
     assert_eq!(r.read("gitconfig"), "[user]\n\tname = a\n", "{o:?}");
     assert_eq!(r.read("claude-settings.json"), "{}\n", "{o:?}");
 }
+
+/// Red team, round 15: the person's environment names a git config file in the project
+/// (`GIT_CONFIG_GLOBAL`, a team's shared config); a session appended a `core.fsmonitor` to it
+/// that their next `git status` would have run. It is read-only inside, like `.git/config`.
+#[test]
+fn the_git_config_gits_environment_names_is_read_only() {
+    if skip_or_fail("the_git_config_gits_environment_names_is_read_only") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    r.write("team.gitconfig", "[team]\n\tx = a\n");
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sh", "-c"])
+        .arg("echo '[core] fsmonitor = touch /tmp/pwned' >> team.gitconfig; git config team.x; echo done")
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .env("GIT_CONFIG_GLOBAL", r.path().join("team.gitconfig"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("a\ndone"), "{o:?}");
+    assert_eq!(r.read("team.gitconfig"), "[team]\n\tx = a\n", "{o:?}");
+}

@@ -473,8 +473,8 @@ fn enforced(plan: Plan) -> Plan {
 }
 
 /// A hash of this build, the request, the `sandbox:` config and the environment the plan reads
-/// (home, `PATH`, the temporary folder, the agents' sockets, git's config folder, the marker of
-/// a nested sandbox): two commands with the same key ask for the same plan of the same machine.
+/// (home, `PATH`, the temporary folder, the agents' sockets, git's config variables, the marker
+/// of a nested sandbox): two commands with the same key ask for the same plan of the same machine.
 fn request_key(req: &Request, config: &SandboxConfig) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -487,11 +487,11 @@ fn request_key(req: &Request, config: &SandboxConfig) -> u64 {
         "TMPDIR",
         "SSH_AUTH_SOCK",
         "XDG_RUNTIME_DIR",
-        "XDG_CONFIG_HOME",
         super::ENV_MARKER,
     ] {
         std::env::var_os(k).hash(&mut h);
     }
+    super::resolve::GitEnv::current().hash(&mut h);
     // A relative PATH entry (`bin`, `node_modules/.bin`) is a folder of the working folder,
     // which a session's `cd` changes: the plan keeps that one read-only (red team, round 14).
     let relative = std::env::var_os("PATH").is_some_and(|p| {

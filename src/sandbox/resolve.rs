@@ -5,6 +5,7 @@
 //! folder). Pure: the file system is only read through [`Layout`] and the `exists` oracle, so every
 //! rule is testable without a kernel.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 
 use super::profile::{self, Access, Place, Profile};
@@ -137,8 +138,9 @@ pub struct Layout {
     /// `extensions.worktreeConfig` is on: git reads each worktree's `config.worktree`, so a
     /// missing one is created empty and kept read-only.
     pub worktree_config: bool,
-    /// Files the repository's (or the user's) git config includes (`include.path`,
-    /// `includeIf.*.path`): git config too, wherever they lie.
+    /// Every other config file git reads here: the system's and the user's (where git's
+    /// environment names them, see [`GitEnv`]) and what any of them includes (`include.path`,
+    /// `includeIf.*.path`), wherever they lie.
     pub git_includes: Vec<PathBuf>,
     /// Top-level `.env*` files of the project (not `.example`, `.sample`, `.template`).
     pub env_files: Vec<PathBuf>,
@@ -160,6 +162,11 @@ impl Layout {
     /// Reads the few facts a plan needs: where git keeps its files, the project's `.env` files.
     /// No process is started (`git rev-parse` would cost more than the whole sandbox).
     pub fn probe(project: &Path, home: &Path) -> std::io::Result<Layout> {
+        Layout::probe_in(project, home, &GitEnv::current())
+    }
+
+    /// [`Layout::probe`] with git's environment given.
+    pub fn probe_in(project: &Path, home: &Path, git_env: &GitEnv) -> std::io::Result<Layout> {
         let project = project.canonicalize()?;
         let dot_git = project.join(".git");
         let mut read = Vec::new();
@@ -208,7 +215,7 @@ impl Layout {
             .and_then(|c| std::fs::read_dir(c.join("worktrees")).ok())
             .map(|rd| rd.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
-        let facts = git_config_files(git_common.as_deref(), home);
+        let facts = git_config_files(git_common.as_deref(), home, git_env);
         // A relative `core.hooksPath` is relative to each worktree git runs in: this one, and
         // every linked worktree (one inside the project is as writable as the project).
         let worktree_roots: Vec<PathBuf> = std::iter::once(project.clone())
@@ -243,11 +250,11 @@ impl Layout {
             out
         };
         let hooks_paths = as_resolved(hooks_paths);
-        let git_includes = as_resolved(facts.includes);
+        let git_includes = as_resolved(facts.outer.into_iter().chain(facts.includes).collect());
         read.extend(facts.read);
         listed.extend(facts.listed);
         let mut linked_control = Vec::new();
-        for p in user_git_configs(home)
+        for p in user_git_configs(home, git_env)
             .into_iter()
             .chain(CLIENT_CONTROL.iter().map(|c| home.join(c)))
         {
@@ -308,6 +315,8 @@ pub struct GitConfigFacts {
     pub worktree_config: bool,
     /// `include.path` and `includeIf.*.path` values, resolved (see [`git_config_files`]).
     pub includes: Vec<PathBuf>,
+    /// The system's and the user's config files, as git's environment names them.
+    pub outer: Vec<PathBuf>,
     /// Every file it tried to read, and the `worktrees/` folder it listed.
     pub read: Vec<PathBuf>,
     pub listed: Vec<PathBuf>,
@@ -366,14 +375,38 @@ pub fn git_config_facts(text: &str) -> (Option<String>, bool, Vec<String>) {
     (hooks, worktree, includes)
 }
 
-/// The facts of every git config file git may read here — the user's (`~/.gitconfig`, the XDG
-/// one), the repository's (`<common>/config`), the worktrees' `config.worktree` — following
-/// includes as deep as git does (10 levels). A relative include is relative to the file that
-/// names it, `~/` to home.
-pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
-    let mut facts = GitConfigFacts::default();
-    let mut queue: Vec<(PathBuf, u8)> =
-        user_git_configs(home).into_iter().map(|p| (p, 0)).collect();
+/// The facts of every git config file git may read here — the system's and the user's (as
+/// [`GitEnv::config_files`] finds them), the settings of git's environment, the repository's
+/// (`<common>/config`), the worktrees' `config.worktree` — following includes as deep as git
+/// does (10 levels). A relative include is relative to the file that names it, `~/` to home.
+pub fn git_config_files(common: Option<&Path>, home: &Path, env: &GitEnv) -> GitConfigFacts {
+    let mut facts = GitConfigFacts {
+        outer: env.config_files(home),
+        ..GitConfigFacts::default()
+    };
+    let mut queue: Vec<(PathBuf, u8)> = facts.outer.iter().map(|p| (p.clone(), 0)).collect();
+    for (key, value) in env.settings() {
+        match key.as_str() {
+            "core.hookspath" => facts.hooks_paths.push(value),
+            "extensions.worktreeconfig" => facts.worktree_config |= is_true(&value),
+            // Git refuses a relative include from the environment: it has no file to be
+            // relative to.
+            k if k.ends_with(".path")
+                && (k.starts_with("include.") || k.starts_with("includeif.")) =>
+            {
+                let p = match value.strip_prefix("~/") {
+                    Some(rest) => home.join(rest),
+                    None => PathBuf::from(&value),
+                };
+                if p.is_absolute() {
+                    let p = normalize(&p).unwrap_or(p);
+                    facts.includes.push(p.clone());
+                    queue.push((p, 1));
+                }
+            }
+            _ => {}
+        }
+    }
     if let Some(c) = common {
         queue.push((c.join("config"), 0));
         queue.push((c.join("config.worktree"), 0));
@@ -410,9 +443,147 @@ pub fn git_config_files(common: Option<&Path>, home: &Path) -> GitConfigFacts {
     facts
 }
 
+/// Git's spellings of true.
+fn is_true(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1")
+}
+
+/// Git's environment, as far as its config goes: `XDG_CONFIG_HOME` and every `GIT_CONFIG*`
+/// variable. The person's own `git` in this project runs in the environment the agent was
+/// started from, which is this process's; a command in the sandbox cannot change it for them.
+/// Red team, round 15: a `GIT_CONFIG_GLOBAL` naming a file in the project, or a system config
+/// whose `core.hooksPath` is a project folder, could be written from inside.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Hash)]
+pub struct GitEnv(pub Vec<(OsString, OsString)>);
+
+impl GitEnv {
+    pub fn current() -> GitEnv {
+        let mut vars: Vec<_> = std::env::vars_os()
+            .filter(|(k, _)| {
+                k.as_encoded_bytes().starts_with(b"GIT_CONFIG") || k == "XDG_CONFIG_HOME"
+            })
+            .collect();
+        vars.sort();
+        GitEnv(vars)
+    }
+
+    fn get(&self, name: &str) -> Option<&OsStr> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_os_str())
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        self.get(name).map(|v| v.to_string_lossy().into_owned())
+    }
+
+    /// The config files git reads before the repository's, in git's order: the system's
+    /// (`$GIT_CONFIG_SYSTEM`, else `/etc/gitconfig`, and `/usr/local/etc/gitconfig` for a git
+    /// built under `/usr/local`; none with `GIT_CONFIG_NOSYSTEM`), then the user's
+    /// (`$GIT_CONFIG_GLOBAL` alone, else `~/.gitconfig` and the XDG one). An empty name is no
+    /// file; a relative one is relative to the working folder, as for git.
+    pub fn config_files(&self, home: &Path) -> Vec<PathBuf> {
+        let named = |v: &OsStr| -> Option<PathBuf> {
+            (!v.is_empty()).then(|| std::path::absolute(v).unwrap_or_else(|_| PathBuf::from(v)))
+        };
+        let mut out = Vec::new();
+        if !self
+            .text("GIT_CONFIG_NOSYSTEM")
+            .is_some_and(|v| is_true(&v))
+        {
+            match self.get("GIT_CONFIG_SYSTEM") {
+                Some(v) => out.extend(named(v)),
+                None => {
+                    out.extend(["/etc/gitconfig", "/usr/local/etc/gitconfig"].map(PathBuf::from))
+                }
+            }
+        }
+        match self.get("GIT_CONFIG_GLOBAL") {
+            Some(v) => out.extend(named(v)),
+            None => out.extend(user_git_configs(home, self)),
+        }
+        out
+    }
+
+    /// The settings git's environment adds: `GIT_CONFIG_COUNT` with `GIT_CONFIG_KEY_<n>` and
+    /// `GIT_CONFIG_VALUE_<n>`, and `GIT_CONFIG_PARAMETERS` (what `git -c key=value` passes to
+    /// the programs it runs). Keys lower-cased.
+    pub fn settings(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let count = self
+            .text("GIT_CONFIG_COUNT")
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        for i in 0..count.min(1024) {
+            if let (Some(k), Some(v)) = (
+                self.text(&format!("GIT_CONFIG_KEY_{i}")),
+                self.text(&format!("GIT_CONFIG_VALUE_{i}")),
+            ) {
+                out.push((k.to_ascii_lowercase(), v));
+            }
+        }
+        if let Some(params) = self.text("GIT_CONFIG_PARAMETERS") {
+            out.extend(
+                config_parameters(&params)
+                    .into_iter()
+                    .map(|(k, v)| (k.to_ascii_lowercase(), v)),
+            );
+        }
+        out
+    }
+}
+
+/// `GIT_CONFIG_PARAMETERS`' pairs: shell single-quoted words (a `'` inside written `'\''`),
+/// each `'key'='value'` (git ≥ 2.31) or `'key=value'`, separated by spaces.
+fn config_parameters(s: &str) -> Vec<(String, String)> {
+    let mut chars = s.chars().peekable();
+    // One word: quoted runs, and the `\'` and `\!` git writes between them.
+    let word = |chars: &mut std::iter::Peekable<std::str::Chars>| -> String {
+        let mut w = String::new();
+        loop {
+            match chars.peek() {
+                Some('\'') => {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if c == '\'' {
+                            break;
+                        }
+                        w.push(c);
+                    }
+                }
+                Some('\\') => {
+                    chars.next();
+                    w.extend(chars.next());
+                }
+                _ => return w,
+            }
+        }
+    };
+    let mut out = Vec::new();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return out;
+        }
+        let key = word(&mut chars);
+        if chars.peek() == Some(&'=') {
+            chars.next();
+            out.push((key, word(&mut chars)));
+        } else if let Some((k, v)) = key.split_once('=') {
+            out.push((k.to_string(), v.to_string()));
+        } else if key.is_empty() {
+            chars.next(); // not git's format: step over a character rather than stop
+        }
+    }
+}
+
 /// The user's own git config files: `~/.gitconfig` and the XDG one.
-fn user_git_configs(home: &Path) -> [PathBuf; 2] {
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+fn user_git_configs(home: &Path, env: &GitEnv) -> [PathBuf; 2] {
+    let xdg = env
+        .get("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|d| d.is_absolute())
         .unwrap_or_else(|| home.join(".config"));
@@ -880,8 +1051,14 @@ pub fn plan(
     control.extend(CLIENT_CONTROL.iter().map(|c| home.join(c)));
     control.extend(layout.linked_control.iter().cloned());
     control.extend(wants.path.iter().filter(|d| d.is_absolute()).cloned());
+    // One place per path: the user's git config is both a config file and, as a link, a
+    // linked control file.
+    let mut seen: Vec<&PathBuf> = Vec::new();
     for c in &control {
-        places.push((Place::Control, c.clone()));
+        if !seen.contains(&c) {
+            seen.push(c);
+            places.push((Place::Control, c.clone()));
+        }
     }
 
     // The answer: its folder (a client may write it through a temporary file and a rename).

@@ -413,7 +413,11 @@ fn files_the_git_config_includes_are_control_files() {
     std::fs::create_dir_all(&home).unwrap();
     let l = Layout::probe(&repo, &home).unwrap();
     let root = repo.canonicalize().unwrap();
-    assert_eq!(l.git_includes, vec![root.join(".gitconfig")]);
+    // After the system's and the user's files, which git reads first.
+    assert!(
+        l.git_includes.ends_with(&[root.join(".gitconfig")]),
+        "{l:?}"
+    );
     assert_eq!(l.hooks_paths, vec![root.join(".githooks")]);
     let mut w = wants(Profile::Session);
     w.tmpdir = Some(d.path().join("t"));
@@ -754,4 +758,122 @@ fn every_run_profile_writes_only_under_the_writable_roots() {
             );
         }
     }
+}
+
+fn git_env(vars: &[(&str, &str)]) -> GitEnv {
+    GitEnv(
+        vars.iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect(),
+    )
+}
+
+/// Red team, round 15: git's environment names the config files it reads and adds settings of
+/// its own. A `GIT_CONFIG_GLOBAL` in the project, the hooks folder it names, one set by
+/// `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` and a file `git -c include.path=…` includes are control
+/// files like the repository's own config; `~/.gitconfig` is not read when git would not.
+#[test]
+fn the_config_files_and_settings_gits_environment_names_are_control_files() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(repo.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::write(
+        repo.join("team.gitconfig"),
+        "[core]\n\thooksPath = .team-hooks\n",
+    )
+    .unwrap();
+    let home = d.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let root = repo.canonicalize().unwrap();
+    let env = git_env(&[
+        (
+            "GIT_CONFIG_GLOBAL",
+            root.join("team.gitconfig").to_str().unwrap(),
+        ),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "core.hooksPath"),
+        ("GIT_CONFIG_VALUE_0", "env-hooks"),
+        (
+            "GIT_CONFIG_PARAMETERS",
+            &format!("'include.path'='{}'", root.join("extra.inc").display()),
+        ),
+    ]);
+    let l = Layout::probe_in(&repo, &home, &env).unwrap();
+    assert!(
+        l.git_includes.contains(&root.join("team.gitconfig")),
+        "{l:?}"
+    );
+    assert!(l.git_includes.contains(&root.join("extra.inc")), "{l:?}");
+    assert!(l.hooks_paths.contains(&root.join(".team-hooks")), "{l:?}");
+    assert!(l.hooks_paths.contains(&root.join("env-hooks")), "{l:?}");
+    assert!(!l.read.contains(&home.join(".gitconfig")), "{l:?}");
+    assert!(!l.read.iter().any(|p| p.starts_with("/etc")), "{l:?}");
+    let mut w = wants(Profile::Session);
+    w.tmpdir = Some(d.path().join("t"));
+    let p = plan(&w, &l, &|p| p.exists(), &|p| p.is_dir(), &|p| {
+        p.is_symlink()
+    })
+    .unwrap();
+    for f in [
+        "team.gitconfig",
+        "extra.inc",
+        ".team-hooks/pre-commit",
+        "env-hooks/pre-commit",
+    ] {
+        assert!(!p.can_write(Profile::Session, &root.join(f)), "{f}");
+    }
+    assert!(p.can_write(Profile::Session, &root.join("src/x.rs")));
+    // The missing include is made an empty file, bound read-only.
+    assert!(
+        p.placeholder_files.contains(&root.join("extra.inc")),
+        "{p:?}"
+    );
+}
+
+/// Without git's variables: the system's files (Debian's git and one built under `/usr/local`),
+/// then the user's two.
+#[test]
+fn git_reads_the_system_and_the_users_config_files_by_default() {
+    let home = Path::new("/h");
+    assert_eq!(
+        git_env(&[]).config_files(home),
+        [
+            "/etc/gitconfig",
+            "/usr/local/etc/gitconfig",
+            "/h/.gitconfig",
+            "/h/.config/git/config"
+        ]
+        .map(PathBuf::from)
+    );
+    assert_eq!(
+        git_env(&[
+            ("GIT_CONFIG_SYSTEM", "/opt/git.cfg"),
+            ("XDG_CONFIG_HOME", "/x")
+        ])
+        .config_files(home),
+        ["/opt/git.cfg", "/h/.gitconfig", "/x/git/config"].map(PathBuf::from)
+    );
+    assert_eq!(
+        git_env(&[("GIT_CONFIG_NOSYSTEM", "true"), ("GIT_CONFIG_GLOBAL", "")]).config_files(home),
+        Vec::<PathBuf>::new()
+    );
+}
+
+/// `git -c` passes its settings on in `GIT_CONFIG_PARAMETERS`, shell-quoted, in the new
+/// (`'key'='value'`) and the old (`'key=value'`) form.
+#[test]
+fn git_config_parameters_are_read_as_git_writes_them() {
+    let env = git_env(&[(
+        "GIT_CONFIG_PARAMETERS",
+        r"'core.hooksPath'='/a b' 'user.name=it'\''s' 'x.y'",
+    )]);
+    assert_eq!(
+        env.settings(),
+        vec![
+            ("core.hookspath".to_string(), "/a b".to_string()),
+            ("user.name".to_string(), "it's".to_string()),
+        ]
+    );
 }
