@@ -534,6 +534,19 @@ impl Guard {
                 );
             }
         }
+        // A search of a whole folder: a secret below it is read.
+        for base in &call.searches {
+            let base = match base {
+                Some(b) => self.paths.resolve(&self.expand_home(b), &cwd),
+                None => cwd.clone(),
+            };
+            if let Some((what, kind)) = paths::secret_below(&base, &self.paths.home) {
+                judge.hit(
+                    &rules::fs::SECRETS,
+                    format!("a search of {} reads every file below it, {what} among them ({kind}); agents may not read secrets — search the project's folders, or name the files or types to search (`glob: \"*.rs\"`)", base.display()),
+                );
+            }
+        }
         for r in &call.unjudged {
             judge.hit(&rules::code::UNREAD_CODE, r.clone());
         }

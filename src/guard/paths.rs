@@ -475,6 +475,26 @@ const AGENT_CREDENTIALS: [&str; 4] = [
     ".gemini/oauth_creds.json",
 ];
 
+/// A secret location of home or of the system (as [`pattern_reaches_secret`] knows them) at or
+/// below `base`: what a search of the whole folder reads. Whether it exists is not asked — a
+/// search of home or `/etc` is refused on any machine alike.
+pub fn secret_below(base: &Path, home: &Path) -> Option<(String, &'static str)> {
+    let in_home = crate::secrets::HOME.iter().copied().chain(
+        AGENT_CREDENTIALS
+            .iter()
+            .map(|d| (*d, "an AI agent's credentials")),
+    );
+    in_home
+        .map(|(d, kind)| (home.join(d), kind))
+        .chain(
+            crate::secrets::SYSTEM
+                .iter()
+                .map(|d| (PathBuf::from(d), "system credentials")),
+        )
+        .find(|(p, _)| within_folded(p, base))
+        .map(|(p, kind)| (p.display().to_string(), kind))
+}
+
 /// [`secret_kind`]'s rules on names, as globs: what a file-selecting pattern must not be able
 /// to match (a test below keeps the two in step). Names that end in a wildcard there (`.env.*`,
 /// `id_rsa*`) are listed by their usual spellings here: as globs they would meet every

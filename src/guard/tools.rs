@@ -42,6 +42,11 @@ pub struct ToolCall {
     /// taken in (the call's folder when `None`); `true` when the tool reads the files' contents,
     /// not only their names (red team, round 14: `Grep {"glob": ".env"}` printed the file).
     pub patterns: Vec<(Option<String>, String, bool)>,
+    /// The folders a content search reads in whole (Grep with no `glob`, `include` or `type`;
+    /// the call's folder when `None`): a secret anywhere below is read. Red team, round 15:
+    /// `Grep {"pattern": "PRIVATE KEY", "path": "~"}` printed `~/.ssh/id_ed25519`, ripgrep
+    /// searching hidden files as Claude Code runs it.
+    pub searches: Vec<Option<String>>,
     /// One-word values under keys that say nothing (`{"name": "server.key"}`): judged by name
     /// as files of the session's folder and of the project (red team, round 14).
     pub names: Vec<String>,
@@ -149,6 +154,16 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
                     .extend(arr.iter().filter_map(|v| v.as_str()).map(str::to_string));
             }
             selectors(name, input, &mut call);
+            let selected = ["glob", "include", "type"]
+                .iter()
+                .any(|k| input.get(*k).is_some_and(|v| !v.is_null()));
+            if canonical_tool(name) == "Grep" && !selected {
+                call.searches.push(
+                    ["path", "dir_path", "absolute_path"]
+                        .iter()
+                        .find_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string)),
+                );
+            }
         }
         "WebFetch" => {
             let url = field(&["url"]);

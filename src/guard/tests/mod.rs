@@ -4,6 +4,7 @@ mod classes;
 mod person;
 mod round_13;
 mod round_14;
+mod round_15;
 
 use super::*;
 

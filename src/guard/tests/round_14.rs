@@ -35,7 +35,7 @@ fn wrong<F: Fn(&GuardResult) -> bool>(
 }
 
 /// Every call is denied (by `rule` when given).
-fn denied(r: &Repo, rule: Option<&str>, calls: &[(&str, Value)]) {
+pub(super) fn denied(r: &Repo, rule: Option<&str>, calls: &[(&str, Value)]) {
     let w = wrong(r, &r.guard(), &r.root, calls, |res| {
         res.decision == Decision::Deny && rule.is_none_or(|x| res.rule == x)
     });
@@ -59,7 +59,7 @@ fn flagged(r: &Repo, calls: &[(&str, Value)]) {
 }
 
 /// Every call is allowed.
-fn allowed(r: &Repo, calls: &[(&str, Value)]) {
+pub(super) fn allowed(r: &Repo, calls: &[(&str, Value)]) {
     let w = wrong(r, &r.guard(), &r.root, calls, |res| {
         res.decision == Decision::Allow
     });

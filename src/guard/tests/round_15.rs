@@ -1,0 +1,58 @@
+//! Red team, round 15: what the file tools still read past the guard.
+
+use super::classes::repo;
+use super::round_14::{allowed, denied};
+use serde_json::json;
+
+/// A search with nothing to narrow it reads every file below its folder, and Claude Code runs
+/// ripgrep with `--hidden`: `Grep {"pattern": "PRIVATE KEY", "path": "~"}` printed
+/// `~/.ssh/id_rsa`. A search of home, of a folder above it, or of `/etc` is refused unless a
+/// `glob`, `include` or `type` says which files it reads (and then that is judged); the
+/// project's folders and the system's others are searched as before.
+#[test]
+fn round_15_a_search_of_a_folder_that_holds_secrets_is_refused() {
+    let r = repo(&[]);
+    let home = r.home.display().to_string();
+    let parent = r.home.parent().unwrap().display().to_string();
+    denied(
+        &r,
+        Some("secrets"),
+        &[
+            (
+                "Grep",
+                json!({"pattern": "PRIVATE KEY", "path": home, "output_mode": "content"}),
+            ),
+            ("Grep", json!({"pattern": "KEY", "path": "~"})),
+            ("Grep", json!({"pattern": "KEY", "path": parent})),
+            ("Grep", json!({"pattern": "root", "path": "/etc"})),
+            ("Grep", json!({"pattern": "x", "path": "/"})),
+            ("Grep", json!({"pattern": "x", "path": "/etc/ssh"})),
+            (
+                "search_file_content",
+                json!({"pattern": "KEY", "dir_path": home}),
+            ),
+            ("grep_search", json!({"pattern": "KEY", "path": "~"})),
+            (
+                "Grep",
+                json!({"pattern": "KEY", "path": home, "glob": null}),
+            ),
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            ("Grep", json!({"pattern": "fn main"})),
+            ("Grep", json!({"pattern": "fn main", "path": "src"})),
+            (
+                "Grep",
+                json!({"pattern": "x", "path": r.root.display().to_string()}),
+            ),
+            ("Grep", json!({"pattern": "x", "path": "/usr/lib"})),
+            (
+                "Grep",
+                json!({"pattern": "x", "path": format!("{home}/notes")}),
+            ),
+            ("Grep", json!({"pattern": "x", "path": home, "type": "py"})),
+        ],
+    );
+}
