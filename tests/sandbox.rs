@@ -1924,3 +1924,47 @@ fn the_git_config_gits_environment_names_is_read_only() {
     assert!(out.contains("a\ndone"), "{o:?}");
     assert_eq!(r.read("team.gitconfig"), "[team]\n\tx = a\n", "{o:?}");
 }
+
+/// Red team, round 15: with the temporary folder inside the project (`TMPDIR=$repo/.tmp-sys`),
+/// the sandbox's own folder is writable inside. One call swapped its `empty` folder (the cover
+/// bound over secret folders) for a link to `~/.ssh`; the next call's namespace bound `~/.ssh`
+/// over itself and printed the key. The cover is now checked through a descriptor before it
+/// is bound: that call refuses to start instead.
+#[test]
+fn a_cover_swapped_for_a_link_to_a_secret_folder_is_refused() {
+    if skip_or_fail("a_cover_swapped_for_a_link_to_a_secret_folder_is_refused") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = "FORGE-DECOY-SSH-KEY-4c1e";
+    std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
+    let tmp = r.path().join(".tmp-sys");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let sandbox = |script: &str| {
+        Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--", "sh", "-c", script])
+            .current_dir(r.path())
+            .env("TMPDIR", &tmp)
+            .env("HOME", &home)
+            .output()
+            .unwrap()
+    };
+    let swap = sandbox(
+        "B=$(ls -d \"$(dirname \"$(dirname \"$TMPDIR\")\")\"); mv \"$B/empty\" \"$B/empty.old\" && ln -s \"$HOME/.ssh\" \"$B/empty\" && mkdir -p .vscode && echo swapped",
+    );
+    assert!(
+        String::from_utf8_lossy(&swap.stdout).contains("swapped"),
+        "{swap:?}"
+    );
+    let read = sandbox("cat \"$HOME/.ssh/id_ed25519\"; echo done");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&read.stdout),
+        String::from_utf8_lossy(&read.stderr)
+    );
+    assert!(!all.contains(key), "the key was read: {read:?}");
+    assert!(all.contains("empty"), "{read:?}");
+}

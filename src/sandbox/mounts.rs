@@ -39,10 +39,12 @@ pub fn namespaces_possible() -> bool {
 /// read-only (writing to a device node is not a write to the mount).
 fn private_dev(empty: &Path) -> Result<(), SandboxError> {
     let staging = empty.with_file_name("dev");
+    // The tmpfs goes onto the folder checked, not onto whatever the name leads to.
+    let (_below, at) = own_folder(&staging, false)?;
     let io = |step: String, e: std::io::Error| SandboxError::Setup { step, source: e };
     mount_fs(
         c"forge-dev",
-        &staging,
+        &at,
         c"tmpfs",
         libc::MS_NOSUID | libc::MS_NOEXEC,
         c"mode=755,size=64k",
@@ -375,6 +377,53 @@ pub fn targets(plan: &Plan) -> Vec<PathBuf> {
     v
 }
 
+/// Opens `path` without following a link in its last step: a folder of this user's that only
+/// this user may write (and, for `empty`, with nothing in it), as [`super::prepare`] made it.
+/// Returns a path through the descriptor (`/proc/self/fd/N`), so what is mounted is what was
+/// checked, whatever the name leads to a moment later. Red team, round 15: where the sandbox
+/// folder lay inside a writable place (a cache linked to the temporary folder, a TMPDIR in the
+/// project), a session swapped `empty` for a link to `~/.ssh`, and the next namespace bound
+/// `~/.ssh` over itself as its cover.
+fn own_folder(path: &Path, empty: bool) -> Result<(std::fs::File, PathBuf), SandboxError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let bad = |why: String| {
+        SandboxError::Plan(format!(
+            "the sandbox's folder {} {why}: something changed it since Forge made it; remove it (Forge makes it again)",
+            path.display()
+        ))
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| bad(format!("cannot be opened as a folder ({e})")))?;
+    let m = f
+        .metadata()
+        .map_err(|e| bad(format!("cannot be read ({e})")))?;
+    // SAFETY: getuid(2) cannot fail.
+    let uid = unsafe { libc::getuid() };
+    if m.uid() != uid || m.mode() & 0o022 != 0 {
+        return Err(bad(format!(
+            "is not this user's alone (owner uid {}, mode {:o})",
+            m.uid(),
+            m.mode() & 0o7777
+        )));
+    }
+    let at = PathBuf::from(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&f)
+    ));
+    if empty
+        && std::fs::read_dir(&at)
+            .map_err(|e| bad(format!("cannot be listed ({e})")))?
+            .next()
+            .is_some()
+    {
+        return Err(bad("is not empty".into()));
+    }
+    Ok((f, at))
+}
+
 /// Applies the plan's binds in the namespace [`enter_namespace`] made.
 pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     // The whole machine read-only, then the writable places bound writable again: Landlock does
@@ -392,11 +441,15 @@ pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
         mount(Some(p), p, libc::MS_BIND | libc::MS_REC)?;
         mount(None, p, ro)?;
     }
+    let cover = match plan.hide.iter().any(|p| p.is_dir()) {
+        true => Some(own_folder(empty, true)?),
+        false => None,
+    };
     for p in &plan.hide {
         // A folder is covered by an empty read-only folder, a file by /dev/null on a `nodev`
         // mount (opening it fails).
-        let src = if p.is_dir() {
-            empty
+        let src = if let (true, Some((_, at))) = (p.is_dir(), &cover) {
+            at.as_path()
         } else {
             Path::new("/dev/null")
         };
