@@ -84,6 +84,18 @@ pub const HOME: &[(&str, &str)] = &[
     // and Jupyter's kernels and servers.
     (".claude/ide", LOCAL),
     (".local/share/jupyter/runtime", LOCAL),
+    // Red team, round 15: each printed its decoy from inside a session.
+    (".docker/machine", STORED),
+    (".minikube", CLOUD),
+    (".config/openstack", CLOUD),
+    (".terraformrc", STORED),
+    (".mylogin.cnf", STORED),
+    (".sentryclirc", STORED),
+    (".rediscli_history", HISTORY),
+    (
+        ".Xauthority",
+        "the X display's key (whoever has it can type into every window)",
+    ),
 ];
 
 /// Credentials of the system itself (root reads them through file permissions).
@@ -97,6 +109,14 @@ pub const SYSTEM: &[&str] = &[
     "/etc/ssh/ssh_host_ed25519_key",
     "/etc/ssh/ssh_host_dsa_key",
     "/etc/ssl/private",
+    // Red team, round 15: VPN and Wi-Fi keys, certificates' private keys, Kerberos' keytab,
+    // cluster admin credentials.
+    "/etc/wireguard",
+    "/etc/NetworkManager/system-connections",
+    "/etc/letsencrypt",
+    "/etc/krb5.keytab",
+    "/etc/rancher",
+    "/etc/kubernetes",
 ];
 
 /// Words that mark an environment variable as a credential (`HF_TOKEN`, `DB_PASSWORD`,

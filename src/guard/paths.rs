@@ -418,11 +418,15 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
         }
     }
     let s = folded;
+    let under_system = |d: &str| {
+        let d = fold(d);
+        s == d || s.starts_with(&format!("{d}/"))
+    };
     if matches!(
         s.as_str(),
         "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd"
     ) || s.starts_with("/etc/ssh/ssh_host_")
-        || s.starts_with("/etc/ssl/private/")
+        || crate::secrets::SYSTEM.iter().any(|d| under_system(d))
     {
         return Some("system credentials");
     }

@@ -55,6 +55,13 @@ make_template() {
   S_CODEX=$(secret codex); echo "{\"token\":\"$S_CODEX\"}" > "$H/.codex/auth.json"
   S_GEMINI=$(secret gemini); echo "{\"token\":\"$S_GEMINI\"}" > "$H/.gemini/oauth_creds.json"
   S_ENVVAR=$(secret envvar)
+  # Red team, round 15: secrets the lists did not name.
+  mkdir -p "$H/.minikube/profiles/m" "$H/.docker/machine/certs" "$H/.config/openstack"
+  S_MINIKUBE=$(secret minikube); echo "$S_MINIKUBE" > "$H/.minikube/profiles/m/client.key"
+  S_DMACHINE=$(secret dmachine); echo "$S_DMACHINE" > "$H/.docker/machine/certs/key.pem"
+  S_OPENSTACK=$(secret openstack); echo "password: $S_OPENSTACK" > "$H/.config/openstack/clouds.yaml"
+  S_XAUTH=$(secret xauth); echo "$S_XAUTH" > "$H/.Xauthority"
+  S_TFRC=$(secret tfrc); echo "token = \"$S_TFRC\"" > "$H/.terraformrc"
   echo "alias ll='ls -l'" > "$H/.bashrc"; printf '[user]\n\tname = t\n' > "$H/.gitconfig"
   # The repository.
   mkdir -p "$R/src" "$R/tests" "$R/.claude"
@@ -70,7 +77,7 @@ make_template() {
   mkdir -p "$R/.tmp/.forge/runs/r/outputs/red-1"
   # Forge's own parsed-config cache, written before any case (Forge writes it, not the command).
   (cd "$R" && HOME=$H TMPDIR=$W/tmp "$FORGE" sandbox --explain >/dev/null 2>&1)
-  SECRETS="$S_SSH $S_AWS $S_GPG $S_KUBE $S_DOCKER $S_GCLOUD $S_GH $S_NETRC $S_GITCRED $S_CARGO $S_NPM $S_PYPI $S_HIST $S_CLAUDE $S_CODEX $S_GEMINI $S_DOTENV $S_ENVVAR"
+  SECRETS="$S_SSH $S_AWS $S_GPG $S_KUBE $S_DOCKER $S_GCLOUD $S_GH $S_NETRC $S_GITCRED $S_CARGO $S_NPM $S_PYPI $S_HIST $S_CLAUDE $S_CODEX $S_GEMINI $S_DOTENV $S_ENVVAR $S_MINIKUBE $S_DMACHINE $S_OPENSTACK $S_XAUTH $S_TFRC"
 }
 
 build_world() {

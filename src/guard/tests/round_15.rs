@@ -56,3 +56,38 @@ fn round_15_a_search_of_a_folder_that_holds_secrets_is_refused() {
         ],
     );
 }
+
+/// The secrets the lists did not name (each printed its decoy from inside a session), and the
+/// system's whole list: read by the guard as secrets too, since both walls share one list.
+#[test]
+fn round_15_more_credentials_are_secrets() {
+    let r = repo(&[]);
+    let home = r.home.display().to_string();
+    let mut calls = Vec::new();
+    for f in [
+        format!("{home}/.minikube/profiles/m/client.key"),
+        format!("{home}/.docker/machine/certs/key.pem"),
+        format!("{home}/.config/openstack/clouds.yaml"),
+        format!("{home}/.Xauthority"),
+        format!("{home}/.terraformrc"),
+        format!("{home}/.mylogin.cnf"),
+        format!("{home}/.sentryclirc"),
+        format!("{home}/.rediscli_history"),
+        "/etc/wireguard/wg0.conf".into(),
+        "/etc/NetworkManager/system-connections/home.nmconnection".into(),
+        "/etc/letsencrypt/live/x/privkey.pem".into(),
+        "/etc/krb5.keytab".into(),
+        "/etc/rancher/k3s/k3s.yaml".into(),
+        "/etc/kubernetes/admin.conf".into(),
+    ] {
+        calls.push(("Read", json!({ "file_path": f })));
+    }
+    denied(&r, Some("secrets"), &calls);
+    allowed(
+        &r,
+        &[
+            ("Read", json!({"file_path": "/etc/hosts"})),
+            ("Read", json!({"file_path": "/etc/wireguard-notes.txt"})),
+        ],
+    );
+}
