@@ -1968,3 +1968,42 @@ fn a_cover_swapped_for_a_link_to_a_secret_folder_is_refused() {
     assert!(!all.contains(key), "the key was read: {read:?}");
     assert!(all.contains("empty"), "{read:?}");
 }
+
+/// Red team, round 15: a bind keeps a path read-only or hidden, not a file. A name linked to
+/// `.git/config` (by a leftover watching for git's `config.lock`, before git renamed it into
+/// place) wrote the person's git config from inside; an `.env` linked before it held a secret
+/// was read through its other name. A control file or a secret with more than one name makes
+/// the sandbox refuse to start, in every mode, naming it.
+#[test]
+fn a_control_file_or_secret_with_a_second_name_refuses_the_sandbox() {
+    if skip_or_fail("a_control_file_or_secret_with_a_second_name_refuses_the_sandbox") {
+        return;
+    }
+    for (file, other) in [(".git/config", ".git/objects/cfg"), (".env", "notes.dat")] {
+        let r = common::Repo::with_command("true", "none");
+        if file == ".env" {
+            r.write(".env", "API_KEY=FORGE-DECOY-5b2d\n");
+        }
+        std::fs::hard_link(r.path().join(file), r.path().join(other)).unwrap();
+        let before = r.read(file);
+        let o = Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--", "sh", "-c"])
+            .arg(format!(
+                "cat {other}; echo '[core] fsmonitor = touch /tmp/pwned' >> {other}; echo ran"
+            ))
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!out.contains("ran"), "{file}: {o:?}");
+        assert!(!out.contains("FORGE-DECOY"), "{file}: {o:?}");
+        assert!(
+            err.contains("hard links") && err.contains(file),
+            "{file}: {o:?}"
+        );
+        assert_eq!(r.read(file), before, "{file}: {o:?}");
+        assert_ne!(o.status.code(), Some(0), "{file}: {o:?}");
+    }
+}

@@ -494,8 +494,38 @@ pub(crate) fn resolve_witnessed(
         &|p| kind(p).is_some_and(|k| k.is_symlink()),
     )
     .map_err(SandboxError::Plan)?;
-    // The links the plan looked at lead somewhere: what they point to is read too.
+    let mut plan = plan;
     let mut read = layout.read.clone();
+    // A control file or a secret with a second name (a hard link): a bind keeps a path
+    // read-only or hidden, not a file, so the other name stays writable or readable inside.
+    // Red team, round 15: a name linked to `.git/config.lock` before git renamed it over
+    // `.git/config`, an `.env` linked before it held a secret, dotfiles hard-linked into the
+    // project. Each one checked is a witness: a link made later changes its change time.
+    for (place, p) in &plan.places {
+        if !matches!(place, Place::Control | Place::Secrets)
+            || !kind(p).is_some_and(|k| k.is_file())
+        {
+            continue;
+        }
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::symlink_metadata(p)
+            && m.nlink() > 1
+        {
+            let what = if *place == Place::Control {
+                "writable"
+            } else {
+                "readable"
+            };
+            plan.refusals.push(format!(
+                "{} has {} names (hard links): the sandbox keeps a path read-only or hidden, not a file, so its other names stay {what} inside; remove the others (`find / -xdev -samefile {}`) or replace it with a copy",
+                p.display(),
+                m.nlink(),
+                p.display()
+            ));
+        }
+        read.push(p.clone());
+    }
+    // The links the plan looked at lead somewhere: what they point to is read too.
     read.extend(
         seen.borrow()
             .iter()
@@ -745,6 +775,9 @@ pub fn enter(
                 }
             }
         };
+        if !plan.refusals.is_empty() {
+            return Err(SandboxError::Plan(plan.refusals.join("; ")));
+        }
         if !plan.problems.is_empty() {
             let p = plan.problems.join("; ");
             if mode == Mode::Require {

@@ -727,6 +727,10 @@ pub struct Plan {
     /// Problems that make the plan impossible to enforce as written (a control file that is a
     /// symbolic link inside a writable folder).
     pub problems: Vec<String>,
+    /// What makes the walls a pretence, in any `sandbox.mode`: a control file or a secret with
+    /// a second name the plan does not know (a hard link). The sandbox refuses to start.
+    #[serde(default)]
+    pub refusals: Vec<String>,
     /// `/dev` is replaced by a private one holding only [`DEVICES`] (mount namespace).
     pub private_dev: bool,
 }
