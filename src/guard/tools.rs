@@ -154,9 +154,27 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
                     .extend(arr.iter().filter_map(|v| v.as_str()).map(str::to_string));
             }
             selectors(name, input, &mut call);
-            let selected = ["glob", "include", "type"]
+            // Narrowed by a pattern that selects (`*.rs`; not `!*.md`, which only leaves out,
+            // nor `""`, which ripgrep is not given), split as Claude Code splits `glob` (on
+            // spaces and commas), or by a file type other than `all`.
+            let selects = |v: &Value| -> bool {
+                let words: Vec<&str> = match v {
+                    Value::String(s) => vec![s.as_str()],
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                words
+                    .iter()
+                    .flat_map(|w| w.split(|c: char| c.is_whitespace() || c == ','))
+                    .any(|w| !w.is_empty() && !w.starts_with('!'))
+            };
+            let selected = ["glob", "include"]
                 .iter()
-                .any(|k| input.get(*k).is_some_and(|v| !v.is_null()));
+                .any(|k| input.get(*k).is_some_and(selects))
+                || input
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.trim().is_empty() && t.trim() != "all");
             if canonical_tool(name) == "Grep" && !selected {
                 call.searches.push(
                     ["path", "dir_path", "absolute_path"]

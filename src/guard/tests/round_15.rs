@@ -36,6 +36,20 @@ fn round_15_a_search_of_a_folder_that_holds_secrets_is_refused() {
                 "Grep",
                 json!({"pattern": "KEY", "path": home, "glob": null}),
             ),
+            ("Grep", json!({"pattern": "KEY", "path": home, "glob": ""})),
+            (
+                "Grep",
+                json!({"pattern": "KEY", "path": home, "glob": "!*.md"}),
+            ),
+            (
+                "Grep",
+                json!({"pattern": "KEY", "path": home, "glob": " , "}),
+            ),
+            (
+                "Grep",
+                json!({"pattern": "KEY", "path": home, "type": "all"}),
+            ),
+            ("Grep", json!({"pattern": "KEY", "path": home, "type": ""})),
         ],
     );
     allowed(
