@@ -98,6 +98,32 @@ pub const HOME: &[(&str, &str)] = &[
     ),
 ];
 
+/// Files whose name alone says they hold credentials, wherever they are: environment files
+/// (`.env`, `.env.production`, direnv's `.envrc`; not templates like `.env.example`), stored
+/// logins (`.netrc`, `.pgpass`, `.git-credentials`, …) and SSH private keys. `lower` is the
+/// file's name in lower case. The sandbox hides these wherever it finds them in the project;
+/// the guard refuses a tool or command that names one. (Key stores and certificates, `*.key`,
+/// `*.pem`, are the guard's alone: projects commit them as test fixtures their tests read.)
+pub fn file_name_kind(lower: &str) -> Option<&'static str> {
+    if crate::sandbox::resolve::is_env_secret(lower) {
+        return Some("an environment file with secrets");
+    }
+    if ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
+        .iter()
+        .any(|k| lower.starts_with(k))
+        && !lower.ends_with(".pub")
+    {
+        return Some("an SSH private key");
+    }
+    if matches!(
+        lower,
+        ".git-credentials" | ".netrc" | "_netrc" | ".pgpass" | ".my.cnf" | ".vault-token"
+    ) {
+        return Some(STORED);
+    }
+    None
+}
+
 /// Credentials of the system itself (root reads them through file permissions).
 pub const SYSTEM: &[&str] = &[
     "/etc/shadow",

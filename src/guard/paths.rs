@@ -366,14 +366,16 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
     if lower.ends_with(".pub") || lower.starts_with("known_hosts") || lower == "authorized_keys" {
         return None;
     }
-    // The env files the sandbox hides at the project's top (`.env*`, `.envrc*`), in any folder;
-    // a copy of a template (`.env.example.bak`) is readable.
+    // Names that alone say a file holds credentials (the sandbox hides them in the project),
+    // in any folder; a copy of a template (`.env.example.bak`) is readable.
     let template = lower
         .split_once('.')
         .and_then(|(_, r)| r.split_once('.'))
         .is_some_and(|(_, rest)| is_env_template(rest));
-    if crate::sandbox::resolve::is_env_secret(&lower) && !template {
-        return Some("an environment file with secrets");
+    if let Some(kind) = crate::secrets::file_name_kind(&lower)
+        && !(template && crate::sandbox::resolve::is_env_secret(&lower))
+    {
+        return Some(kind);
     }
     if lower.ends_with(".pem") || lower.ends_with(".crt") || lower.ends_with(".cer") {
         return pem_kind(p, &lower);
@@ -387,18 +389,6 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
         || lower.ends_with(".tfstate")
     {
         return Some("a private key, key store or state file with secrets");
-    }
-    if ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
-        .iter()
-        .any(|k| lower.starts_with(k))
-    {
-        return Some("an SSH private key");
-    }
-    if matches!(
-        lower.as_str(),
-        ".git-credentials" | ".netrc" | "_netrc" | ".pgpass" | ".my.cnf" | ".vault-token"
-    ) {
-        return Some("stored credentials");
     }
     // HOME in any case too: on a case-insensitive disk `/Users/ADA/.ssh` is `~/.ssh`.
     let (folded, folded_home) = (fold(&p.to_string_lossy()), fold(&home.to_string_lossy()));

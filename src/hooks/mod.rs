@@ -663,7 +663,8 @@ fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
         .root
         .canonicalize()
         .unwrap_or_else(|_| project.root.clone());
-    let req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, &root);
+    let mut req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, &root);
+    req.project_secrets = false;
     let mut control: Vec<PathBuf> = match crate::sandbox::resolve(&req, &config.sandbox) {
         Ok((_, plan)) => plan
             .read_only

@@ -148,6 +148,10 @@ pub struct Request {
     /// With `layer`: folders of the checkout (relative) that stay writable in place — build
     /// caches kept from check to check.
     pub layer_keep: Vec<String>,
+    /// Look through the project for files whose names say they hold credentials, to hide them
+    /// ([`resolve::project_secrets`]); off where only the plan's control files are wanted (the
+    /// hook's file-tool check, on every call).
+    pub project_secrets: bool,
 }
 
 impl Request {
@@ -165,6 +169,7 @@ impl Request {
             carve_by_rules: false,
             layer: None,
             layer_keep: Vec::new(),
+            project_secrets: true,
         }
     }
 
@@ -378,10 +383,17 @@ pub(crate) fn resolve_witnessed(
     config: &SandboxConfig,
 ) -> Result<(Layout, Plan, resolve::Basis), SandboxError> {
     let home = crate::repo::home();
-    let layout = Layout::probe(&req.project, &home).map_err(|e| SandboxError::Setup {
+    let mut layout = Layout::probe(&req.project, &home).map_err(|e| SandboxError::Setup {
         step: format!("read the project folder {}", req.project.display()),
         source: e,
     })?;
+    if req.project_secrets {
+        for f in resolve::project_secrets(&layout.project) {
+            if !layout.env_files.contains(&f) {
+                layout.env_files.push(f);
+            }
+        }
+    }
     let client_state = match req.client {
         Some(Client::Claude) => config.clients.claude.clone(),
         Some(Client::Codex) => config.clients.codex.clone(),

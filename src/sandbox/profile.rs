@@ -58,7 +58,7 @@ impl Profile {
 #[serde(rename_all = "kebab-case")]
 pub enum Place {
     /// `~/.ssh`, `~/.aws`, cloud and registry credentials, other agents' credentials,
-    /// `/etc/shadow`, host keys, the project's top-level `.env` files.
+    /// `/etc/shadow`, host keys, the project's files named as credentials.
     Secrets,
     /// The credential file of the agent client this sandbox runs (red, green, review).
     OwnCredential,
@@ -112,7 +112,7 @@ impl Place {
     pub fn describe(self) -> &'static str {
         match self {
             Place::Secrets => {
-                "secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.kube`, `~/.docker/config.json`, `~/.netrc`, `~/.git-credentials`, `~/.config/git/credentials`, `~/.pgpass`, `~/.config/gcloud`, cargo/npm/pypi/maven/container-registry credentials, agents' credentials, shell histories, local servers' tokens (Claude Code's IDE connections, Jupyter's runtime files), `/etc/shadow`, host keys, the project's top-level `.env*` and direnv's `.envrc*`; the list is `src/secrets.rs`, shared with the guard)"
+                "secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.kube`, `~/.docker/config.json`, `~/.netrc`, `~/.git-credentials`, `~/.config/git/credentials`, `~/.pgpass`, `~/.config/gcloud`, cargo/npm/pypi/maven/container-registry credentials, agents' credentials, shell histories, local servers' tokens (Claude Code's IDE connections, Jupyter's runtime files), `/etc/shadow`, host keys, files named as credentials anywhere in the project (`.env*`, direnv's `.envrc*`, `.netrc`, `.pgpass`, `.git-credentials`, `.my.cnf`, `.vault-token`, SSH private keys) but in `node_modules/`, `target/`, virtual environments and `.git/`; the list is `src/secrets.rs`, shared with the guard)"
             }
             Place::OwnCredential => "the credential file of the client the sandbox runs",
             Place::Control => {

@@ -630,6 +630,62 @@ pub fn is_env_secret(name: &str) -> bool {
         .any(|s| name.ends_with(s))
 }
 
+/// Folders the search for secrets in the project does not enter: git's own, and the big ones
+/// tools make and fill (dependencies, build output, virtual environments), where no person keeps
+/// a credential and a walk would cost the most. A link is never followed.
+const UNSEARCHED: [&str; 8] = [
+    ".git",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".direnv",
+];
+
+/// How many entries the search for secrets in the project looks at, at most (a checkout of
+/// 100,000 files is listed in well under a second; a plan is made once per session).
+const SEARCH_LIMIT: usize = 200_000;
+
+/// Every file in the project whose name says it holds credentials
+/// ([`crate::secrets::file_name_kind`]: `config/.env`, `deploy/.pgpass`, `keys/id_ed25519`),
+/// at any depth but in [`UNSEARCHED`] folders and Forge's own: the sandbox hides each one, as it hides the home
+/// folder's. Red team, round 15: `grep -rn TOKEN .` in a session printed `config/.env`, only the
+/// project's top-level `.env` files being hidden. Found when the plan is made: a file made
+/// later is hidden from the next plan on (docs/sandbox.md).
+pub fn project_secrets(project: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut folders = vec![project.to_path_buf()];
+    // Forge's own run state: checkouts of the project's commits, caches.
+    let forge_tmp = project.join(crate::repo::TMP_DIR);
+    let mut looked = 0;
+    while let Some(dir) = folders.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            looked += 1;
+            if looked > SEARCH_LIMIT {
+                out.sort();
+                return out;
+            }
+            let Ok(t) = e.file_type() else { continue };
+            let name = e.file_name().to_string_lossy().to_ascii_lowercase();
+            if t.is_dir() {
+                let p = e.path();
+                if !UNSEARCHED.contains(&name.as_str()) && p != forge_tmp {
+                    folders.push(p);
+                }
+            } else if t.is_file() && crate::secrets::file_name_kind(&name).is_some() {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// What a plan was read from, beyond its request and the environment: the entries on the way
 /// to each of its paths, the folders whose listing it used, the files it read and the links it
 /// followed. `keeper.rs` reuses a plan while all of it is as it was.

@@ -710,6 +710,52 @@ fn env_files() {
 }
 
 #[test]
+fn credentials_anywhere_in_the_project_are_found_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let files = [
+        "services/api/.env.production",
+        "deploy/.PGPASS",
+        "keys/id_ed25519",
+        "a/b/c/.netrc",
+        ".env",
+        // Not credentials by name, or where tools keep their own files.
+        "services/api/.env.example",
+        "keys/id_ed25519.pub",
+        "tests/fixtures/server.key",
+        "node_modules/pkg/.env",
+        "target/debug/.env",
+        ".git/.env",
+        ".tmp/.forge/runs/r/checkout/.env",
+        "src/env.rs",
+    ];
+    for f in files {
+        let p = root.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+    }
+    // A folder with a secret's name, and a link: neither is taken (a link is not followed).
+    std::fs::create_dir_all(root.join("py/.env/bin")).unwrap();
+    std::fs::write(root.join("py/.env/bin/activate"), "x").unwrap();
+    std::os::unix::fs::symlink(root.join("src"), root.join("linked")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent", root.join("services/.envrc")).unwrap();
+    let found: Vec<String> = project_secrets(root)
+        .iter()
+        .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ".env",
+            "a/b/c/.netrc",
+            "deploy/.PGPASS",
+            "keys/id_ed25519",
+            "services/api/.env.production"
+        ]
+    );
+}
+
+#[test]
 fn client_from_command() {
     assert_eq!(Client::from_command("claude -p x"), Some(Client::Claude));
     assert_eq!(

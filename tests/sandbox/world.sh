@@ -71,13 +71,18 @@ make_template() {
   echo '{"hooks":{}}' > "$R/.claude/settings.json"
   S_DOTENV=$(secret dotenv); echo "API_KEY=$S_DOTENV" > "$R/.env"; echo "API_KEY=" > "$R/.env.example"
   echo "/.env" >> "$R/.gitignore"
+  # Credentials below the top, kept out of git as people keep them (red team, round 15).
+  mkdir -p "$R/services/api" "$R/deploy"
+  S_NESTENV=$(secret nestenv); echo "DB_PASSWORD=$S_NESTENV" > "$R/services/api/.env.production"
+  S_PGPASS=$(secret pgpass); echo "db:5432:*:u:$S_PGPASS" > "$R/deploy/.pgpass"
+  printf 'services/api/.env.production\ndeploy/.pgpass\n' >> "$R/.gitignore"
   printf 'clean:\n\trm -rf $(OUTSIDE)\nleak:\n\tcat $(HOME)/.aws/credentials\nhook:\n\techo "rm -rf /" > .git/hooks/pre-commit\n' > "$R/Makefile"
   echo '{"name":"d","version":"1.0.0","scripts":{"wipe":"rm -rf $OUTSIDE","plant":"echo x > .git/hooks/post-checkout","cfg":"echo evil: 1 >> .forge/config.yaml"}}' > "$R/package.json"
   (cd "$R" && git add -A && git commit -qm init)
   mkdir -p "$R/.tmp/.forge/runs/r/outputs/red-1"
   # Forge's own parsed-config cache, written before any case (Forge writes it, not the command).
   (cd "$R" && HOME=$H TMPDIR=$W/tmp "$FORGE" sandbox --explain >/dev/null 2>&1)
-  SECRETS="$S_SSH $S_AWS $S_GPG $S_KUBE $S_DOCKER $S_GCLOUD $S_GH $S_NETRC $S_GITCRED $S_CARGO $S_NPM $S_PYPI $S_HIST $S_CLAUDE $S_CODEX $S_GEMINI $S_DOTENV $S_ENVVAR $S_MINIKUBE $S_DMACHINE $S_OPENSTACK $S_XAUTH $S_TFRC"
+  SECRETS="$S_SSH $S_AWS $S_GPG $S_KUBE $S_DOCKER $S_GCLOUD $S_GH $S_NETRC $S_GITCRED $S_CARGO $S_NPM $S_PYPI $S_HIST $S_CLAUDE $S_CODEX $S_GEMINI $S_DOTENV $S_ENVVAR $S_MINIKUBE $S_DMACHINE $S_OPENSTACK $S_XAUTH $S_TFRC $S_NESTENV $S_PGPASS"
 }
 
 build_world() {
