@@ -162,6 +162,17 @@ fn run_claude_with_home(
     turns: Value,
     seed: impl FnOnce(&Path),
 ) -> Option<Run> {
+    run_claude_with_args(test, r, turns, seed, &[])
+}
+
+/// [`run_claude_with_home`], with `args` given to the client.
+fn run_claude_with_args(
+    test: &str,
+    r: &Repo,
+    turns: Value,
+    seed: impl FnOnce(&Path),
+    args: &[&str],
+) -> Option<Run> {
     let rig = match find_rig() {
         Ok(p) => p,
         Err(why) => {
@@ -199,6 +210,7 @@ fn run_claude_with_home(
         .arg(r.path())
         .arg(&script)
         .arg(&out)
+        .args(args)
         .env("RIG_TIMEOUT", "300")
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
@@ -1467,5 +1479,59 @@ fn claude_runs_inside_the_red_profile() {
         requests.contains("app.txt: read-only file system")
             || requests.contains("read-only file system: app.txt"),
         "{dump}"
+    );
+}
+
+/// The real client's Grep (its own ripgrep, `--hidden`) over the whole project: the `.env` that
+/// `.gitignore` does not name, and a key in a subfolder, stay out of what the model reads, while
+/// the code's match is found; a search of the project is not refused for it (red team, round 15).
+/// Claude Code 2.1 offers Grep only when asked for (`--allowedTools Grep`, as Agent SDK
+/// sessions do); without it the model searches with `grep` in Bash, inside the sandbox.
+#[test]
+fn claudes_search_of_the_project_leaves_secret_named_files_out() {
+    let test = "claudes_search_of_the_project_leaves_secret_named_files_out";
+    let r = Repo::with_command("true", "none");
+    let token = "FORGE_TEST_TOKEN_3c1e9d";
+    r.write(".env", &format!("API_KEY={token}\n"));
+    r.write("deploy/Server.KEY", &format!("{token}\n"));
+    r.write(
+        "src/lib.rs",
+        &format!("// reads {token}_NAME from the environment\n"),
+    );
+    let grep = |input: Value| tool("Grep", input);
+    let Some(run) = run_claude_with_args(
+        test,
+        &r,
+        json!([
+            grep(json!({"pattern": token, "output_mode": "content"})),
+            grep(
+                json!({"pattern": token, "path": r.path().join("deploy").display().to_string(),
+                        "output_mode": "content"})
+            ),
+            text("done")
+        ]),
+        |_| {},
+        &["--allowedTools", "Grep"],
+    ) else {
+        return;
+    };
+    assert_success(&run);
+    let results = run.tool_results();
+    assert_eq!(results.len(), 2, "{results:?}{}", run.dump());
+    let (failed, whole) = &results[0];
+    assert!(!failed, "{whole}{}", run.dump());
+    assert!(whole.contains("src/lib.rs"), "{whole}{}", run.dump());
+    assert!(
+        !whole.contains(".env") && !whole.contains("Server.KEY") && !whole.contains("API_KEY"),
+        "a secret reached the model: {whole}{}",
+        run.dump()
+    );
+    let (_, deploy) = &results[1];
+    assert!(!deploy.contains(token), "{deploy}{}", run.dump());
+    assert!(
+        !run.file("requests.jsonl")
+            .contains(&format!("API_KEY={token}")),
+        "the .env reached the API{}",
+        run.dump()
     );
 }

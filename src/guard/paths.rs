@@ -540,6 +540,58 @@ const SECRET_NAMES: [&str; 43] = [
     "*secret*.cer",
 ];
 
+/// What a content search inside the project leaves out: every name [`secret_kind`] may call a
+/// secret, as ripgrep `--glob` exclusions (`!name`, a name without `/` at any depth), each
+/// letter in either case as a case-insensitive disk opens it. Broader than [`SECRET_NAMES`] on
+/// purpose — every `.env.*`, every `*.pem`: leaving a template or a certificate out of a search
+/// costs nothing, and a private key named as a certificate is still a key. Red team, round 15:
+/// `Grep {"pattern": "TOKEN"}` in the project printed a `.env` that `.gitignore` did not name.
+pub const SEARCH_EXCLUSIONS: [&str; 24] = [
+    ".env",
+    ".env.*",
+    ".envrc",
+    ".envrc.*",
+    "*.pem",
+    "*.crt",
+    "*.cer",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    "*.tfstate",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    "id_dsa*",
+    ".git-credentials",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+];
+
+/// [`SEARCH_EXCLUSIONS`] as ripgrep globs: `!` and each ASCII letter as `[xX]`. None holds a
+/// space, comma or brace, so Claude Code passes each to ripgrep whole.
+pub fn search_exclusion_globs() -> impl Iterator<Item = String> {
+    SEARCH_EXCLUSIONS.iter().map(|n| {
+        let mut g = String::from("!");
+        for c in n.chars() {
+            if c.is_ascii_alphabetic() {
+                g.push('[');
+                g.push(c.to_ascii_lowercase());
+                g.push(c.to_ascii_uppercase());
+                g.push(']');
+            } else {
+                g.push(c);
+            }
+        }
+        g
+    })
+}
+
 /// Whether a file-selecting pattern (`Grep.glob`, `Glob.pattern`, Gemini's `include` and
 /// `read_many_files.paths`) taken in `base` can select a secret: a name [`secret_kind`] knows
 /// (when the tool reads `contents`; a listing of names is no leak), or a path in a secret folder
@@ -762,6 +814,49 @@ mod tests {
                 secret_kind(&Path::new("/nonexistent").join(&sample), Path::new("/h")).is_some(),
                 "{n}"
             );
+        }
+    }
+
+    /// Read as ripgrep reads `--glob` (its own `ignore` crate's overrides): every name the
+    /// secret rules know, in any case and at any depth, is left out, after a glob that selects
+    /// everything; the project's code is not.
+    #[test]
+    fn search_exclusions_leave_out_every_secret_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = ignore::overrides::OverrideBuilder::new(dir.path());
+        b.add("*").unwrap();
+        for g in search_exclusion_globs() {
+            assert!(!g.contains([' ', ',', '{', '}']), "{g}");
+            b.add(&g).unwrap();
+        }
+        let o = b.build().unwrap();
+        let left_out = |p: &str| o.matched(dir.path().join(p), false).is_ignore();
+        for n in SECRET_NAMES {
+            let sample = n.replace('*', "x");
+            assert!(left_out(&sample), "{n}");
+            assert!(
+                left_out(&format!("deep/er/{}", sample.to_uppercase())),
+                "{n}"
+            );
+        }
+        for n in [
+            ".env",
+            ".env.production",
+            ".envrc.local",
+            "id_rsa",
+            "k.tfstate",
+        ] {
+            assert!(secret_kind(&Path::new("/r").join(n), Path::new("/h")).is_some());
+            assert!(left_out(&format!("config/{n}")), "{n}");
+        }
+        for n in [
+            "src/main.rs",
+            "README.md",
+            "env.rs",
+            "src/envelope.rs",
+            "keys.rs",
+        ] {
+            assert!(!left_out(n), "{n}");
         }
     }
 

@@ -262,6 +262,13 @@ pub fn handle(
                 (Sandboxing::Rewrite(command), Decision::Allow, Ok((p, _))) => {
                     sandboxed_answer(p, command)
                 }
+                (_, Decision::Allow, Ok((p, _))) => match narrowed_search(agent, p, &start) {
+                    Some(input) => rewritten(
+                        input,
+                        "Forge leaves files whose names say they hold secrets (.env, keys) out of the search",
+                    ),
+                    None => pre_tool_answer(agent, &result),
+                },
                 _ => pre_tool_answer(agent, &result),
             }
         }
@@ -802,16 +809,70 @@ fn sandboxed_answer(p: &Payload, command: &str) -> HookOutput {
         input = json!({});
     }
     input["command"] = Value::String(command.to_string());
+    rewritten(
+        input,
+        "Forge runs this command inside its kernel sandbox (forge sandbox --profile session)",
+    )
+}
+
+/// `allow` with the tool's input replaced by `input` (Claude Code's and Codex CLI's
+/// `updatedInput`).
+fn rewritten(input: Value, reason: &str) -> HookOutput {
     HookOutput {
         stdout: json!({"hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "allow",
-            "permissionDecisionReason": "Forge runs this command inside its kernel sandbox (forge sandbox --profile session)",
+            "permissionDecisionReason": reason,
             "updatedInput": input,
         }})
         .to_string(),
         ..HookOutput::default()
     }
+}
+
+/// Claude Code's Grep of a folder of the session's project, with every file whose name says it
+/// holds secrets (`.env`, `*.key`, `id_rsa`, …) left out: its `glob` gets ripgrep exclusions
+/// after whatever it selects (ripgrep lets the later glob win). The guard refuses a search that
+/// names such a file, but a search of the whole project reads every file `.gitignore` does
+/// not name, with hidden ones (red team, round 15: an `.env` not in `.gitignore` was printed),
+/// and a walk of the project on every call to look for them would cost more than the search.
+///
+/// Only inside the project, where Claude Code does not ask before a search anyway: the explicit
+/// `allow` this answer needs would otherwise waive its prompt for a folder outside (a `~` or `$`
+/// in `path` is taken as outside). Codex has no search tool and Gemini CLI cannot rewrite.
+fn narrowed_search(agent: Agent, p: &Payload, session: &Path) -> Option<Value> {
+    if agent != Agent::Claude || p.tool_name.as_deref() != Some("Grep") {
+        return None;
+    }
+    let input = p.tool_input.as_ref()?.as_object()?;
+    let cwd = PathBuf::from(p.cwd.as_deref()?);
+    let folder = match input.get("path") {
+        None | Some(Value::Null) => cwd,
+        Some(Value::String(s)) if !s.starts_with('~') && !s.contains('$') => cwd.join(s),
+        Some(_) => return None,
+    };
+    let root = Project::discover_session(session)
+        .ok()?
+        .root
+        .canonicalize()
+        .ok()?;
+    if !crate::guard::paths::real(&folder).starts_with(&root) {
+        return None;
+    }
+    let mut globs = match input.get("glob") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(_) => return None,
+    };
+    for g in crate::guard::paths::search_exclusion_globs() {
+        if !globs.is_empty() {
+            globs.push(' ');
+        }
+        globs.push_str(&g);
+    }
+    let mut out = Value::Object(input.clone());
+    out["glob"] = Value::String(globs);
+    Some(out)
 }
 
 /// The guard for the repository containing `cwd`, as the hooks and `forge guard check` use
@@ -1216,6 +1277,67 @@ mod tests {
             Ok(deny.to_string().into_bytes()),
             dir.path(),
         );
+        assert!(o.stdout.contains("\"deny\""), "{}", o.stdout);
+        assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
+    }
+
+    #[test]
+    fn claude_searches_of_the_project_leave_secret_named_files_out() {
+        let (dir, _) = project_with("");
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        let grep = |agent: Agent, input: Value| {
+            let p = json!({"session_id": "s", "cwd": dir.path(), "hook_event_name": "PreToolUse",
+                "tool_name": "Grep", "tool_input": input});
+            handle(
+                agent,
+                Event::PreToolUse,
+                Ok(p.to_string().into_bytes()),
+                dir.path(),
+            )
+        };
+        let exclusions: Vec<String> = crate::guard::paths::search_exclusion_globs().collect();
+        // No glob, a folder of the project, a glob that selects: each keeps what it had and
+        // gains the exclusions after it; the other fields are kept.
+        for (input, before) in [
+            (json!({"pattern": "TOKEN"}), ""),
+            (
+                json!({"pattern": "TOKEN", "path": dir.path().join("src"), "glob": "*.{ts,tsx}", "output_mode": "content"}),
+                "*.{ts,tsx} ",
+            ),
+            (
+                json!({"pattern": "TOKEN", "path": "src", "glob": "  *.rs  "}),
+                "*.rs ",
+            ),
+        ] {
+            let o = grep(Agent::Claude, input.clone());
+            let v: Value = serde_json::from_str(&o.stdout).unwrap();
+            let h = &v["hookSpecificOutput"];
+            assert_eq!(h["permissionDecision"], "allow", "{}", o.stdout);
+            let u = &h["updatedInput"];
+            assert_eq!(
+                u["glob"].as_str().unwrap(),
+                format!("{before}{}", exclusions.join(" "))
+            );
+            for (k, val) in input.as_object().unwrap() {
+                if k != "glob" {
+                    assert_eq!(&u[k], val, "{k}");
+                }
+            }
+        }
+        // Outside the project an `allow` would waive Claude's own prompt: left as it was.
+        let outside = tempfile::tempdir().unwrap();
+        for path in [
+            outside.path().to_string_lossy().to_string(),
+            "~/notes".into(),
+            "$HOME/notes".into(),
+        ] {
+            let o = grep(Agent::Claude, json!({"pattern": "x", "path": path}));
+            assert!(!o.stdout.contains("updatedInput"), "{path}: {}", o.stdout);
+        }
+        // Gemini cannot rewrite; a search the guard refuses stays refused.
+        let o = grep(Agent::Gemini, json!({"pattern": "TOKEN"}));
+        assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
+        let o = grep(Agent::Claude, json!({"pattern": "x", "glob": ".env"}));
         assert!(o.stdout.contains("\"deny\""), "{}", o.stdout);
         assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
     }
