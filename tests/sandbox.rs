@@ -1979,10 +1979,25 @@ fn a_control_file_or_secret_with_a_second_name_refuses_the_sandbox() {
     if skip_or_fail("a_control_file_or_secret_with_a_second_name_refuses_the_sandbox") {
         return;
     }
-    for (file, other) in [(".git/config", ".git/objects/cfg"), (".env", "notes.dat")] {
+    // A file itself, and a file inside a control folder: a hook written in `.githooks/` and
+    // linked to `notes.txt` before the person named the folder in `core.hooksPath`.
+    for (file, other) in [
+        (".git/config", ".git/objects/cfg"),
+        (".env", "notes.dat"),
+        (".githooks/pre-commit", "notes.txt"),
+    ] {
         let r = common::Repo::with_command("true", "none");
         if file == ".env" {
             r.write(".env", "API_KEY=FORGE-DECOY-5b2d\n");
+        }
+        if file == ".githooks/pre-commit" {
+            r.write(file, "#!/bin/sh\necho FORGE-DECOY-hook\n");
+            let o = Command::new("git")
+                .args(["config", "core.hooksPath", ".githooks"])
+                .current_dir(r.path())
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{o:?}");
         }
         std::fs::hard_link(r.path().join(file), r.path().join(other)).unwrap();
         let before = r.read(file);

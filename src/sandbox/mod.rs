@@ -537,6 +537,42 @@ pub(crate) fn resolve_witnessed(
         }
         read.push(p.clone());
     }
+    // The same for the files inside a control or secret folder of the project or of home (the
+    // system's, `/usr/bin` among the PATH folders, hold the system's own links, and a person's
+    // writable places are not in them): a hook that an agent wrote in
+    // `.githooks/` and linked to `notes.txt` before the person set `core.hooksPath` is the
+    // hook, written through its other name. No witness is needed: inside the sandbox a link to a
+    // file behind a bind cannot be made (another mount), so every such link is older than the
+    // plan.
+    let linked = linked_files(
+        plan.places
+            .iter()
+            .filter(|(place, p)| {
+                matches!(place, Place::Control | Place::Secrets)
+                    && (p.starts_with(&layout.project) || p.starts_with(&layout.home))
+                    && kind(p).is_some_and(|k| k.is_dir())
+            })
+            .map(|(_, p)| p.as_path()),
+        &[
+            layout.project.join(crate::repo::TMP_DIR),
+            layout
+                .git_common
+                .as_ref()
+                .map(|c| c.join("modules"))
+                .unwrap_or_default(),
+        ],
+    );
+    for (p, n) in linked.iter().take(5) {
+        plan.refusals.push(format!(
+            "{} has {n} names (hard links), inside a folder the sandbox keeps read-only or hidden: its other names stay writable or readable inside; remove them (`find / -xdev -samefile {}`) or replace it with a copy",
+            p.display(),
+            p.display()
+        ));
+    }
+    if linked.len() > 5 {
+        plan.refusals
+            .push(format!("and {} more files like them", linked.len() - 5));
+    }
     // The links the plan looked at lead somewhere: what they point to is read too.
     read.extend(
         seen.borrow()
@@ -553,6 +589,53 @@ pub(crate) fn resolve_witnessed(
         read,
     );
     Ok((layout, plan, basis))
+}
+
+/// How many entries [`linked_files`] looks at, at most: control and secret folders are small,
+/// but `~/.claude/plugins` or `~/.config/gcloud` can hold many.
+const LINKED_LIMIT: usize = 20_000;
+
+/// The regular files with more than one name below `folders`, with their number of names.
+/// Links are not followed; `skip` folders, and `.git`, `node_modules` and `objects` folders
+/// inside (a local clone shares its objects by hard links), are not entered.
+fn linked_files<'a>(
+    folders: impl Iterator<Item = &'a Path>,
+    skip: &[PathBuf],
+) -> Vec<(PathBuf, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = folders.map(Path::to_path_buf).collect();
+    let mut looked = 0;
+    while let Some(dir) = stack.pop() {
+        if skip.contains(&dir) {
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            looked += 1;
+            if looked > LINKED_LIMIT {
+                return out;
+            }
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                if !matches!(
+                    e.file_name().to_str(),
+                    Some(".git" | "node_modules" | "objects")
+                ) {
+                    stack.push(e.path());
+                }
+            } else if t.is_file()
+                && let Ok(m) = e.metadata()
+                && m.nlink() > 1
+            {
+                out.push((e.path(), m.nlink()));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// The Unix sockets of daemons that act for whoever connects — the Docker and Podman daemons
