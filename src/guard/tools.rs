@@ -924,7 +924,7 @@ impl Walk<'_> {
 }
 
 /// Files named by a Codex `apply_patch` envelope.
-fn patch_paths(patch: &str) -> Vec<String> {
+pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
     patch
         .lines()
         .filter_map(|l| {

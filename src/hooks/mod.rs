@@ -738,6 +738,9 @@ fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config
     if let Ok(Some(_)) = crate::guard::load_phase(&project.root) {
         return Sandboxing::No;
     }
+    if agent == Agent::Codex && codex_applies_itself(command) {
+        return Sandboxing::No;
+    }
     match session_walled(project, config) {
         Ok(true) => {}
         Ok(false) => return Sandboxing::No,
@@ -774,6 +777,73 @@ fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config
         command,
         keep_cwd,
     ))
+}
+
+/// Whether Codex CLI applies this shell command itself, in its own process, instead of running
+/// it: a command that is only `apply_patch` (or `applypatch`) with its patch in a here-document,
+/// after at most one `cd DIR &&`, as Codex recognises it. Rewritten into the sandbox it would
+/// find no `apply_patch` to run; left as it is, the guard judges the files the patch names, as it
+/// does Codex's `apply_patch` tool. Stricter than Codex on purpose — a plain `DIR`, a
+/// delimiter that is quoted or a body with nothing bash would expand, nothing after the
+/// delimiter — so that a command Codex would not take is never run outside the sandbox as
+/// anything but that one program with that text on its standard input.
+fn codex_applies_itself(command: &str) -> bool {
+    let plain = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/._-+@%,:".contains(&b))
+    };
+    let mut rest = command.trim_start_matches([' ', '\t']);
+    if let Some(r) = rest.strip_prefix("cd ") {
+        let Some((dir, after)) = r.split_once("&&") else {
+            return false;
+        };
+        if !plain(dir.trim_matches([' ', '\t'])) {
+            return false;
+        }
+        rest = after.trim_start_matches([' ', '\t']);
+    }
+    let Some(r) = rest
+        .strip_prefix("apply_patch")
+        .or_else(|| rest.strip_prefix("applypatch"))
+    else {
+        return false;
+    };
+    let Some(r) = r.trim_start_matches([' ', '\t']).strip_prefix("<<") else {
+        return false;
+    };
+    let Some((head, body)) = r.split_once('\n') else {
+        return false;
+    };
+    let head = head.trim_matches([' ', '\t']);
+    let (delim, quoted) = match head.as_bytes() {
+        [q @ (b'\'' | b'"'), .., e] if q == e && head.len() > 2 => (&head[1..head.len() - 1], true),
+        _ => (head, false),
+    };
+    if !delim
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        || delim.is_empty()
+    {
+        return false;
+    }
+    let mut lines = body.split('\n');
+    let mut text = String::new();
+    loop {
+        match lines.next() {
+            Some(l) if l == delim => break,
+            Some(l) => {
+                text.push_str(l);
+                text.push('\n');
+            }
+            None => return false,
+        }
+    }
+    let after: Vec<&str> = lines.collect();
+    if !after.join("\n").trim().is_empty() {
+        return false;
+    }
+    quoted || !text.contains(['$', '`', '\\'])
 }
 
 /// Whether what the session runs for the agent — its Bash calls, and the checks the Stop hook
@@ -1340,6 +1410,32 @@ mod tests {
         let o = grep(Agent::Claude, json!({"pattern": "x", "glob": ".env"}));
         assert!(o.stdout.contains("\"deny\""), "{}", o.stdout);
         assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
+    }
+
+    #[test]
+    fn codex_applies_only_a_plain_patch_command_itself() {
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch\n";
+        for yes in [
+            format!("apply_patch <<'EOF'\n{patch}EOF\n"),
+            format!("applypatch <<\"PATCH\"\n{patch}PATCH"),
+            format!("cd src && apply_patch <<EOF\n{patch}EOF\n"),
+        ] {
+            assert!(codex_applies_itself(&yes), "{yes}");
+        }
+        for no in [
+            format!("apply_patch <<'EOF'\n{patch}EOF\nrm -rf ~\n"),
+            format!("apply_patch <<'EOF'\n{patch}"),
+            format!("apply_patch <<EOF\n$(touch /tmp/x)\n{patch}EOF\n"),
+            format!("cd $HOME && apply_patch <<'EOF'\n{patch}EOF\n"),
+            format!("cd a; rm -rf b && apply_patch <<'EOF'\n{patch}EOF\n"),
+            format!("apply_patch <<'EOF' > out\n{patch}EOF\n"),
+            format!("apply_patch <<'E OF'\n{patch}E OF\n"),
+            format!("x=1 apply_patch <<'EOF'\n{patch}EOF\n"),
+            "apply_patchx <<'EOF'\nEOF\n".to_string(),
+            "echo apply_patch".to_string(),
+        ] {
+            assert!(!codex_applies_itself(&no), "{no}");
+        }
     }
 
     #[test]

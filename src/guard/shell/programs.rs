@@ -240,6 +240,36 @@ impl Walker<'_> {
                 }
                 return;
             }
+            // Codex CLI's patch tool as a shell command (`apply_patch <<'EOF'` or the patch as
+            // its argument): Codex applies it itself, so what it writes is what the patch's
+            // `*** Add File:`/`Update`/`Delete`/`Move to:` headers name, taken in the folder the
+            // command runs in (red team, round 15: `.forge/` written through it passed).
+            "apply_patch" | "applypatch" => {
+                let idx = self.push_invocation(&call, path, ctx);
+                let text = match (rest.first().map(|w| &w.arg), &call.stdin) {
+                    (Some(Arg::Lit(t)), _) => Some(t.clone()),
+                    (None, Stdin::Text(Arg::Lit(t))) => Some(t.clone()),
+                    _ => None,
+                };
+                let Some(text) = text else {
+                    self.out.opaque.push(Opaque {
+                        what: "apply_patch".into(),
+                        why: "its patch comes from a source Forge cannot read".into(),
+                        downloaded: false,
+                        origin: ctx.origin.clone(),
+                    });
+                    return;
+                };
+                for f in crate::guard::tools::patch_paths(&text) {
+                    self.out.writes.push(super::Redirect {
+                        target: Word::lit(f),
+                        cwd: ctx.cwd.clone(),
+                        by: Some(idx),
+                        origin: ctx.origin.clone(),
+                    });
+                }
+                return;
+            }
             // Every program in a folder, none of them named on the line.
             // `--test`/`--list` only print what would run.
             "run-parts"

@@ -105,3 +105,40 @@ fn round_15_more_credentials_are_secrets() {
         ],
     );
 }
+
+/// Codex CLI applies a shell command `apply_patch <<'EOF'` itself: the files its patch names are
+/// written, judged where they land (the heredoc, the argument form Codex's `shell` tool sends as
+/// an argument vector, after a `cd`). Before, the command was "no rule forbids it" and
+/// `.forge/planted.txt` was written with the sandbox off.
+#[test]
+fn round_15_apply_patch_as_a_shell_command_writes_what_its_patch_names() {
+    let r = repo(&[]);
+    let patch = |f: &str| format!("*** Begin Patch\n*** Add File: {f}\n+x\n*** End Patch\n");
+    let heredoc = |f: &str| format!("apply_patch <<'EOF'\n{}EOF\n", patch(f));
+    denied(
+        &r,
+        None,
+        &[
+            ("Bash", json!({"command": heredoc(".forge/planted.txt")})),
+            ("Bash", json!({"command": heredoc(".git/hooks/pre-commit")})),
+            (
+                "Bash",
+                json!({"command": format!("cd .git && {}", heredoc("hooks/post-checkout"))}),
+            ),
+            (
+                "shell",
+                json!({"command": ["apply_patch", patch(".forge/config.yaml")]}),
+            ),
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            ("Bash", json!({"command": heredoc("src/new.rs")})),
+            (
+                "shell",
+                json!({"command": ["apply_patch", patch("src/lib.rs")]}),
+            ),
+        ],
+    );
+}
