@@ -2022,3 +2022,45 @@ fn a_control_file_or_secret_with_a_second_name_refuses_the_sandbox() {
         assert_ne!(o.status.code(), Some(0), "{file}: {o:?}");
     }
 }
+
+/// The project's secrets are found by name at any depth (red team, round 15): a nested `.env`
+/// folder, a link named `.env` to a file of the project; a link that leads nowhere or to `/proc`
+/// hides nothing and stops nothing (it used to stop every command).
+#[test]
+fn secrets_by_name_below_the_top_are_hidden_and_odd_links_stop_nothing() {
+    if skip_or_fail("secrets_by_name_below_the_top_are_hidden_and_odd_links_stop_nothing") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    r.write("store/web.env", "FORGE-DECOY-web\n");
+    r.write("services/billing/.env/prod", "FORGE-DECOY-billing\n");
+    r.write("services/api/.env.production", "FORGE-DECOY-api\n");
+    r.write("py/.env/pyvenv.cfg", "home = /usr/bin\n");
+    r.write("src/lib.rs", "// FORGE-DECOY-code-is-readable\n");
+    std::fs::create_dir_all(r.path().join("services/web")).unwrap();
+    std::os::unix::fs::symlink(
+        r.path().join("store/web.env"),
+        r.path().join("services/web/.env"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/nonexistent", r.path().join(".env.dangling")).unwrap();
+    std::os::unix::fs::symlink("/proc", r.path().join(".env.proc")).unwrap();
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sh", "-c"])
+        .arg("grep -r FORGE-DECOY . 2>&1; cat services/web/.env py/.env/pyvenv.cfg; head -1 /proc/self/status; echo ran")
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(out.contains("ran") && out.contains("Name:"), "{o:?}");
+    assert!(out.contains("FORGE-DECOY-code-is-readable"), "{o:?}");
+    assert!(
+        out.contains("home = /usr/bin"),
+        "a virtual environment is not hidden: {o:?}"
+    );
+    for s in ["FORGE-DECOY-web", "FORGE-DECOY-billing", "FORGE-DECOY-api"] {
+        assert!(!out.contains(s), "{s}: {o:?}");
+    }
+}

@@ -387,11 +387,17 @@ pub(crate) fn resolve_witnessed(
         step: format!("read the project folder {}", req.project.display()),
         source: e,
     })?;
+    let mut unsearched = None;
     if req.project_secrets {
-        for f in resolve::project_secrets(&layout.project) {
-            if !layout.env_files.contains(&f) {
-                layout.env_files.push(f);
+        match resolve::project_secrets(&layout.project) {
+            Ok(found) => {
+                for f in found {
+                    if !layout.env_files.contains(&f) {
+                        layout.env_files.push(f);
+                    }
+                }
             }
+            Err(looked) => unsearched = Some(looked),
         }
     }
     let client_state = match req.client {
@@ -507,6 +513,13 @@ pub(crate) fn resolve_witnessed(
     )
     .map_err(SandboxError::Plan)?;
     let mut plan = plan;
+    if let Some(looked) = unsearched {
+        plan.refusals.push(format!(
+            "the project {} has more than {looked} files and folders outside `.git/`, `node_modules/`, `target/` and virtual environments: Forge stopped looking for the files named as credentials it hides (`.env`, `.pgpass`, SSH keys), so it cannot say none is left readable; remove what made so many (`du --inodes -d 2 {} | sort -n | tail` shows where they are)",
+            layout.project.display(),
+            layout.project.display()
+        ));
+    }
     let mut read = layout.read.clone();
     // A control file or a secret with a second name (a hard link): a bind keeps a path
     // read-only or hidden, not a file, so the other name stays writable or readable inside.

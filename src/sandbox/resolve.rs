@@ -201,9 +201,11 @@ impl Layout {
         let mut env_files = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&project) {
             for e in entries.flatten() {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                if is_env_secret(&name) {
+                let name = e.file_name().to_string_lossy().to_ascii_lowercase();
+                if is_env_secret(&name)
+                    && e.file_type()
+                        .is_ok_and(|t| hidden_entry(&project, &e.path(), t, &name))
+                {
                     env_files.push(e.path());
                 }
             }
@@ -644,17 +646,27 @@ const UNSEARCHED: [&str; 8] = [
     ".direnv",
 ];
 
-/// How many entries the search for secrets in the project looks at, at most (a checkout of
-/// 100,000 files is listed in well under a second; a plan is made once per session).
-const SEARCH_LIMIT: usize = 200_000;
+/// How many entries the search for secrets in the project looks at, at most: a checkout of
+/// 100,000 files is listed in well under a second, and a plan is made once per session. Past
+/// it the sandbox refuses to start rather than leave what it did not look at readable (red
+/// team, round 15: half a million hard links to one file hid `services/api/.env` from a search
+/// that stopped at its limit).
+const SEARCH_LIMIT: usize = 1_000_000;
 
-/// Every file in the project whose name says it holds credentials
+/// Every entry of the project whose name says it holds credentials
 /// ([`crate::secrets::file_name_kind`]: `config/.env`, `deploy/.pgpass`, `keys/id_ed25519`),
-/// at any depth but in [`UNSEARCHED`] folders and Forge's own: the sandbox hides each one, as it hides the home
-/// folder's. Red team, round 15: `grep -rn TOKEN .` in a session printed `config/.env`, only the
-/// project's top-level `.env` files being hidden. Found when the plan is made: a file made
-/// later is hidden from the next plan on (docs/sandbox.md).
-pub fn project_secrets(project: &Path) -> Vec<PathBuf> {
+/// at any depth but in [`UNSEARCHED`] folders and Forge's own ([`hidden_entry`] says which
+/// are hidden): the sandbox hides each one, as it hides the home folder's. Red team, round 15:
+/// `grep -rn TOKEN .` in a session printed `config/.env`, only the project's top-level `.env`
+/// files being hidden. Found when the plan is made: a file made later is hidden from the next
+/// plan on (docs/sandbox.md). `Err` with the number of entries looked at when the search
+/// stopped at [`SEARCH_LIMIT`].
+pub fn project_secrets(project: &Path) -> Result<Vec<PathBuf>, usize> {
+    project_secrets_within(project, SEARCH_LIMIT)
+}
+
+/// [`project_secrets`], looking at `limit` entries at most.
+fn project_secrets_within(project: &Path, limit: usize) -> Result<Vec<PathBuf>, usize> {
     let mut out = Vec::new();
     let mut folders = vec![project.to_path_buf()];
     // Forge's own run state: checkouts of the project's commits, caches.
@@ -666,24 +678,53 @@ pub fn project_secrets(project: &Path) -> Vec<PathBuf> {
         };
         for e in rd.flatten() {
             looked += 1;
-            if looked > SEARCH_LIMIT {
-                out.sort();
-                return out;
+            if looked > limit {
+                return Err(limit);
             }
             let Ok(t) = e.file_type() else { continue };
             let name = e.file_name().to_string_lossy().to_ascii_lowercase();
-            if t.is_dir() {
-                let p = e.path();
-                if !UNSEARCHED.contains(&name.as_str()) && p != forge_tmp {
-                    folders.push(p);
-                }
-            } else if t.is_file() && crate::secrets::file_name_kind(&name).is_some() {
-                out.push(e.path());
+            let p = e.path();
+            if hidden_entry(project, &p, t, &name) {
+                out.push(p);
+            } else if t.is_dir() && !UNSEARCHED.contains(&name.as_str()) && p != forge_tmp {
+                folders.push(p);
             }
         }
     }
     out.sort();
-    out
+    Ok(out)
+}
+
+/// Whether the project's entry `path`, named `lower` (in lower case), of type `t` (not
+/// followed), is a secret the sandbox hides: a file named as credentials; a folder named as an
+/// environment file (`.env/`) unless it is a Python virtual environment (`pyvenv.cfg`: `python
+/// -m venv .env` is a common spelling); a link named so, when what it leads to would be — a
+/// file in the project or home, a folder in the project. A link that leads nowhere hides
+/// nothing, and one that leads to `/proc` or `/usr` is not followed there (red team, round 15:
+/// `.env.proc → /proc` covered `/proc` and stopped every later command).
+pub fn hidden_entry(project: &Path, path: &Path, t: std::fs::FileType, lower: &str) -> bool {
+    if crate::secrets::file_name_kind(lower).is_none() {
+        return false;
+    }
+    let secret_folder = |d: &Path| is_env_secret(lower) && !d.join("pyvenv.cfg").exists();
+    if t.is_file() {
+        return true;
+    }
+    if t.is_dir() {
+        return secret_folder(path);
+    }
+    if !t.is_symlink() {
+        return false;
+    }
+    let Ok(target) = path.canonicalize() else {
+        return false;
+    };
+    let home = crate::repo::home();
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_file() => target.starts_with(project) || target.starts_with(&home),
+        Ok(m) if m.is_dir() => target.starts_with(project) && secret_folder(&target),
+        _ => false,
+    }
 }
 
 /// What a plan was read from, beyond its request and the environment: the entries on the way

@@ -734,12 +734,21 @@ fn credentials_anywhere_in_the_project_are_found_by_name() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, "x").unwrap();
     }
-    // A folder with a secret's name, and a link: neither is taken (a link is not followed).
+    // A folder named as an env file is hidden, unless it is a virtual environment; a link is
+    // hidden when it leads to a file of the project (not entered when it leads to a folder),
+    // not when it leads nowhere or to the system's files.
     std::fs::create_dir_all(root.join("py/.env/bin")).unwrap();
     std::fs::write(root.join("py/.env/bin/activate"), "x").unwrap();
+    std::fs::create_dir_all(root.join("secrets/.env")).unwrap();
+    std::fs::write(root.join("secrets/.env/prod"), "x").unwrap();
+    std::fs::write(root.join("py/.env/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
     std::os::unix::fs::symlink(root.join("src"), root.join("linked")).unwrap();
     std::os::unix::fs::symlink("/nonexistent", root.join("services/.envrc")).unwrap();
+    std::os::unix::fs::symlink("/proc", root.join("services/.env.proc")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join("services/.env.host")).unwrap();
+    std::os::unix::fs::symlink(root.join("src/env.rs"), root.join("src/.env.local")).unwrap();
     let found: Vec<String> = project_secrets(root)
+        .unwrap()
         .iter()
         .map(|p| p.strip_prefix(root).unwrap().display().to_string())
         .collect();
@@ -750,9 +759,22 @@ fn credentials_anywhere_in_the_project_are_found_by_name() {
             "a/b/c/.netrc",
             "deploy/.PGPASS",
             "keys/id_ed25519",
-            "services/api/.env.production"
+            "secrets/.env",
+            "services/api/.env.production",
+            "src/.env.local",
         ]
     );
+}
+
+/// A search that stops at its limit says so: what it did not look at may hold a secret.
+#[test]
+fn a_search_for_secrets_past_its_limit_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        std::fs::write(d.path().join(format!("f{i}")), "x").unwrap();
+    }
+    assert_eq!(project_secrets_within(d.path(), 10), Err(10));
+    assert_eq!(project_secrets_within(d.path(), 20), Ok(Vec::new()));
 }
 
 #[test]
