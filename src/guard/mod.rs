@@ -519,27 +519,31 @@ impl Guard {
             }
         }
         // A pattern that selects files: a secret it could match is read.
+        let folders_of = |base: &Option<String>| -> Vec<PathBuf> {
+            match base {
+                Some(b) => self
+                    .tool_paths(b, call.server)
+                    .iter()
+                    .map(|b| self.paths.resolve(b, &cwd))
+                    .collect(),
+                None => vec![cwd.clone()],
+            }
+        };
         for (base, pat, contents) in &call.patterns {
-            let base = match base {
-                Some(b) => self.paths.resolve(&self.expand_home(b), &cwd),
-                None => cwd.clone(),
-            };
-            let pat = self.expand_home(pat);
-            if let Some((what, kind)) =
-                paths::pattern_reaches_secret(&base, &pat, &self.paths.home, *contents)
-            {
-                judge.hit(
-                    &rules::fs::SECRETS,
-                    format!("the pattern `{pat}` in {} can select {what} ({kind}); agents may not read secrets — name the files or types to search (`*.rs`)", base.display()),
-                );
+            for base in folders_of(base) {
+                let pat = self.expand_home(pat);
+                if let Some((what, kind)) =
+                    paths::pattern_reaches_secret(&base, &pat, &self.paths.home, *contents)
+                {
+                    judge.hit(
+                        &rules::fs::SECRETS,
+                        format!("the pattern `{pat}` in {} can select {what} ({kind}); agents may not read secrets — name the files or types to search (`*.rs`)", base.display()),
+                    );
+                }
             }
         }
         // A search of a whole folder: a secret below it is read.
-        for base in &call.searches {
-            let base = match base {
-                Some(b) => self.paths.resolve(&self.expand_home(b), &cwd),
-                None => cwd.clone(),
-            };
+        for base in call.searches.iter().flat_map(folders_of) {
             if let Some((what, kind)) = paths::secret_below(&base, &self.paths.home) {
                 judge.hit(
                     &rules::fs::SECRETS,
@@ -637,6 +641,12 @@ impl Guard {
     /// own tools take the path as written.
     fn tool_paths(&self, f: &str, server: bool) -> Vec<String> {
         let mut out = vec![self.expand_home(f)];
+        // Claude Code trims a path before it resolves it (` ~` is home, `.env ` is `.env`;
+        // red team, round 15): both readings are judged.
+        let trimmed = self.expand_home(f.trim());
+        if !out.contains(&trimmed) {
+            out.push(trimmed);
+        }
         if server && (f.contains('$') || f.contains('%')) {
             let e = self.expand_home(&self.expand_vars(f));
             if !out.contains(&e) {

@@ -908,25 +908,36 @@ fn rewritten(input: Value, reason: &str) -> HookOutput {
 /// and a walk of the project on every call to look for them would cost more than the search.
 ///
 /// Only inside the project, where Claude Code does not ask before a search anyway: the explicit
-/// `allow` this answer needs would otherwise waive its prompt for a folder outside (a `~` or `$`
-/// in `path` is taken as outside). Codex has no search tool and Gemini CLI cannot rewrite.
+/// `allow` this answer needs would otherwise waive its prompt for a folder outside. Codex has
+/// no search tool and Gemini CLI cannot rewrite.
 fn narrowed_search(agent: Agent, p: &Payload, session: &Path) -> Option<Value> {
     if agent != Agent::Claude || p.tool_name.as_deref() != Some("Grep") {
         return None;
     }
     let input = p.tool_input.as_ref()?.as_object()?;
     let cwd = PathBuf::from(p.cwd.as_deref()?);
+    // As Claude Code resolves it: trimmed, `~` and `~/` from home, the rest from the session's
+    // folder with `..` taken lexically (red team, round 15: `$x/..` is the project).
     let folder = match input.get("path") {
         None | Some(Value::Null) => cwd,
-        Some(Value::String(s)) if !s.starts_with('~') && !s.contains('$') => cwd.join(s),
+        Some(Value::String(s)) => match s.trim() {
+            "" => cwd,
+            "~" => crate::repo::home(),
+            t => match t.strip_prefix("~/") {
+                Some(rest) => crate::repo::home().join(rest),
+                None => crate::guard::paths::normalize(&cwd.join(t)),
+            },
+        },
         Some(_) => return None,
     };
+    // Inside the project as Claude Code sees it (where it does not ask) or as the kernel does
+    // (a folder linked from the project is searched through the link, ripgrep following it).
     let root = Project::discover_session(session)
         .ok()?
         .root
         .canonicalize()
         .ok()?;
-    if !crate::guard::paths::real(&folder).starts_with(&root) {
+    if !folder.starts_with(&root) && !crate::guard::paths::real(&folder).starts_with(&root) {
         return None;
     }
     let mut globs = match input.get("glob") {
@@ -1355,6 +1366,8 @@ mod tests {
     fn claude_searches_of_the_project_leave_secret_named_files_out() {
         let (dir, _) = project_with("");
         std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("linked")).unwrap();
         let grep = |agent: Agent, input: Value| {
             let p = json!({"session_id": "s", "cwd": dir.path(), "hook_event_name": "PreToolUse",
                 "tool_name": "Grep", "tool_input": input});
@@ -1378,6 +1391,10 @@ mod tests {
                 json!({"pattern": "TOKEN", "path": "src", "glob": "  *.rs  "}),
                 "*.rs ",
             ),
+            // `$x/..` is the project to Claude Code, and a folder linked from it is searched
+            // through the link.
+            (json!({"pattern": "TOKEN", "path": "$x/.."}), ""),
+            (json!({"pattern": "TOKEN", "path": "linked"}), ""),
         ] {
             let o = grep(Agent::Claude, input.clone());
             let v: Value = serde_json::from_str(&o.stdout).unwrap();
@@ -1399,7 +1416,8 @@ mod tests {
         for path in [
             outside.path().to_string_lossy().to_string(),
             "~/notes".into(),
-            "$HOME/notes".into(),
+            " ~".into(),
+            "../..".into(),
         ] {
             let o = grep(Agent::Claude, json!({"pattern": "x", "path": path}));
             assert!(!o.stdout.contains("updatedInput"), "{path}: {}", o.stdout);

@@ -142,3 +142,29 @@ fn round_15_apply_patch_as_a_shell_command_writes_what_its_patch_names() {
         ],
     );
 }
+
+/// Claude Code trims a file tool's path before it resolves it: `" ~"` is home and `".env "` is
+/// `.env` to it, while the guard took them as names in the project. Both readings are judged.
+#[test]
+fn round_15_a_path_is_judged_as_the_client_trims_it() {
+    let r = repo(&[]);
+    denied(
+        &r,
+        Some("secrets"),
+        &[
+            ("Grep", json!({"pattern": "PRIVATE KEY", "path": " ~"})),
+            ("Grep", json!({"pattern": "KEY", "path": "~/.ssh "})),
+            ("Read", json!({"file_path": "~/.netrc "})),
+            ("Read", json!({"file_path": " .env"})),
+        ],
+    );
+    denied(
+        &r,
+        None,
+        &[(
+            "Write",
+            json!({"file_path": " .git/hooks/pre-commit", "content": "x"}),
+        )],
+    );
+    allowed(&r, &[("Read", json!({"file_path": " src/lib.rs "}))]);
+}
