@@ -1562,8 +1562,10 @@ fn claude_runs_inside_the_red_profile() {
 fn claudes_search_of_the_project_leaves_secret_named_files_out() {
     let test = "claudes_search_of_the_project_leaves_secret_named_files_out";
     let r = Repo::with_command("true", "none");
+    r.config("verify:\n  commands:\n    - {name: test, run: 'true'}\nsandbox:\n  secrets: [ops/vault.yaml]\n");
     let token = "FORGE_TEST_TOKEN_3c1e9d";
     r.write(".env", &format!("API_KEY={token}\n"));
+    r.write("ops/vault.yaml", &format!("token: {token}\n"));
     r.write("deploy/Server.KEY", &format!("{token}\n"));
     r.write(
         "src/lib.rs",
@@ -1593,7 +1595,10 @@ fn claudes_search_of_the_project_leaves_secret_named_files_out() {
     assert!(!failed, "{whole}{}", run.dump());
     assert!(whole.contains("src/lib.rs"), "{whole}{}", run.dump());
     assert!(
-        !whole.contains(".env") && !whole.contains("Server.KEY") && !whole.contains("API_KEY"),
+        !whole.contains(".env")
+            && !whole.contains("Server.KEY")
+            && !whole.contains("API_KEY")
+            && !whole.contains("vault.yaml"),
         "a secret reached the model: {whole}{}",
         run.dump()
     );

@@ -2032,6 +2032,9 @@ fn secrets_by_name_below_the_top_are_hidden_and_odd_links_stop_nothing() {
         return;
     }
     let r = common::Repo::with_command("true", "none");
+    // A secret named from the project's root in `sandbox.secrets`.
+    r.config("verify:\n  commands:\n    - {name: test, run: 'true'}\nsandbox:\n  secrets: [deploy/creds.yaml]\n");
+    r.write("deploy/creds.yaml", "pw: FORGE-DECOY-configured\n");
     r.write("store/web.env", "FORGE-DECOY-web\n");
     r.write("services/billing/.env/prod", "FORGE-DECOY-billing\n");
     r.write("services/api/.env.production", "FORGE-DECOY-api\n");
@@ -2060,7 +2063,12 @@ fn secrets_by_name_below_the_top_are_hidden_and_odd_links_stop_nothing() {
         out.contains("home = /usr/bin"),
         "a virtual environment is not hidden: {o:?}"
     );
-    for s in ["FORGE-DECOY-web", "FORGE-DECOY-billing", "FORGE-DECOY-api"] {
+    for s in [
+        "FORGE-DECOY-web",
+        "FORGE-DECOY-billing",
+        "FORGE-DECOY-api",
+        "FORGE-DECOY-configured",
+    ] {
         assert!(!out.contains(s), "{s}: {o:?}");
     }
 }

@@ -177,6 +177,9 @@ pub struct Guard {
     /// every `core.hooksPath` folder, the files git's config includes, PATH folders): file tools
     /// run in the client's own process, outside the sandbox, so the guard refuses them there.
     control: Vec<PathBuf>,
+    /// The files and folders the project's `sandbox.secrets` names: the sandbox hides them from
+    /// commands, and the file tools, which run outside it, may not read them either.
+    secrets: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -212,6 +215,7 @@ impl Guard {
             untrusted: None,
             env,
             control: Vec::new(),
+            secrets: Vec::new(),
         };
         if let Some(c) = config {
             g.add(c.clone(), Source::Project);
@@ -349,6 +353,12 @@ impl Guard {
     /// control files ([`Guard::control`]).
     pub fn with_control(mut self, paths: Vec<PathBuf>) -> Guard {
         self.control = paths;
+        self
+    }
+
+    /// Refuses file-tool reads of these paths (and below): the project's `sandbox.secrets`.
+    pub fn with_secrets(mut self, paths: Vec<PathBuf>) -> Guard {
+        self.secrets = paths;
         self
     }
 
@@ -505,6 +515,20 @@ impl Guard {
                 read.push(self.paths.resolve(&f, &cwd));
             }
         }
+        // What the project's `sandbox.secrets` names.
+        for r in &read {
+            let real = paths::real(r);
+            if let Some(sec) = self
+                .secrets
+                .iter()
+                .find(|s| paths::within_folded(r, s) || paths::within_folded(&real, s))
+            {
+                judge.hit(
+                    &rules::fs::SECRETS,
+                    format!("this reads {}, which the project's `sandbox.secrets` names ({}); agents may not read secrets", r.display(), sec.display()),
+                );
+            }
+        }
         // A bare name that is a secret's, as a file of any folder the call may mean.
         for n in &call.names {
             for b in &bases {
@@ -539,6 +563,36 @@ impl Guard {
                         &rules::fs::SECRETS,
                         format!("the pattern `{pat}` in {} can select {what} ({kind}); agents may not read secrets — name the files or types to search (`*.rs`)", base.display()),
                     );
+                }
+            }
+        }
+        // A content search of a folder that holds what `sandbox.secrets` names, unless its
+        // globs leave it out (as the hook narrows Claude Code's Grep in the project).
+        if canon == "Grep" {
+            let bases: Vec<PathBuf> = match call.searches.is_empty() {
+                true => call
+                    .read
+                    .iter()
+                    .flat_map(|b| folders_of(&Some(b.clone())))
+                    .chain(call.read.is_empty().then(|| cwd.clone()))
+                    .collect(),
+                false => call.searches.iter().flat_map(folders_of).collect(),
+            };
+            for base in bases {
+                for sec in self
+                    .secrets
+                    .iter()
+                    .filter(|s| paths::within_folded(s, &base))
+                {
+                    let left_out = sec
+                        .strip_prefix(&self.paths.root)
+                        .is_ok_and(|rel| paths::search_leaves_out(&call.exclusions, rel));
+                    if !left_out && sec != &base {
+                        judge.hit(
+                            &rules::fs::SECRETS,
+                            format!("a search of {} reads {}, which the project's `sandbox.secrets` names; agents may not read secrets", base.display(), sec.display()),
+                        );
+                    }
                 }
             }
         }

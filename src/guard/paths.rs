@@ -592,6 +592,34 @@ pub fn search_exclusion_globs() -> impl Iterator<Item = String> {
     })
 }
 
+/// The ripgrep exclusion of a file or folder of the project (`rel`, from its root) that
+/// `sandbox.secrets` names: `!**/rel`, which meets it whatever folder ripgrep searches from (a
+/// file of the same path below another folder is left out too). Glob characters are escaped;
+/// `None` when the path holds what Claude Code splits a `glob` on (a space, a comma, braces).
+pub fn exclusion_of(rel: &Path) -> Option<String> {
+    let rel = rel.to_str()?;
+    if rel.is_empty() || rel.contains(|c: char| c.is_whitespace() || ",{}".contains(c)) {
+        return None;
+    }
+    let mut g = String::from("!**/");
+    for c in rel.chars() {
+        if "*?[]!\\".contains(c) {
+            g.push('[');
+            g.push(c);
+            g.push(']');
+        } else {
+            g.push(c);
+        }
+    }
+    Some(g)
+}
+
+/// Whether a content search's own globs leave `rel` (a path of the project, from its root)
+/// out, with the exclusion [`exclusion_of`] gives it, as the hook narrows Claude Code's Grep.
+pub fn search_leaves_out(globs: &[String], rel: &Path) -> bool {
+    exclusion_of(rel).is_some_and(|x| globs.contains(&x))
+}
+
 /// Whether a file-selecting pattern (`Grep.glob`, `Glob.pattern`, Gemini's `include` and
 /// `read_many_files.paths`) taken in `base` can select a secret: a name [`secret_kind`] knows
 /// (when the tool reads `contents`; a listing of names is no leak), or a path in a secret folder

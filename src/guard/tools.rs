@@ -47,6 +47,8 @@ pub struct ToolCall {
     /// `Grep {"pattern": "PRIVATE KEY", "path": "~"}` printed `~/.ssh/id_ed25519`, ripgrep
     /// searching hidden files as Claude Code runs it.
     pub searches: Vec<Option<String>>,
+    /// The exclusions (`!…`) among a search's globs, split as Claude Code splits `glob`.
+    pub exclusions: Vec<String>,
     /// One-word values under keys that say nothing (`{"name": "server.key"}`): judged by name
     /// as files of the session's folder and of the project (red team, round 14).
     pub names: Vec<String>,
@@ -165,8 +167,8 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
                 };
                 words
                     .iter()
-                    .flat_map(|w| w.split(|c: char| c.is_whitespace() || c == ','))
-                    .any(|w| !w.is_empty() && !w.starts_with('!'))
+                    .flat_map(|w| glob_words(w))
+                    .any(|w| !w.starts_with('!'))
             };
             let selected = ["glob", "include"]
                 .iter()
@@ -175,6 +177,12 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
                     .get("type")
                     .and_then(Value::as_str)
                     .is_some_and(|t| !t.trim().is_empty() && t.trim() != "all");
+            call.exclusions = ["glob", "include"]
+                .iter()
+                .filter_map(|k| input.get(*k).and_then(Value::as_str))
+                .flat_map(glob_words)
+                .filter(|w| w.starts_with('!'))
+                .collect();
             if canonical_tool(name) == "Grep" && !selected {
                 call.searches.push(
                     ["path", "dir_path", "absolute_path"]
@@ -237,6 +245,20 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
     Ok(call)
 }
 
+/// The globs Claude Code's Grep makes of its `glob`: split on white space, then each word on
+/// commas unless it holds braces (`*.{ts,tsx}` stays whole).
+pub fn glob_words(glob: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in glob.split_whitespace() {
+        if w.contains('{') && w.contains('}') {
+            out.push(w.to_string());
+        } else {
+            out.extend(w.split(',').filter(|p| !p.is_empty()).map(str::to_string));
+        }
+    }
+    out
+}
+
 /// The `http(s)://` URLs in free text, each up to a space, quote or bracket.
 fn urls_in(text: &str) -> Vec<String> {
     let lower = text.to_ascii_lowercase();
@@ -274,7 +296,12 @@ fn selectors(name: &str, input: &Value, call: &mut ToolCall) {
     let base = ["path", "dir_path", "absolute_path"]
         .iter()
         .find_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string));
-    let mut pats = strings("glob");
+    // Claude Code's Grep hands ripgrep each word of its `glob` as a glob of its own (red team,
+    // round 15: `"*.rs .env"` selected `.env`, judged as one pattern that matched nothing).
+    let mut pats: Vec<String> = match canon {
+        "Grep" => strings("glob").iter().flat_map(|g| glob_words(g)).collect(),
+        _ => strings("glob"),
+    };
     pats.extend(strings("include"));
     if canon == "Glob" {
         pats.extend(strings("pattern"));

@@ -168,7 +168,7 @@ pub fn read_bounded<R: Read + AsRawFd>(
 }
 
 /// The fields of a hook payload Forge reads; the rest is ignored.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 struct Payload {
     #[serde(default)]
     session_id: Option<String>,
@@ -226,10 +226,22 @@ pub fn handle(
                 _ => Sandboxing::No,
             };
             let sandboxed = matches!(sandboxing, Sandboxing::Rewrite(_));
-            let mut result = match (loaded, &parsed) {
-                (Some((p, guard)), _) => {
-                    pre_tool_use(p, fallback_cwd, guard, session.as_deref(), sandboxed)
+            // A search narrowed by Forge is judged as it will run.
+            let narrowed = match &loaded {
+                Some((p, Ok((_, Some((project, config)))))) => {
+                    narrowed_search(agent, p, project, &secrets_of(project, config))
                 }
+                _ => None,
+            };
+            let mut result = match (loaded, &parsed) {
+                (Some((p, guard)), _) => match &narrowed {
+                    Some(input) => {
+                        let mut q = p.clone();
+                        q.tool_input = Some(input.clone());
+                        pre_tool_use(&q, fallback_cwd, guard, session.as_deref(), sandboxed)
+                    }
+                    None => pre_tool_use(p, fallback_cwd, guard, session.as_deref(), sandboxed),
+                },
                 (None, Err(e)) => GuardResult::deny(
                     "malformed-input",
                     format!("{e}; Forge denies what it cannot read"),
@@ -262,7 +274,7 @@ pub fn handle(
                 (Sandboxing::Rewrite(command), Decision::Allow, Ok((p, _))) => {
                     sandboxed_answer(p, command)
                 }
-                (_, Decision::Allow, Ok((p, _))) => match narrowed_search(agent, p, &start) {
+                (_, Decision::Allow, Ok(_)) => match narrowed {
                     Some(input) => rewritten(
                         input,
                         "Forge leaves files whose names say they hold secrets (.env, keys) out of the search",
@@ -635,7 +647,9 @@ fn pre_tool_use(
             if crate::guard::tools::canonical_tool(tool) != "Bash"
                 && let Some((project, config)) = &project
             {
-                g = g.with_control(session_control(project, config));
+                g = g
+                    .with_control(session_control(project, config))
+                    .with_secrets(secrets_of(project, config));
             }
             let r = g.check_tool(tool, &input, &cwd);
             // The hook process ends after this answer: freeing a project's thousand rules one by
@@ -900,6 +914,21 @@ fn rewritten(input: Value, reason: &str) -> HookOutput {
     }
 }
 
+/// The paths the project's `sandbox.secrets` names, as the sandbox takes them.
+fn secrets_of(project: &Project, config: &Config) -> Vec<PathBuf> {
+    let root = project
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| project.root.clone());
+    let home = crate::repo::home();
+    config
+        .sandbox
+        .secrets
+        .iter()
+        .map(|s| crate::sandbox::resolve::configured_secret(s, &root, &home))
+        .collect()
+}
+
 /// Claude Code's Grep of a folder of the session's project, with every file whose name says it
 /// holds secrets (`.env`, `*.key`, `id_rsa`, …) left out: its `glob` gets ripgrep exclusions
 /// after whatever it selects (ripgrep lets the later glob win). The guard refuses a search that
@@ -910,7 +939,12 @@ fn rewritten(input: Value, reason: &str) -> HookOutput {
 /// Only inside the project, where Claude Code does not ask before a search anyway: the explicit
 /// `allow` this answer needs would otherwise waive its prompt for a folder outside. Codex has
 /// no search tool and Gemini CLI cannot rewrite.
-fn narrowed_search(agent: Agent, p: &Payload, session: &Path) -> Option<Value> {
+fn narrowed_search(
+    agent: Agent,
+    p: &Payload,
+    project: &Project,
+    secrets: &[PathBuf],
+) -> Option<Value> {
     if agent != Agent::Claude || p.tool_name.as_deref() != Some("Grep") {
         return None;
     }
@@ -932,11 +966,7 @@ fn narrowed_search(agent: Agent, p: &Payload, session: &Path) -> Option<Value> {
     };
     // Inside the project as Claude Code sees it (where it does not ask) or as the kernel does
     // (a folder linked from the project is searched through the link, ripgrep following it).
-    let root = Project::discover_session(session)
-        .ok()?
-        .root
-        .canonicalize()
-        .ok()?;
+    let root = project.root.canonicalize().ok()?;
     if !folder.starts_with(&root) && !crate::guard::paths::real(&folder).starts_with(&root) {
         return None;
     }
@@ -945,7 +975,11 @@ fn narrowed_search(agent: Agent, p: &Payload, session: &Path) -> Option<Value> {
         Some(Value::String(s)) => s.trim().to_string(),
         Some(_) => return None,
     };
-    for g in crate::guard::paths::search_exclusion_globs() {
+    let named = secrets
+        .iter()
+        .filter_map(|s| s.strip_prefix(&root).ok())
+        .filter_map(crate::guard::paths::exclusion_of);
+    for g in crate::guard::paths::search_exclusion_globs().chain(named) {
         if !globs.is_empty() {
             globs.push(' ');
         }
@@ -1428,6 +1462,63 @@ mod tests {
         let o = grep(Agent::Claude, json!({"pattern": "x", "glob": ".env"}));
         assert!(o.stdout.contains("\"deny\""), "{}", o.stdout);
         assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
+    }
+
+    /// What `sandbox.secrets` names is hidden from the file tools too: Claude Code's Grep of the
+    /// project leaves it out, a Read of it or a search that would read it is refused (red team,
+    /// round 15: only the sandbox knew the list). A relative entry is the project's.
+    #[test]
+    fn the_configured_secrets_are_out_of_the_file_tools_reach() {
+        let (dir, _) = project_with("sandbox:\n  secrets: [config/prod-creds.yaml]\n");
+        std::fs::create_dir_all(dir.path().join("config")).unwrap();
+        std::fs::write(dir.path().join("config/prod-creds.yaml"), "pw: x\n").unwrap();
+        let call = |agent: Agent, tool: &str, input: Value| {
+            let p = json!({"session_id": "s", "cwd": dir.path().join("config"),
+                "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input});
+            handle(
+                agent,
+                Event::PreToolUse,
+                Ok(p.to_string().into_bytes()),
+                dir.path(),
+            )
+            .stdout
+        };
+        let o = call(
+            Agent::Claude,
+            "Grep",
+            json!({"pattern": "pw", "path": dir.path()}),
+        );
+        let v: Value = serde_json::from_str(&o).unwrap();
+        let glob = v["hookSpecificOutput"]["updatedInput"]["glob"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(glob.ends_with(" !**/config/prod-creds.yaml"), "{glob}");
+        for (agent, tool, input) in [
+            (
+                Agent::Claude,
+                "Read",
+                json!({"file_path": dir.path().join("config/prod-creds.yaml")}),
+            ),
+            (
+                Agent::Claude,
+                "Read",
+                json!({"file_path": "prod-creds.yaml"}),
+            ),
+            (
+                Agent::Gemini,
+                "search_file_content",
+                json!({"pattern": "pw"}),
+            ),
+            (
+                Agent::Gemini,
+                "search_file_content",
+                json!({"pattern": "pw", "include": "*.yaml"}),
+            ),
+        ] {
+            let o = call(agent, tool, input.clone());
+            assert!(o.contains("sandbox.secrets"), "{tool} {input}: {o}");
+        }
     }
 
     #[test]

@@ -127,14 +127,24 @@ fn default_caches() -> Vec<String> {
 }
 
 impl SandboxConfig {
-    /// Checks what serde cannot: paths are absolute or start with `~/`.
+    /// Checks what serde cannot: paths are absolute or start with `~/` (a secret may also be
+    /// named from the project's root: `config/prod-creds.yaml`).
     pub fn validate(&self) -> Result<(), String> {
+        if let Some((i, p)) = self
+            .secrets
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.trim().is_empty())
+        {
+            return Err(format!(
+                "`sandbox.secrets[{i}]` ({p:?}) is empty: name a file or folder"
+            ));
+        }
         let lists = [
             ("sandbox.caches", &self.caches),
             ("sandbox.clients.claude", &self.clients.claude),
             ("sandbox.clients.codex", &self.clients.codex),
             ("sandbox.clients.gemini", &self.clients.gemini),
-            ("sandbox.secrets", &self.secrets),
         ];
         for (key, list) in lists {
             for (i, p) in list.iter().enumerate() {

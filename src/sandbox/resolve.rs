@@ -989,6 +989,13 @@ pub fn same(a: &Path, b: &Path) -> bool {
 }
 
 /// `~/x` against `home`; absolute paths as they are.
+/// A path `sandbox.secrets` names: `~/` from home, a relative one from the project's root
+/// (not from whatever folder a command runs in).
+pub fn configured_secret(p: &str, project: &Path, home: &Path) -> PathBuf {
+    let p = expand_home(p, home);
+    if p.is_relative() { project.join(p) } else { p }
+}
+
 pub fn expand_home(p: &str, home: &Path) -> PathBuf {
     match p.strip_prefix("~/") {
         Some(rest) => home.join(rest),
@@ -1091,7 +1098,12 @@ pub fn plan(
             .flat_map(|c| c.credentials())
             .map(|f| home.join(f)),
     );
-    secrets.extend(wants.secrets.iter().map(|s| expand_home(s, home)));
+    secrets.extend(
+        wants
+            .secrets
+            .iter()
+            .map(|s| configured_secret(s, project, home)),
+    );
     secrets.extend(layout.env_files.iter().cloned());
     let own: Vec<PathBuf> = match (profile.runs_client(), wants.client) {
         (true, Some(c)) => c.credentials().iter().map(|f| home.join(f)).collect(),

@@ -168,3 +168,27 @@ fn round_15_a_path_is_judged_as_the_client_trims_it() {
     );
     allowed(&r, &[("Read", json!({"file_path": " src/lib.rs "}))]);
 }
+
+/// Claude Code gives ripgrep each word of Grep's `glob` (split on spaces, then on commas unless
+/// the word holds braces): `"*.rs .env"` selects `.env`, which the guard had judged as one
+/// pattern that matched nothing.
+#[test]
+fn round_15_a_grep_glob_is_judged_word_by_word() {
+    let r = repo(&[]);
+    denied(
+        &r,
+        Some("secrets"),
+        &[
+            ("Grep", json!({"pattern": "x", "glob": "*.rs .env"})),
+            ("Grep", json!({"pattern": "x", "glob": "*.rs,.env"})),
+            ("Grep", json!({"pattern": "x", "glob": "*.rs\t**/id_rsa"})),
+        ],
+    );
+    allowed(
+        &r,
+        &[
+            ("Grep", json!({"pattern": "x", "glob": "*.{rs,toml} *.md"})),
+            ("Grep", json!({"pattern": "x", "glob": "*.rs, *.toml"})),
+        ],
+    );
+}
