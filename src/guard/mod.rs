@@ -697,7 +697,7 @@ impl Guard {
         let mut out = vec![self.expand_home(f)];
         // Claude Code trims a path before it resolves it (` ~` is home, `.env ` is `.env`;
         // red team, round 15): both readings are judged.
-        let trimmed = self.expand_home(f.trim());
+        let trimmed = self.expand_home(f.trim_matches(tools::js_space));
         if !out.contains(&trimmed) {
             out.push(trimmed);
         }

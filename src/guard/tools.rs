@@ -245,11 +245,18 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
     Ok(call)
 }
 
-/// The globs Claude Code's Grep makes of its `glob`: split on white space, then each word on
-/// commas unless it holds braces (`*.{ts,tsx}` stays whole).
+/// Whether JavaScript calls `c` white space (`\s`, and what `trim()` removes): Unicode's
+/// spaces and line ends and the byte-order mark U+FEFF, but not U+0085, which Rust's
+/// `char::is_whitespace` counts. Claude Code trims paths and splits globs the JavaScript way.
+pub fn js_space(c: char) -> bool {
+    c == '\u{feff}' || (c.is_whitespace() && c != '\u{85}')
+}
+
+/// The globs Claude Code's Grep makes of its `glob`: split on white space (JavaScript's
+/// `/\s+/`), then each word on commas unless it holds braces (`*.{ts,tsx}` stays whole).
 pub fn glob_words(glob: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for w in glob.split_whitespace() {
+    for w in glob.split(js_space).filter(|w| !w.is_empty()) {
         if w.contains('{') && w.contains('}') {
             out.push(w.to_string());
         } else {

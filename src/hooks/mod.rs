@@ -954,7 +954,7 @@ fn narrowed_search(
     // folder with `..` taken lexically (red team, round 15: `$x/..` is the project).
     let folder = match input.get("path") {
         None | Some(Value::Null) => cwd,
-        Some(Value::String(s)) => match s.trim() {
+        Some(Value::String(s)) => match s.trim_matches(crate::guard::tools::js_space) {
             "" => cwd,
             "~" => crate::repo::home(),
             t => match t.strip_prefix("~/") {

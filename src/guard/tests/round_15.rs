@@ -156,6 +156,9 @@ fn round_15_a_path_is_judged_as_the_client_trims_it() {
             ("Grep", json!({"pattern": "KEY", "path": "~/.ssh "})),
             ("Read", json!({"file_path": "~/.netrc "})),
             ("Read", json!({"file_path": " .env"})),
+            // JavaScript's trim() removes a byte-order mark; Rust's does not.
+            ("Read", json!({"file_path": "\u{feff}~/.netrc"})),
+            ("Grep", json!({"pattern": "KEY", "path": "\u{feff}~"})),
         ],
     );
     denied(
@@ -182,6 +185,7 @@ fn round_15_a_grep_glob_is_judged_word_by_word() {
             ("Grep", json!({"pattern": "x", "glob": "*.rs .env"})),
             ("Grep", json!({"pattern": "x", "glob": "*.rs,.env"})),
             ("Grep", json!({"pattern": "x", "glob": "*.rs\t**/id_rsa"})),
+            ("Grep", json!({"pattern": "x", "glob": "*.rs\u{feff}.env"})),
         ],
     );
     allowed(
