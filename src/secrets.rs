@@ -104,6 +104,9 @@ pub const HOME: &[(&str, &str)] = &[
 /// file's name in lower case. The sandbox hides these wherever it finds them in the project;
 /// the guard refuses a tool or command that names one. (Key stores and certificates, `*.key`,
 /// `*.pem`, are the guard's alone: projects commit them as test fixtures their tests read.)
+///
+/// Each such name begins with `.`, `_` or `id_`: the sandbox's walk of the project passes over
+/// the others without looking further (`sandbox::resolve::project_secrets`).
 pub fn file_name_kind(lower: &str) -> Option<&'static str> {
     if crate::sandbox::resolve::is_env_secret(lower) {
         return Some("an environment file with secrets");

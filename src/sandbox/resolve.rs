@@ -682,12 +682,27 @@ fn project_secrets_within(project: &Path, limit: usize) -> Result<Vec<PathBuf>, 
                 return Err(limit);
             }
             let Ok(t) = e.file_type() else { continue };
-            let name = e.file_name().to_string_lossy().to_ascii_lowercase();
-            let p = e.path();
-            if hidden_entry(project, &p, t, &name) {
-                out.push(p);
-            } else if t.is_dir() && !UNSEARCHED.contains(&name.as_str()) && p != forge_tmp {
-                folders.push(p);
+            let raw = e.file_name();
+            let b = raw.as_encoded_bytes();
+            // Every name `file_name_kind` knows begins with `.`, `_` or `id_`: the others are
+            // passed over without a copy (the walk costs ~0.6 µs an entry).
+            if matches!(b.first(), Some(b'.' | b'_' | b'i' | b'I')) {
+                let name = raw.to_string_lossy().to_ascii_lowercase();
+                let p = e.path();
+                if hidden_entry(project, &p, t, &name) {
+                    out.push(p);
+                    continue;
+                }
+            }
+            if t.is_dir()
+                && !UNSEARCHED
+                    .iter()
+                    .any(|u| u.as_bytes().eq_ignore_ascii_case(b))
+            {
+                let p = e.path();
+                if p != forge_tmp {
+                    folders.push(p);
+                }
             }
         }
     }
