@@ -1581,6 +1581,9 @@ fn claudes_search_of_the_project_leaves_secret_named_files_out() {
                 json!({"pattern": token, "path": r.path().join("deploy").display().to_string(),
                         "output_mode": "content"})
             ),
+            // From the secret's own folder ripgrep sees `vault.yaml`, not `ops/vault.yaml`.
+            bash("cd ops"),
+            grep(json!({"pattern": token, "output_mode": "content"})),
             text("done")
         ]),
         |_| {},
@@ -1590,7 +1593,9 @@ fn claudes_search_of_the_project_leaves_secret_named_files_out() {
     };
     assert_success(&run);
     let results = run.tool_results();
-    assert_eq!(results.len(), 2, "{results:?}{}", run.dump());
+    assert_eq!(results.len(), 4, "{results:?}{}", run.dump());
+    let (_, from_ops) = &results[3];
+    assert!(!from_ops.contains(token), "{from_ops}{}", run.dump());
     let (failed, whole) = &results[0];
     assert!(!failed, "{whole}{}", run.dump());
     assert!(whole.contains("src/lib.rs"), "{whole}{}", run.dump());

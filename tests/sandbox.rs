@@ -2035,14 +2035,17 @@ fn secrets_by_name_below_the_top_are_hidden_and_odd_links_stop_nothing() {
     // A secret named from the project's root in `sandbox.secrets`.
     r.config("verify:\n  commands:\n    - {name: test, run: 'true'}\nsandbox:\n  secrets: [deploy/creds.yaml]\n");
     r.write("deploy/creds.yaml", "pw: FORGE-DECOY-configured\n");
-    r.write("store/web.env", "FORGE-DECOY-web\n");
+    r.write("store/.env.web", "FORGE-DECOY-web\n");
+    // A link named as a secret to a file that is not one hides nothing (an agent's link must
+    // not choose what is covered).
+    std::os::unix::fs::symlink(r.path().join("src/lib.rs"), r.path().join(".env.code")).unwrap();
     r.write("services/billing/.env/prod", "FORGE-DECOY-billing\n");
     r.write("services/api/.env.production", "FORGE-DECOY-api\n");
     r.write("py/.env/pyvenv.cfg", "home = /usr/bin\n");
     r.write("src/lib.rs", "// FORGE-DECOY-code-is-readable\n");
     std::fs::create_dir_all(r.path().join("services/web")).unwrap();
     std::os::unix::fs::symlink(
-        r.path().join("store/web.env"),
+        r.path().join("store/.env.web"),
         r.path().join("services/web/.env"),
     )
     .unwrap();

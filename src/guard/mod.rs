@@ -584,9 +584,11 @@ impl Guard {
                     .iter()
                     .filter(|s| paths::within_folded(s, &base))
                 {
-                    let left_out = sec
-                        .strip_prefix(&self.paths.root)
-                        .is_ok_and(|rel| paths::search_leaves_out(&call.exclusions, rel));
+                    let here = session_cwd
+                        .canonicalize()
+                        .unwrap_or_else(|_| session_cwd.clone());
+                    let left_out =
+                        paths::search_leaves_out(&call.exclusions, sec, &self.paths.root, &here);
                     if !left_out && sec != &base {
                         judge.hit(
                             &rules::fs::SECRETS,

@@ -592,32 +592,44 @@ pub fn search_exclusion_globs() -> impl Iterator<Item = String> {
     })
 }
 
-/// The ripgrep exclusion of a file or folder of the project (`rel`, from its root) that
-/// `sandbox.secrets` names: `!**/rel`, which meets it whatever folder ripgrep searches from (a
-/// file of the same path below another folder is left out too). Glob characters are escaped;
-/// `None` when the path holds what Claude Code splits a `glob` on (a space, a comma, braces).
-pub fn exclusion_of(rel: &Path) -> Option<String> {
-    let rel = rel.to_str()?;
-    if rel.is_empty() || rel.contains(|c: char| c.is_whitespace() || ",{}".contains(c)) {
-        return None;
-    }
-    let mut g = String::from("!**/");
-    for c in rel.chars() {
-        if "*?[]!\\".contains(c) {
-            g.push('[');
-            g.push(c);
-            g.push(']');
-        } else {
-            g.push(c);
+/// The ripgrep exclusions of a file or folder of the project that `sandbox.secrets` names,
+/// for a search Claude Code starts in `cwd`: ripgrep matches a glob against the path with its
+/// own folder taken off the front, so `!/rel` from `cwd` when the secret is below it (red team,
+/// round 15: after `cd config` the path was `prod-creds.yaml`), and `!**/rel` from the
+/// project's root for a path matched whole (a file of the same path below another folder is
+/// left out too). Glob characters are escaped; `None` when a path holds what Claude Code splits
+/// a `glob` on (a space, a comma, braces), or the secret is not in the project.
+pub fn exclusions_of(secret: &Path, root: &Path, cwd: &Path) -> Option<Vec<String>> {
+    let glob = |prefix: &str, rel: &Path| -> Option<String> {
+        let rel = rel.to_str()?;
+        if rel.is_empty()
+            || rel.contains(|c: char| crate::guard::tools::js_space(c) || ",{}".contains(c))
+        {
+            return None;
         }
+        let mut g = String::from(prefix);
+        for c in rel.chars() {
+            if "*?[]!\\".contains(c) {
+                g.push('[');
+                g.push(c);
+                g.push(']');
+            } else {
+                g.push(c);
+            }
+        }
+        Some(g)
+    };
+    let mut out = vec![glob("!**/", secret.strip_prefix(root).ok()?)?];
+    if let Ok(rel) = secret.strip_prefix(cwd) {
+        out.push(glob("!/", rel)?);
     }
-    Some(g)
+    Some(out)
 }
 
-/// Whether a content search's own globs leave `rel` (a path of the project, from its root)
-/// out, with the exclusion [`exclusion_of`] gives it, as the hook narrows Claude Code's Grep.
-pub fn search_leaves_out(globs: &[String], rel: &Path) -> bool {
-    exclusion_of(rel).is_some_and(|x| globs.contains(&x))
+/// Whether a content search's own globs leave `secret` out, with every exclusion
+/// [`exclusions_of`] gives it, as the hook narrows Claude Code's Grep.
+pub fn search_leaves_out(globs: &[String], secret: &Path, root: &Path, cwd: &Path) -> bool {
+    exclusions_of(secret, root, cwd).is_some_and(|xs| xs.iter().all(|x| globs.contains(x)))
 }
 
 /// Whether a file-selecting pattern (`Grep.glob`, `Glob.pattern`, Gemini's `include` and
@@ -886,6 +898,35 @@ mod tests {
         ] {
             assert!(!left_out(n), "{n}");
         }
+    }
+
+    /// Read as ripgrep reads them, with the search's own folder taken off the front of each
+    /// path: from the secret's folder, from the root, from a folder beside it.
+    #[test]
+    fn the_exclusions_of_a_configured_secret_meet_it_from_any_folder() {
+        let root = Path::new("/proj");
+        let secret = Path::new("/proj/config/prod-creds.yaml");
+        for cwd in ["/proj/config", "/proj", "/proj/src", "/elsewhere"] {
+            let cwd = Path::new(cwd);
+            let mut b = ignore::overrides::OverrideBuilder::new(cwd);
+            b.add("*").unwrap();
+            for x in exclusions_of(secret, root, cwd).unwrap() {
+                b.add(&x).unwrap();
+            }
+            let o = b.build().unwrap();
+            assert!(o.matched(secret, false).is_ignore(), "{}", cwd.display());
+            assert!(
+                !o.matched(Path::new("/proj/config/app.yaml"), false)
+                    .is_ignore(),
+                "{}",
+                cwd.display()
+            );
+        }
+        assert_eq!(
+            exclusions_of(Path::new("/proj/a b/x"), root, root),
+            None,
+            "Claude Code would split it"
+        );
     }
 
     #[test]

@@ -853,11 +853,16 @@ fn codex_applies_itself(command: &str) -> bool {
             None => return false,
         }
     }
-    let after: Vec<&str> = lines.collect();
-    if !after.join("\n").trim().is_empty() {
+    // Nothing after the delimiter but bash's own blanks: a line of U+00A0 is a command to bash
+    // (red team, round 15: Codex did not take it, and bash ran `\u{a0}` outside the sandbox).
+    if !lines.all(|l| l.bytes().all(|b| b == b' ' || b == b'\t')) {
         return false;
     }
-    quoted || !text.contains(['$', '`', '\\'])
+    // A patch as Codex reads one: anything else it may hand to bash after all.
+    let body = text.trim_end_matches('\n');
+    body.starts_with("*** Begin Patch\n")
+        && body.ends_with("\n*** End Patch")
+        && (quoted || !text.contains(['$', '`', '\\']))
 }
 
 /// Whether what the session runs for the agent — its Bash calls, and the checks the Stop hook
@@ -950,6 +955,7 @@ fn narrowed_search(
     }
     let input = p.tool_input.as_ref()?.as_object()?;
     let cwd = PathBuf::from(p.cwd.as_deref()?);
+    let here = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     // As Claude Code resolves it: trimmed, `~` and `~/` from home, the rest from the session's
     // folder with `..` taken lexically (red team, round 15: `$x/..` is the project).
     let folder = match input.get("path") {
@@ -977,8 +983,8 @@ fn narrowed_search(
     };
     let named = secrets
         .iter()
-        .filter_map(|s| s.strip_prefix(&root).ok())
-        .filter_map(crate::guard::paths::exclusion_of);
+        .filter_map(|s| crate::guard::paths::exclusions_of(s, &root, &here))
+        .flatten();
     for g in crate::guard::paths::search_exclusion_globs().chain(named) {
         if !globs.is_empty() {
             globs.push(' ');
@@ -1493,7 +1499,10 @@ mod tests {
             .as_str()
             .unwrap()
             .to_string();
-        assert!(glob.ends_with(" !**/config/prod-creds.yaml"), "{glob}");
+        assert!(
+            glob.ends_with(" !**/config/prod-creds.yaml !/prod-creds.yaml"),
+            "{glob}"
+        );
         for (agent, tool, input) in [
             (
                 Agent::Claude,
@@ -1533,6 +1542,10 @@ mod tests {
         }
         for no in [
             format!("apply_patch <<'EOF'\n{patch}EOF\nrm -rf ~\n"),
+            format!("apply_patch <<'EOF'\n{patch}EOF\n\u{a0}\n"),
+            format!("apply_patch <<'EOF'\n{patch}EOF\n\u{b}\n"),
+            format!("apply_patch <<'EOF'\n{patch}EOF\n\r\n"),
+            "apply_patch <<'EOF'\nnot a patch\nEOF\n".to_string(),
             format!("apply_patch <<'EOF'\n{patch}"),
             format!("apply_patch <<EOF\n$(touch /tmp/x)\n{patch}EOF\n"),
             format!("cd $HOME && apply_patch <<'EOF'\n{patch}EOF\n"),

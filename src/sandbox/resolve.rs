@@ -694,11 +694,8 @@ fn project_secrets_within(project: &Path, limit: usize) -> Result<Vec<PathBuf>, 
                     continue;
                 }
             }
-            if t.is_dir()
-                && !UNSEARCHED
-                    .iter()
-                    .any(|u| u.as_bytes().eq_ignore_ascii_case(b))
-            {
+            // By its exact name: on a case-sensitive disk `Target/` is not cargo's.
+            if t.is_dir() && !UNSEARCHED.iter().any(|u| u.as_bytes() == b) {
                 let p = e.path();
                 if p != forge_tmp {
                     folders.push(p);
@@ -713,20 +710,20 @@ fn project_secrets_within(project: &Path, limit: usize) -> Result<Vec<PathBuf>, 
 /// Whether the project's entry `path`, named `lower` (in lower case), of type `t` (not
 /// followed), is a secret the sandbox hides: a file named as credentials; a folder named as an
 /// environment file (`.env/`) unless it is a Python virtual environment (`pyvenv.cfg`: `python
-/// -m venv .env` is a common spelling); a link named so, when what it leads to would be — a
-/// file in the project or home, a folder in the project. A link that leads nowhere hides
-/// nothing, and one that leads to `/proc` or `/usr` is not followed there (red team, round 15:
-/// `.env.proc → /proc` covered `/proc` and stopped every later command).
+/// -m venv .env` is a common spelling); a link so named when it leads to a file of the project
+/// or home that is itself named as credentials (`apps/api/.env` → `../../.env.shared`). Only
+/// that: the cover is put on what the link leads to, so a link an agent made must not choose
+/// it (red team, round 15: `.env.d → src` hid the sources, `src/.env → ..` stopped every
+/// command, `.env.proc → /proc` covered `/proc`).
 pub fn hidden_entry(project: &Path, path: &Path, t: std::fs::FileType, lower: &str) -> bool {
     if crate::secrets::file_name_kind(lower).is_none() {
         return false;
     }
-    let secret_folder = |d: &Path| is_env_secret(lower) && !d.join("pyvenv.cfg").exists();
     if t.is_file() {
         return true;
     }
     if t.is_dir() {
-        return secret_folder(path);
+        return is_env_secret(lower) && !path.join("pyvenv.cfg").exists();
     }
     if !t.is_symlink() {
         return false;
@@ -734,12 +731,13 @@ pub fn hidden_entry(project: &Path, path: &Path, t: std::fs::FileType, lower: &s
     let Ok(target) = path.canonicalize() else {
         return false;
     };
-    let home = crate::repo::home();
-    match std::fs::metadata(&target) {
-        Ok(m) if m.is_file() => target.starts_with(project) || target.starts_with(&home),
-        Ok(m) if m.is_dir() => target.starts_with(project) && secret_folder(&target),
-        _ => false,
-    }
+    let named = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|n| crate::secrets::file_name_kind(&n).is_some());
+    named
+        && std::fs::metadata(&target).is_ok_and(|m| m.is_file())
+        && (target.starts_with(project) || target.starts_with(crate::repo::home()))
 }
 
 /// What a plan was read from, beyond its request and the environment: the entries on the way

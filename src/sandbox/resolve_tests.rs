@@ -746,7 +746,15 @@ fn credentials_anywhere_in_the_project_are_found_by_name() {
     std::os::unix::fs::symlink("/nonexistent", root.join("services/.envrc")).unwrap();
     std::os::unix::fs::symlink("/proc", root.join("services/.env.proc")).unwrap();
     std::os::unix::fs::symlink("/etc/hostname", root.join("services/.env.host")).unwrap();
-    std::os::unix::fs::symlink(root.join("src/env.rs"), root.join("src/.env.local")).unwrap();
+    // Hidden only when what it leads to is named as a secret itself: a link an agent makes
+    // must not choose what the sandbox covers.
+    std::fs::create_dir_all(root.join("shared")).unwrap();
+    std::fs::write(root.join("shared/.env.shared"), "x").unwrap();
+    std::os::unix::fs::symlink(root.join("shared/.env.shared"), root.join("src/.env.local"))
+        .unwrap();
+    std::os::unix::fs::symlink(root.join("src/env.rs"), root.join("src/.env.code")).unwrap();
+    std::os::unix::fs::symlink(root.join("src"), root.join(".env.d")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("src/.envrc")).unwrap();
     let found: Vec<String> = project_secrets(root)
         .unwrap()
         .iter()
@@ -761,6 +769,7 @@ fn credentials_anywhere_in_the_project_are_found_by_name() {
             "keys/id_ed25519",
             "secrets/.env",
             "services/api/.env.production",
+            "shared/.env.shared",
             "src/.env.local",
         ]
     );

@@ -260,13 +260,31 @@ impl Walker<'_> {
                     });
                     return;
                 };
+                // Codex takes `..` on the text of a path, before the disk (red team, round 15:
+                // through a link `l` → `b/c`, `l/../.forge/x` is the project's `.forge/x` to it),
+                // and newer versions expand a leading `~`: each path is judged as written, with
+                // `..` taken lexically from every folder the command may run in, and from home.
                 for f in crate::guard::tools::patch_paths(&text) {
-                    self.out.writes.push(super::Redirect {
-                        target: Word::lit(f),
-                        cwd: ctx.cwd.clone(),
-                        by: Some(idx),
-                        origin: ctx.origin.clone(),
-                    });
+                    let mut readings = vec![f.clone()];
+                    for c in ctx.cwd.paths() {
+                        readings.push(
+                            crate::guard::paths::normalize(&c.join(&f))
+                                .display()
+                                .to_string(),
+                        );
+                    }
+                    if let Some(rest) = f.strip_prefix("~/").or((f == "~").then_some("")) {
+                        readings.push(self.env.home.join(rest).display().to_string());
+                    }
+                    readings.dedup();
+                    for r in readings {
+                        self.out.writes.push(super::Redirect {
+                            target: Word::lit(r),
+                            cwd: ctx.cwd.clone(),
+                            by: Some(idx),
+                            origin: ctx.origin.clone(),
+                        });
+                    }
                 }
                 return;
             }

@@ -131,6 +131,24 @@ fn round_15_apply_patch_as_a_shell_command_writes_what_its_patch_names() {
             ),
         ],
     );
+    // Through a link, `..` is taken on the text, as Codex takes it; a leading `~` is home.
+    std::fs::create_dir_all(r.root.join("b/c")).unwrap();
+    std::os::unix::fs::symlink(r.root.join("b/c"), r.root.join("l")).unwrap();
+    denied(
+        &r,
+        None,
+        &[
+            (
+                "Bash",
+                json!({"command": heredoc("l/../.forge/planted.txt")}),
+            ),
+            (
+                "Bash",
+                json!({"command": format!("cd l && {}", heredoc("../.git/hooks/pre-commit"))}),
+            ),
+            ("Bash", json!({"command": heredoc("~/.bashrc")})),
+        ],
+    );
     allowed(
         &r,
         &[
