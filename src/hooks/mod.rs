@@ -802,8 +802,10 @@ fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config
 /// delimiter — so that a command Codex would not take is never run outside the sandbox as
 /// anything but that one program with that text on its standard input.
 fn codex_applies_itself(command: &str) -> bool {
+    // Not an option (`cd -P` is `cd` home to bash, a folder named `-P` to Codex).
     let plain = |w: &str| {
         !w.is_empty()
+            && !w.starts_with('-')
             && w.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"/._-+@%,:".contains(&b))
     };
@@ -841,11 +843,22 @@ fn codex_applies_itself(command: &str) -> bool {
     {
         return false;
     }
+    // A body that bash and Codex could end at different lines, or read differently, is not
+    // taken (`EOF ` or `EOF\r` in it, a carriage return, a NUL).
+    if body.contains(['\r', '\0']) {
+        return false;
+    }
     let mut lines = body.split('\n');
     let mut text = String::new();
     loop {
         match lines.next() {
             Some(l) if l == delim => break,
+            Some(l)
+                if l.starts_with(delim)
+                    || l.trim_matches(crate::guard::tools::js_space) == delim =>
+            {
+                return false;
+            }
             Some(l) => {
                 text.push_str(l);
                 text.push('\n');
@@ -973,7 +986,14 @@ fn narrowed_search(
     // Inside the project as Claude Code sees it (where it does not ask) or as the kernel does
     // (a folder linked from the project is searched through the link, ripgrep following it).
     let root = project.root.canonicalize().ok()?;
-    if !folder.starts_with(&root) && !crate::guard::paths::real(&folder).starts_with(&root) {
+    let real = crate::guard::paths::real(&folder);
+    if !folder.starts_with(&root) && !real.starts_with(&root) {
+        return None;
+    }
+    // Through a link ripgrep names what it finds by the link (`link/prod-creds.yaml`), which
+    // no exclusion of the real path meets (red team, round 15): such a search of a configured
+    // secret is not narrowed, and the guard refuses it.
+    if real != folder && secrets.iter().any(|s| s.starts_with(&real)) {
         return None;
     }
     let mut globs = match input.get("glob") {
@@ -1451,6 +1471,8 @@ mod tests {
                 }
             }
         }
+        // Through a link to a folder that holds a configured secret: not narrowed (the guard
+        // judges the search as it is).
         // Outside the project an `allow` would waive Claude's own prompt: left as it was.
         let outside = tempfile::tempdir().unwrap();
         for path in [
@@ -1503,6 +1525,17 @@ mod tests {
             glob.ends_with(" !**/config/prod-creds.yaml !/prod-creds.yaml"),
             "{glob}"
         );
+        // Through a link ripgrep names it `link/prod-creds.yaml`: refused, not narrowed.
+        std::os::unix::fs::symlink(dir.path().join("config"), dir.path().join("link")).unwrap();
+        let o = call(
+            Agent::Claude,
+            "Grep",
+            json!({"pattern": "pw", "path": dir.path().join("link")}),
+        );
+        assert!(
+            o.contains("sandbox.secrets") && !o.contains("updatedInput"),
+            "{o}"
+        );
         for (agent, tool, input) in [
             (
                 Agent::Claude,
@@ -1546,6 +1579,11 @@ mod tests {
             format!("apply_patch <<'EOF'\n{patch}EOF\n\u{b}\n"),
             format!("apply_patch <<'EOF'\n{patch}EOF\n\r\n"),
             "apply_patch <<'EOF'\nnot a patch\nEOF\n".to_string(),
+            format!("cd -P && apply_patch <<'EOF'\n{patch}EOF\n"),
+            format!("cd -- && apply_patch <<'EOF'\n{patch}EOF\n"),
+            format!("apply_patch <<'EOF'\n*** Begin Patch\nEOF \n{patch}EOF\n"),
+            format!("apply_patch <<'EOF'\n*** Begin Patch\nEOFEOF\n{patch}EOF\n"),
+            format!("apply_patch <<'EOF'\r\n{patch}EOF\r\n"),
             format!("apply_patch <<'EOF'\n{patch}"),
             format!("apply_patch <<EOF\n$(touch /tmp/x)\n{patch}EOF\n"),
             format!("cd $HOME && apply_patch <<'EOF'\n{patch}EOF\n"),
