@@ -711,7 +711,8 @@ fn project_secrets_within(project: &Path, limit: usize) -> Result<Vec<PathBuf>, 
 /// followed), is a secret the sandbox hides: a file named as credentials; a folder named as an
 /// environment file (`.env/`) unless it is a Python virtual environment (`pyvenv.cfg`: `python
 /// -m venv .env` is a common spelling); a link so named when it leads to a file of the project
-/// or home that is itself named as credentials (`apps/api/.env` → `../../.env.shared`). Only
+/// or home that is itself named as credentials (`apps/api/.env` → `../../.env.shared`, or
+/// `envs/prod.env`). Only
 /// that: the cover is put on what the link leads to, so a link an agent made must not choose
 /// it (red team, round 15: `.env.d → src` hid the sources, `src/.env → ..` stopped every
 /// command, `.env.proc → /proc` covered `/proc`).
@@ -731,10 +732,11 @@ pub fn hidden_entry(project: &Path, path: &Path, t: std::fs::FileType, lower: &s
     let Ok(target) = path.canonicalize() else {
         return false;
     };
+    // `.env → envs/prod.env` is the common spelling of a link to a secret's file.
     let named = target
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .is_some_and(|n| crate::secrets::file_name_kind(&n).is_some());
+        .is_some_and(|n| crate::secrets::file_name_kind(&n).is_some() || n.ends_with(".env"));
     named
         && std::fs::metadata(&target).is_ok_and(|m| m.is_file())
         && (target.starts_with(project) || target.starts_with(crate::repo::home()))

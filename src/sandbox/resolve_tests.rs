@@ -753,6 +753,9 @@ fn credentials_anywhere_in_the_project_are_found_by_name() {
     std::os::unix::fs::symlink(root.join("shared/.env.shared"), root.join("src/.env.local"))
         .unwrap();
     std::os::unix::fs::symlink(root.join("src/env.rs"), root.join("src/.env.code")).unwrap();
+    std::fs::create_dir_all(root.join("envs")).unwrap();
+    std::fs::write(root.join("envs/prod.env"), "x").unwrap();
+    std::os::unix::fs::symlink(root.join("envs/prod.env"), root.join("deploy/.env")).unwrap();
     std::os::unix::fs::symlink(root.join("src"), root.join(".env.d")).unwrap();
     std::os::unix::fs::symlink("..", root.join("src/.envrc")).unwrap();
     let found: Vec<String> = project_secrets(root)
@@ -766,6 +769,7 @@ fn credentials_anywhere_in_the_project_are_found_by_name() {
             ".env",
             "a/b/c/.netrc",
             "deploy/.PGPASS",
+            "deploy/.env",
             "keys/id_ed25519",
             "secrets/.env",
             "services/api/.env.production",
