@@ -98,6 +98,19 @@ pub const HOME: &[(&str, &str)] = &[
     ),
 ];
 
+/// Stored logins, by their file name wherever they are.
+pub const STORED_FILES: [&str; 6] = [
+    ".git-credentials",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+];
+
+/// How SSH private keys' names begin (`id_ed25519_work`); the `.pub` halves are public.
+pub const SSH_KEYS: [&str; 4] = ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"];
+
 /// Files whose name alone says they hold credentials, wherever they are: environment files
 /// (`.env`, `.env.production`, direnv's `.envrc`; not templates like `.env.example`), stored
 /// logins (`.netrc`, `.pgpass`, `.git-credentials`, …) and SSH private keys. `lower` is the
@@ -111,17 +124,10 @@ pub fn file_name_kind(lower: &str) -> Option<&'static str> {
     if crate::sandbox::resolve::is_env_secret(lower) {
         return Some("an environment file with secrets");
     }
-    if ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
-        .iter()
-        .any(|k| lower.starts_with(k))
-        && !lower.ends_with(".pub")
-    {
+    if SSH_KEYS.iter().any(|k| lower.starts_with(k)) && !lower.ends_with(".pub") {
         return Some("an SSH private key");
     }
-    if matches!(
-        lower,
-        ".git-credentials" | ".netrc" | "_netrc" | ".pgpass" | ".my.cnf" | ".vault-token"
-    ) {
+    if STORED_FILES.contains(&lower) {
         return Some(STORED);
     }
     None

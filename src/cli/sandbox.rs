@@ -243,7 +243,7 @@ pub fn run(args: Args) -> Result<i32> {
         carve_by_rules: args.carve_by_rules,
         layer: args.layer,
         layer_keep: args.layer_keep,
-        project_secrets: true,
+        look_through: true,
     };
     if args.explain {
         return explain(&req, &config, args.json);

@@ -578,15 +578,15 @@ impl Guard {
                     .collect(),
                 false => call.searches.iter().flat_map(folders_of).collect(),
             };
+            let here = session_cwd
+                .canonicalize()
+                .unwrap_or_else(|_| session_cwd.clone());
             for base in bases {
                 for sec in self
                     .secrets
                     .iter()
                     .filter(|s| paths::within_folded(s, &base))
                 {
-                    let here = session_cwd
-                        .canonicalize()
-                        .unwrap_or_else(|_| session_cwd.clone());
                     let left_out =
                         paths::search_leaves_out(&call.exclusions, sec, &self.paths.root, &here);
                     if !left_out && sec != &base {

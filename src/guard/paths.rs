@@ -541,12 +541,12 @@ const SECRET_NAMES: [&str; 43] = [
 ];
 
 /// What a content search inside the project leaves out: every name [`secret_kind`] may call a
-/// secret, as ripgrep `--glob` exclusions (`!name`, a name without `/` at any depth), each
+/// secret (with SSH keys and stored logins, [`search_exclusion_globs`]), as ripgrep `--glob` exclusions (`!name`, a name without `/` at any depth), each
 /// letter in either case as a case-insensitive disk opens it. Broader than [`SECRET_NAMES`] on
 /// purpose — every `.env.*`, every `*.pem`: leaving a template or a certificate out of a search
 /// costs nothing, and a private key named as a certificate is still a key. Red team, round 15:
 /// `Grep {"pattern": "TOKEN"}` in the project printed a `.env` that `.gitignore` did not name.
-pub const SEARCH_EXCLUSIONS: [&str; 24] = [
+pub const SEARCH_EXCLUSIONS: [&str; 14] = [
     ".env",
     ".env.*",
     ".envrc",
@@ -561,22 +561,18 @@ pub const SEARCH_EXCLUSIONS: [&str; 24] = [
     "*.keystore",
     "*.kdbx",
     "*.tfstate",
-    "id_rsa*",
-    "id_ed25519*",
-    "id_ecdsa*",
-    "id_dsa*",
-    ".git-credentials",
-    ".netrc",
-    "_netrc",
-    ".pgpass",
-    ".my.cnf",
-    ".vault-token",
 ];
 
-/// [`SEARCH_EXCLUSIONS`] as ripgrep globs: `!` and each ASCII letter as `[xX]`. None holds a
-/// space, comma or brace, so Claude Code passes each to ripgrep whole.
+/// [`SEARCH_EXCLUSIONS`], SSH keys (`id_rsa*`) and stored logins ([`crate::secrets`]) as
+/// ripgrep globs: `!` and each ASCII letter as `[xX]`. None holds a space, comma or brace, so
+/// Claude Code passes each to ripgrep whole.
 pub fn search_exclusion_globs() -> impl Iterator<Item = String> {
-    SEARCH_EXCLUSIONS.iter().map(|n| {
+    let names = SEARCH_EXCLUSIONS
+        .iter()
+        .map(|n| n.to_string())
+        .chain(crate::secrets::SSH_KEYS.iter().map(|k| format!("{k}*")))
+        .chain(crate::secrets::STORED_FILES.iter().map(|n| n.to_string()));
+    names.map(|n| {
         let mut g = String::from("!");
         for c in n.chars() {
             if c.is_ascii_alphabetic() {

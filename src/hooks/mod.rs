@@ -229,7 +229,7 @@ pub fn handle(
             // A search narrowed by Forge is judged as it will run.
             let narrowed = match &loaded {
                 Some((p, Ok((_, Some((project, config)))))) => {
-                    narrowed_search(agent, p, project, &secrets_of(project, config))
+                    narrowed_search(agent, p, project, config)
                 }
                 _ => None,
             };
@@ -685,7 +685,7 @@ fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
         .canonicalize()
         .unwrap_or_else(|_| project.root.clone());
     let mut req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, &root);
-    req.project_secrets = false;
+    req.look_through = false;
     let mut control: Vec<PathBuf> = match crate::sandbox::resolve(&req, &config.sandbox) {
         Ok((_, plan)) => plan
             .read_only
@@ -957,15 +957,11 @@ fn secrets_of(project: &Project, config: &Config) -> Vec<PathBuf> {
 /// Only inside the project, where Claude Code does not ask before a search anyway: the explicit
 /// `allow` this answer needs would otherwise waive its prompt for a folder outside. Codex has
 /// no search tool and Gemini CLI cannot rewrite.
-fn narrowed_search(
-    agent: Agent,
-    p: &Payload,
-    project: &Project,
-    secrets: &[PathBuf],
-) -> Option<Value> {
+fn narrowed_search(agent: Agent, p: &Payload, project: &Project, config: &Config) -> Option<Value> {
     if agent != Agent::Claude || p.tool_name.as_deref() != Some("Grep") {
         return None;
     }
+    let secrets = secrets_of(project, config);
     let input = p.tool_input.as_ref()?.as_object()?;
     let cwd = PathBuf::from(p.cwd.as_deref()?);
     let here = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());

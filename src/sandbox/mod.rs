@@ -148,10 +148,11 @@ pub struct Request {
     /// With `layer`: folders of the checkout (relative) that stay writable in place — build
     /// caches kept from check to check.
     pub layer_keep: Vec<String>,
-    /// Look through the project for files whose names say they hold credentials, to hide them
-    /// ([`resolve::project_secrets`]); off where only the plan's control files are wanted (the
-    /// hook's file-tool check, on every call).
-    pub project_secrets: bool,
+    /// Look through folders when the plan is made: the project for files whose names say they
+    /// hold credentials, to hide them ([`resolve::project_secrets`]), and the control and secret
+    /// folders for files with a second name. Off where only the plan's control files are wanted
+    /// (the hook's file-tool check, on every call).
+    pub look_through: bool,
 }
 
 impl Request {
@@ -169,7 +170,7 @@ impl Request {
             carve_by_rules: false,
             layer: None,
             layer_keep: Vec::new(),
-            project_secrets: true,
+            look_through: true,
         }
     }
 
@@ -388,7 +389,7 @@ pub(crate) fn resolve_witnessed(
         source: e,
     })?;
     let mut unsearched = None;
-    if req.project_secrets {
+    if req.look_through {
         match resolve::project_secrets(&layout.project) {
             Ok(found) => {
                 for f in found {
@@ -561,7 +562,8 @@ pub(crate) fn resolve_witnessed(
         plan.places
             .iter()
             .filter(|(place, p)| {
-                matches!(place, Place::Control | Place::Secrets)
+                req.look_through
+                    && matches!(place, Place::Control | Place::Secrets)
                     && (p.starts_with(&layout.project) || p.starts_with(&layout.home))
                     && kind(p).is_some_and(|k| k.is_dir())
             })
