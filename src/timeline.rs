@@ -135,9 +135,55 @@ pub fn session_path(root: &Path, session: &str) -> PathBuf {
 }
 
 fn now() -> String {
-    let t = jiff::Timestamp::now();
-    t.round(jiff::Unit::Microsecond).unwrap_or(t).to_string()
+    stamp(jiff::Timestamp::now())
 }
+
+/// An instant as `ts`: UTC to the microsecond, always six digits after the point, so that stamps
+/// sort as text the way they do in time (`…:38.400000Z` before `…:38.450000Z`; trimmed, `…:38.4Z`
+/// sorted after it).
+fn stamp(t: jiff::Timestamp) -> String {
+    let t = t.round(jiff::Unit::Microsecond).unwrap_or(t);
+    format!(
+        "{}.{:06}Z",
+        t.strftime("%Y-%m-%dT%H:%M:%S"),
+        t.subsec_microsecond()
+    )
+}
+
+/// Sorts events into the merged order: by instant, then session, then `seq`. A stamp as
+/// [`stamp`] writes it sorts as text the way it does in time; logs written before that hold
+/// trimmed fractions (`…:38.4Z`), which are brought to the fixed width first. A stamp that does
+/// not parse (a damaged line) sorts first, where `verify` points at it anyway.
+fn merge_order<T>(events: &mut Vec<T>, key: impl Fn(&T) -> (&str, &str, u64)) {
+    let fixed = |ts: &str| {
+        let b = ts.as_bytes();
+        b.len() == FIXED_WIDTH && b[10] == b'T' && b[19] == b'.' && b[26] == b'Z'
+    };
+    if events.iter().all(|e| fixed(key(e).0)) {
+        events.sort_by(|a, b| key(a).cmp(&key(b)));
+        return;
+    }
+    let mut keyed: Vec<(Option<String>, T)> = events
+        .drain(..)
+        .map(|e| {
+            let ts = key(&e).0;
+            let k = if fixed(ts) {
+                Some(ts.to_string())
+            } else {
+                ts.parse().ok().map(stamp)
+            };
+            (k, e)
+        })
+        .collect();
+    keyed.sort_by(|(ta, a), (tb, b)| {
+        let ((_, sa, qa), (_, sb, qb)) = (key(a), key(b));
+        (ta, sa, qa).cmp(&(tb, sb, qb))
+    });
+    events.extend(keyed.into_iter().map(|(_, e)| e));
+}
+
+/// The length of a stamp as [`stamp`] writes it: `2026-12-04T05:43:38.400000Z`.
+const FIXED_WIDTH: usize = 27;
 
 fn hex(bytes: &[u8]) -> String {
     const H: &[u8; 16] = b"0123456789abcdef";
@@ -572,7 +618,7 @@ pub fn read_lines(root: &Path, filter: &Filter) -> Result<Vec<RawEvent>> {
             line: text,
         });
     })?;
-    out.sort_by(|a, b| (&a.ts, &a.session, a.seq).cmp(&(&b.ts, &b.session, b.seq)));
+    merge_order(&mut out, |e| (&e.ts, &e.session, e.seq));
     Ok(out)
 }
 
@@ -647,7 +693,7 @@ pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
         }
         events.push(ev);
     })?;
-    events.sort_by(|a, b| (&a.ts, &a.session, a.seq).cmp(&(&b.ts, &b.session, b.seq)));
+    merge_order(&mut events, |e| (&e.ts, &e.session, e.seq));
     Ok(events)
 }
 
@@ -944,6 +990,82 @@ mod tests {
         });
         let r = verify_file(&p).unwrap();
         assert_eq!((r.events, r.error), (400, None));
+    }
+
+    #[test]
+    fn events_merge_in_time_order_whatever_the_width_of_their_fractions() {
+        // Forge before 2026-12-04 wrote `…:38.4Z` for `…:38.400000Z`: as text that sorts
+        // after `…:38.45Z`, and a tool call came out after the spend it caused.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let put = |session: &str, lines: &[(&str, u64)]| {
+            let p = session_path(root, session);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let text: String = lines
+                .iter()
+                .map(|(ts, seq)| {
+                    render(
+                        ts,
+                        *seq,
+                        session,
+                        None,
+                        "x",
+                        "note",
+                        &serde_json::json!({}),
+                        "0",
+                    )
+                })
+                .collect();
+            std::fs::write(p, text).unwrap();
+        };
+        put(
+            "a",
+            &[
+                ("2026-12-04T05:43:38.4Z", 1),
+                ("2026-12-04T05:43:38.45Z", 2),
+            ],
+        );
+        put(
+            "b",
+            &[
+                ("2026-12-04T05:43:38.420000Z", 1),
+                ("2026-12-04T05:43:39Z", 2),
+            ],
+        );
+        let want = [("a", 1), ("b", 1), ("a", 2), ("b", 2)];
+        let got: Vec<_> = read(root, &Filter::default())
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.session, e.seq))
+            .collect();
+        let want: Vec<_> = want.iter().map(|(s, q)| (s.to_string(), *q)).collect();
+        assert_eq!(got, want);
+        let got: Vec<_> = read_lines(root, &Filter::default())
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.session, e.seq))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn new_events_are_stamped_with_six_fraction_digits() {
+        let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+        assert_eq!(
+            stamp(at("2026-12-04T05:43:38.4Z")),
+            "2026-12-04T05:43:38.400000Z"
+        );
+        assert_eq!(
+            stamp(at("2026-12-04T05:43:38Z")),
+            "2026-12-04T05:43:38.000000Z"
+        );
+        assert_eq!(
+            stamp(at("2026-12-04T05:43:59.9999996Z")),
+            "2026-12-04T05:44:00.000000Z"
+        );
+        let ts = now();
+        assert_eq!(ts.len(), FIXED_WIDTH, "{ts}");
+        assert_eq!(FIXED_WIDTH, "2026-12-04T05:43:38.400000Z".len());
     }
 
     #[test]
