@@ -6,8 +6,9 @@
 //! - `shell/` turns a command line into data ([`shell::Analysis`]): what runs, in which folder,
 //!   writing and reading what; it reads scripts, recipes and package scripts in the project;
 //! - `rules/` judges that data; each file holds one family of rules ([`rules::DEFAULT_RULES`]);
-//! - `tools.rs` reads each agent's tool inputs; `paths.rs` places paths; `phase.rs` is a
-//!   running slice's scope; `config.rs` the `guard:` config (project and user);
+//! - `tools.rs` reads each agent's tool inputs, `mcp.rs` an MCP tool's by its keys; `paths.rs`
+//!   places paths; `phase.rs` is a running slice's scope; `config.rs` the `guard:` config
+//!   (project and user);
 //!   `exceptions.rs` a person's allow-once grants; `trust.rs` trust in a clone's relaxing rules.
 //!
 //! A missed command leads to one file: the program's family in `rules/`, or `shell/` when the
@@ -15,6 +16,7 @@
 
 pub mod config;
 pub mod exceptions;
+mod mcp;
 pub mod paths;
 pub mod phase;
 pub mod rules;

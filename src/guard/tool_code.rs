@@ -2,7 +2,7 @@
 //! into the command line a shell would read, code handed to a tool that runs it (`executeCode`,
 //! `run_python_code`, a notebook cell) written as the inline interpreter call that would run the
 //! same code (`python3 -c '…'`), and what no reading can judge — an interactive shell started,
-//! free-form input typed into a running process — set aside for a person. `tools.rs` finds
+//! free-form input typed into a running process — set aside for a person. `mcp.rs` finds
 //! these values by their keys; the rules judge the command lines as any other.
 
 use serde_json::Value;
@@ -101,7 +101,7 @@ pub(super) fn interpreter(word: &str) -> Option<&'static str> {
 /// names, if any (`python_code`).
 pub(super) fn code_key(words: &[String]) -> Option<Option<&'static str>> {
     let lang = words.iter().find_map(|w| interpreter(w));
-    let code = words.iter().any(|w| super::tools::one_of(w, &CODE_WORDS));
+    let code = words.iter().any(|w| super::mcp::one_of(w, &CODE_WORDS));
     (code || lang.is_some()).then_some(lang)
 }
 
