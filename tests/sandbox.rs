@@ -15,6 +15,7 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use common::forge_bin;
 
@@ -1465,6 +1466,76 @@ fn a_sessions_commands_share_a_kept_namespace_with_the_same_walls() {
     assert!(!r.exists(".forge/planted"));
     // Not the caller's own /dev/shm either.
     assert!(!Path::new("/dev/shm/first").exists());
+}
+
+/// A keeper ends, and removes its record, once no command has joined for its idle time
+/// (`IDLE`, 120 s, in src/sandbox/keeper.rs) and no process is left in its namespace — but not
+/// while one is: a server a command left running keeps the mount table it runs in. The idle
+/// clock is the record's change time, which every joining command moves; the test sets it back
+/// rather than wait two minutes. The keeper looks every 15 s.
+#[test]
+fn a_keeper_ends_when_idle_and_nothing_is_left_in_its_namespace() {
+    if skip_or_fail("a_keeper_ends_when_idle_and_nothing_is_left_in_its_namespace")
+        || no_keyring("a_keeper_ends_when_idle_and_nothing_is_left_in_its_namespace")
+    {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let first = in_session(&r, &["true"]);
+    assert!(first.status.success(), "{first:?}");
+    let record = keeper_record(&r).expect("the first command leaves a keeper record");
+    let keeper = record_body(&record)["pid"].as_i64().unwrap();
+    let ns = |pid: i64| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
+    let running = |pid: i64| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            let state = s.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+            !matches!(state, Some(Some('Z' | 'X')) | None)
+        })
+    };
+    // A command still running in the kept namespace.
+    let mut inside = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sleep", "120"])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .spawn()
+        .unwrap();
+    let child = i64::from(inside.id());
+    let start = std::time::Instant::now();
+    while ns(child) != ns(keeper) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        ns(child),
+        ns(keeper),
+        "the second command joins the kept namespace"
+    );
+    let idle = |path: &Path| {
+        let old = std::time::SystemTime::now() - Duration::from_secs(600);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    };
+    idle(&record);
+    // Longer than one look: the keeper has seen the record idle, and a process inside.
+    std::thread::sleep(Duration::from_secs(17));
+    assert!(running(keeper), "a keeper with a process inside stays");
+    assert!(record.exists());
+    inside.kill().unwrap();
+    inside.wait().unwrap();
+    let start = std::time::Instant::now();
+    while running(keeper) && start.elapsed() < Duration::from_secs(40) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(!running(keeper), "an idle keeper with nothing inside ends");
+    assert!(!record.exists(), "and removes its record");
+    // The next command builds a namespace anew and leaves a new keeper.
+    let next = in_session(&r, &["true"]);
+    assert!(next.status.success(), "{next:?}");
+    let again = keeper_record(&r).expect("a new keeper record");
+    assert_ne!(record_body(&again)["pid"].as_i64().unwrap(), keeper);
 }
 
 /// A cover does not survive its path being replaced outside (docs/sandbox.md, Limits): `git
