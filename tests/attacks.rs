@@ -247,9 +247,11 @@ fn a_final_slice_that_lands_as_coverage_still_runs_the_verify_commands() {
     let (_, out) = e.run();
     e.nothing_wrong_landed();
     // Green's first slice already meets the person's command on the suite as it was before
-    // red; the milestone checks before a coverage commit are the second wall.
+    // the run; the milestone checks before a coverage commit are the second wall.
     assert!(
-        out.contains("with the tests as they were before red: exit 1, failing: guest pays by card"),
+        out.contains(
+            "with the tests as they were before the run: exit 1, failing: guest pays by card"
+        ),
         "{out}"
     );
 }

@@ -494,3 +494,87 @@ fn a_damaged_ledger_stops_the_run_with_the_way_out_not_an_error() {
     let o = r.forge(&["run", "--resume", "shop"]);
     assert_eq!(o.code, 0, "{o:?}");
 }
+
+// Red team, round 16.
+
+#[test]
+fn a_plan_that_calls_an_existing_test_code_does_not_let_green_change_it() {
+    let r = shop("test-as-code");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = prompt(&r, "member-discount-green-w1-a2");
+    assert!(
+        p2.contains("tests/card_test.sh (a test file: green may not change tests)"),
+        "{p2}"
+    );
+    assert_eq!(
+        git_out(&r, &["show", "HEAD:tests/card_test.sh"]),
+        std::fs::read_to_string(Path::new(RUN_FIX).join("shop/tests/card_test.sh"))
+            .unwrap()
+            .trim()
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn red_may_not_define_the_runners_helper_again_in_a_new_file() {
+    let r = shop("redefine-helper");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = prompt(&r, "member-discount-red-w1-a2");
+    assert!(
+        p2.contains(
+            "tests/aaa_test.sh (red only adds: it defines `check` again, which tests/run.sh defines"
+        ),
+        "{p2}"
+    );
+    assert!(!git_out(&r, &["log", "--name-only"]).contains("aaa_test.sh"));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_mute_an_earlier_slice_landed_does_not_hide_a_later_slices_regression() {
+    // Slice 1's red lands a `check` (made by eval, past the name rule) that passes "guest pays
+    // by card" whatever it got; slice 2's green drops the card fee. The person's command runs
+    // on the tests as they were before the run, without the mute, and fails.
+    let r = shop("mute-later");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = prompt(&r, "receipt-green-w1-a2");
+    assert!(
+        p2.contains(
+            "`test` with the tests as they were before the run: exit 1, failing: guest pays by card"
+        ),
+        "{p2}"
+    );
+    assert!(git_out(&r, &["show", "HEAD:src/cart.sh"]).contains("$1 * 2 / 100"));
+}
+
+#[test]
+fn an_agent_that_says_not_found_after_changing_files_is_judged() {
+    // Exit 127 with "not found" is a setup error only for a call that changed nothing.
+    let r = shop("fake-not-found");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = prompt(&r, "member-discount-red-w1-a2");
+    assert!(
+        p2.contains("src/cart.sh (red may change only tests/)"),
+        "{p2}"
+    );
+    assert!(!git_out(&r, &["log", "-p"]).contains("red was here"));
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn a_link_that_climbs_out_through_another_link_is_reverted() {
+    let r = shop("link-hop");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = prompt(&r, "member-discount-green-w1-a2");
+    assert!(
+        p2.contains("src/e (a link to a file outside the repository)"),
+        "{p2}"
+    );
+    assert!(!git_out(&r, &["log", "--name-only"]).contains("src/e"));
+    assert_landed_cleanly(&r);
+}

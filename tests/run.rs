@@ -789,7 +789,7 @@ fn every_configured_command_passes_on_the_suite_before_red_before_a_slice_commit
     assert_eq!(g, ["fail", "pass"]);
     let p2 = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a2.md");
     assert!(
-        p2.contains("`lint` with the tests as they were before red: exit 1"),
+        p2.contains("`lint` with the tests as they were before the run: exit 1"),
         "{p2}"
     );
     assert!(!git_out(&r, &["log", "-p", "--", "src"]).contains("TODO"));

@@ -569,10 +569,27 @@ impl Run<'_> {
         let o = &fin.outcome;
         self.meta.agent_ms += o.duration.as_millis() as u64;
         let tail = String::from_utf8_lossy(&o.tail).trim().to_string();
-        let not_found = o.exit_code == Some(127)
+        // The tree after the call, read before the call's outcome is trusted at all: a call
+        // that changed something ran, whatever it printed.
+        // The areas as the kernel granted them, now that the launcher has made them.
+        let areas = self.written_areas(request.as_ref());
+        let mut after = {
+            let root = self.project.root.clone();
+            self.seen
+                .snapshot_after_call(&root, base, &before, areas.as_deref())?
+        };
+        // A program that was not found, or a sandbox that could not be set up, ran nothing: a
+        // call that changed the tree, committed or touched what no agent may change did run,
+        // and is judged like any other, whatever it printed (red team, round 16: red edited
+        // `src/`, printed `sh: 1: claude: not found` and exited 127; its edit was then kept as
+        // the person's on resume).
+        let ran = after != before || !commits.is_empty() || !restored.is_empty();
+        let not_found = !ran
+            && o.exit_code == Some(127)
             && o.duration < std::time::Duration::from_secs(5)
             && (tail.contains("not found") || tail.contains("No such file"));
-        let no_sandbox = !wrap.is_empty()
+        let no_sandbox = !ran
+            && !wrap.is_empty()
             && o.exit_code == Some(crate::sandbox::EXIT_SETUP)
             && tail.contains("forge sandbox: error");
         if not_found || no_sandbox {
@@ -656,13 +673,6 @@ impl Run<'_> {
                 String::new()
             }
         ));
-        // The areas as the kernel granted them, now that the launcher has made them.
-        let areas = self.written_areas(request.as_ref());
-        let mut after = {
-            let root = self.project.root.clone();
-            self.seen
-                .snapshot_after_call(&root, base, &before, areas.as_deref())?
-        };
         // The person's ignored files (a `config.local`, an `.env`) are nobody's to delete or
         // rewrite: put back, and said. Not a gate failure — a test run may rewrite an ignored
         // log — only never a loss.

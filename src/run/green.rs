@@ -225,15 +225,39 @@ impl Run<'_> {
             // planner's (an agent's) and can be made to lie (`… | sed …`); the person's
             // commands, on a suite no agent of this slice wrote, are the evidence that nothing
             // that worked before was broken.
+            //
+            // They run on the tests as they were before the *run*, not before this slice's
+            // red: a red of an earlier slice may have added a file that mutes an existing case
+            // (a shell `check` redefined to pass it), which then lands with that slice and is
+            // part of every later slice's suite (red team, round 16). Every test area of the
+            // plan and every file named as a test is put back as the run's base had it.
+            let before_run = {
+                let base = self.meta.base_sha.clone();
+                let base_tree = self.seen.tree(&self.project.root, &base)?;
+                let areas: Vec<String> = self
+                    .state
+                    .slices
+                    .iter()
+                    .flat_map(|s| s.test_areas.iter().cloned())
+                    .collect();
+                let tests: Vec<String> = candidate
+                    .entries
+                    .keys()
+                    .chain(base_tree.entries.keys())
+                    .filter(|f| gates::in_areas(&areas, f) || gates::is_test_file(f))
+                    .cloned()
+                    .collect();
+                candidate.overlay(&base_tree, &tests)
+            };
             if reasons.is_empty() && !self.config.run.red_may_edit_tests {
                 for (r, c) in self
-                    .full_checks(&format!("{}-regress", s.id), &before_red)?
+                    .full_checks(&format!("{}-regress", s.id), &before_run)?
                     .iter()
                     .zip(&self.config.verify.commands)
                 {
                     if !r.ok {
                         reasons.push(format!(
-                            "`{}` with the tests as they were before red: {}",
+                            "`{}` with the tests as they were before the run: {}",
                             r.name,
                             command_failure(r)
                         ));
@@ -241,7 +265,7 @@ impl Run<'_> {
                         crate::verify::missing_evidence(c.report, c.allow_empty, r)
                     {
                         reasons.push(format!(
-                            "`{}` with the tests as they were before red: {why}",
+                            "`{}` with the tests as they were before the run: {why}",
                             r.name
                         ));
                     }

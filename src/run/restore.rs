@@ -39,8 +39,45 @@ impl Run<'_> {
                 oids.push(new);
             }
         }
+        // Red's shell files, and the shell files of the tests and harness it may shadow.
+        let shared: Vec<(&String, &str)> = match (phase, only_adds_to) {
+            (
+                Phase::Red {
+                    test_areas,
+                    harness,
+                },
+                Some(start),
+            ) => start
+                .entries
+                .iter()
+                .filter(|(p, _)| {
+                    gates::is_shell(p)
+                        && (harness.contains(p)
+                            || gates::in_areas(test_areas, p)
+                            || gates::is_test_file(p))
+                })
+                .filter_map(|(p, e)| e.oid().map(|o| (p, o)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !shared.is_empty() {
+            oids.extend(shared.iter().map(|(_, o)| *o));
+            for c in &changes {
+                if let Some(Entry::File { oid, .. }) = &c.after
+                    && gates::is_shell(&c.path)
+                {
+                    oids.push(oid);
+                }
+            }
+        }
         let root = self.project.root.clone();
         let blobs = self.seen.odb(&root).read(&oids, "blob")?;
+        let mut functions = std::collections::BTreeMap::new();
+        for (p, o) in &shared {
+            for f in gates::shell_functions(&blobs[*o]) {
+                functions.entry(f).or_insert_with(|| (*p).clone());
+            }
+        }
         let mut scope = Scope {
             commits: a.commits.clone(),
             restored: a.restored.clone(),
@@ -57,6 +94,36 @@ impl Run<'_> {
             } else {
                 gates::disallowed(phase, c, target)
             };
+            if why.is_none()
+                && !functions.is_empty()
+                && let Some(Entry::File { oid, .. }) = &c.after
+                && gates::is_shell(&c.path)
+            {
+                let old = only_adds_to
+                    .and_then(|s| s.entries.get(&c.path))
+                    .and_then(Entry::oid)
+                    .and_then(|o| blobs.get(o))
+                    .map(Vec::as_slice);
+                let elsewhere: std::collections::BTreeMap<String, String> = functions
+                    .iter()
+                    .filter(|(_, f)| **f != c.path)
+                    .map(|(n, f)| (n.clone(), f.clone()))
+                    .collect();
+                why = blobs.get(oid.as_str()).and_then(|new| {
+                    gates::redefines(new, old, &elsewhere)
+                        .err()
+                        .map(|e| format!("red only adds: {e}"))
+                });
+            }
+            // The person's own uncommitted changes are never committed by the run (`forge run`
+            // says so when it keeps them): an agent that edits such a file would carry them
+            // into the slice's commit (red team, round 16).
+            if why.is_none() && self.meta.person_paths.contains(&c.path) {
+                why = Some(
+                    "a file with the person's uncommitted changes, which the run never commits"
+                        .into(),
+                );
+            }
             if why.is_none()
                 && let Some(start) = only_adds_to
                 && let Some(old) = start.entries.get(&c.path)

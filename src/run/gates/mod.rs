@@ -93,3 +93,68 @@ pub fn is_forge_path(p: &str) -> bool {
 pub fn in_areas(areas: &[String], path: &str) -> bool {
     areas.iter().any(|g| glob::matches(g, path))
 }
+
+/// Whether `path` is a test by the conventions of the common test runners, whatever a plan
+/// says: a file under a `test/`, `tests/`, `spec/` or `__tests__/` folder, or named as a test
+/// (`test_cart.py`, `cart_test.go`, `cart.test.ts`, `cart.spec.js`, `cart_spec.rb`,
+/// `CartTest.java`, `CartTests.cs`). The planner is an agent: the test areas it names are not
+/// the only tests (red team, round 16: a plan that listed the existing `tests/card_test.sh` as
+/// a code area let green weaken it).
+pub fn is_test_file(path: &str) -> bool {
+    const FOLDERS: [&str; 7] = [
+        "test",
+        "tests",
+        "spec",
+        "specs",
+        "__tests__",
+        "e2e",
+        "testdata",
+    ];
+    let mut parts = path.split('/');
+    let name = parts.next_back().unwrap_or("");
+    if parts.any(|d| FOLDERS.contains(&d.to_ascii_lowercase().as_str())) {
+        return true;
+    }
+    let stem = name.split('.').next().unwrap_or("");
+    let lower = stem.to_ascii_lowercase();
+    let dotted = |w: &str| name.to_ascii_lowercase().split('.').skip(1).any(|p| p == w);
+    lower.starts_with("test_")
+        || ["_test", "_tests", "_spec", "-test", "-spec"]
+            .iter()
+            .any(|s| lower.ends_with(s))
+        || (stem.len() > 4 && (stem.ends_with("Test") || stem.ends_with("Tests")))
+        || dotted("test")
+        || dotted("spec")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tests_are_known_by_their_runners_conventions() {
+        for t in [
+            "tests/card_test.sh",
+            "tests/lib/helpers.sh",
+            "src/__tests__/cart.js",
+            "test_cart.py",
+            "pkg/cart_test.go",
+            "web/cart.test.ts",
+            "web/cart.spec.js",
+            "spec/cart_spec.rb",
+            "src/main/java/CartTest.java",
+            "Cart.Tests/CartTests.cs",
+        ] {
+            assert!(super::is_test_file(t), "{t}");
+        }
+        for c in [
+            "src/cart.sh",
+            "src/contest.py",
+            "src/latest.rs",
+            "scripts/test",
+            "src/Test.java",
+            "testing.md",
+            "src/attest/mod.rs",
+        ] {
+            assert!(!super::is_test_file(c), "{c}");
+        }
+    }
+}

@@ -75,7 +75,7 @@ pub fn disallowed(phase: &Phase, change: &Change, link_target: Option<&[u8]>) ->
             if red_tests.iter().any(|t| t == p) {
                 return Some("the verified red test, which must stay byte-identical".into());
             }
-            if in_areas(test_areas, p) {
+            if in_areas(test_areas, p) || super::is_test_file(p) {
                 return Some("a test file: green may not change tests".into());
             }
             if !in_areas(code_areas, p) {
@@ -90,16 +90,23 @@ pub fn disallowed(phase: &Phase, change: &Change, link_target: Option<&[u8]>) ->
     None
 }
 
-/// Whether a link at `path` with `target` points outside the tree: an absolute target, or one
-/// whose `..` climb above the repository root.
+/// Whether a link at `path` with `target` may point outside the tree: an absolute target, one
+/// whose leading `..` climb above the repository root, or one with a `..` after a name. The
+/// kernel resolves `name/..` from wherever `name` leads, so when `name` is itself a link
+/// (`src/d -> ..`) a climb counted on the target's text is wrong: `d/src/d/../../..` leaves the
+/// tree in three steps its text says stay inside (red team, round 16). Leading climbs start
+/// from the link's own folder, a real folder of the tree, and names after them only descend —
+/// into folders or links judged by the same rule — so a target of that shape stays inside.
 fn escapes(path: &str, target: &[u8]) -> bool {
     let t = String::from_utf8_lossy(target);
-    if t.starts_with('/') {
+    if t.starts_with('/') || t.is_empty() {
         return true;
     }
     let mut depth: i64 = path.matches('/').count() as i64;
+    let mut named = false;
     for part in t.split('/') {
         match part {
+            ".." if named => return true,
             ".." => {
                 depth -= 1;
                 if depth < 0 {
@@ -107,7 +114,7 @@ fn escapes(path: &str, target: &[u8]) -> bool {
                 }
             }
             "" | "." => {}
-            _ => depth += 1,
+            _ => named = true,
         }
     }
     false
@@ -151,6 +158,49 @@ pub fn only_adds(old: &[u8], new: &[u8]) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Whether `path` is a shell script, whose functions share one namespace with every other
+/// file the same runner sources.
+pub fn is_shell(path: &str) -> bool {
+    [".sh", ".bash", ".bats"].iter().any(|e| path.ends_with(e))
+}
+
+/// The shell functions a script defines (`check() {`, `function check {`).
+pub fn shell_functions(text: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(text)
+        .lines()
+        .filter_map(defined_name)
+        .filter_map(|n| {
+            n.strip_prefix("sh ")
+                .or_else(|| n.strip_prefix("function"))
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// Red only adds, across files too: a shell function its change defines that another test
+/// file or the harness already defines replaces that one for every file sourced after it (red
+/// team, round 16: a new `tests/aaa_test.sh` whose `check` passed "guest pays by card"
+/// whatever it got, sourced before the existing tests by `tests/run.sh`). `old` is the file
+/// before the change, `elsewhere` the functions of the other files, by name. `Err` names it.
+pub fn redefines(
+    new: &[u8],
+    old: Option<&[u8]>,
+    elsewhere: &std::collections::BTreeMap<String, String>,
+) -> Result<(), String> {
+    let had = old.map(shell_functions).unwrap_or_default();
+    match shell_functions(new)
+        .into_iter()
+        .filter(|n| !had.contains(n))
+        .find_map(|n| elsewhere.get(&n).map(|f| (n, f)))
+    {
+        Some((n, f)) => Err(format!(
+            "it defines `{}` again, which {f} defines: the existing tests would run with the new one",
+            crate::text::inert(&n, 80)
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The name a line defines, in the common test languages: `def f(`, `fn f(`, `func F(`,
@@ -323,7 +373,14 @@ mod tests {
         let link = Some(Entry::Symlink { oid: "2".into() });
         assert!(disallowed(&green, &change("src/l", link.clone()), Some(b"/etc/passwd")).is_some());
         assert!(disallowed(&green, &change("src/l", link.clone()), Some(b"../../x")).is_some());
-        assert!(disallowed(&green, &change("src/l", link), Some(b"../src/a.sh")).is_none());
+        assert!(disallowed(&green, &change("src/l", link.clone()), Some(b"../src/a.sh")).is_none());
+        assert!(disallowed(&green, &change("src/l", link.clone()), Some(b"a.sh")).is_none());
+        // Red team, round 16: with `src/d -> ..` in the tree, this target leads to
+        // `<repo>/../../home/.profile`, though its climbs counted as text stay inside.
+        let hop = b"d/src/d/src/d/src/d/src/d/../../../../../home/.profile";
+        assert!(disallowed(&green, &change("src/e", link.clone()), Some(hop)).is_some());
+        assert!(disallowed(&green, &change("src/e", link.clone()), Some(b"d/..")).is_some());
+        assert!(disallowed(&green, &change("src/d", link), Some(b"..")).is_none());
         let ro = Phase::ReadOnly { role: "verifier" };
         assert!(disallowed(&ro, &change("src/a.sh", file()), None).is_some());
     }
@@ -370,5 +427,22 @@ mod tests {
             .is_err()
         );
         assert!(only_adds(py, b"def test_total():\n    assert total(100) == 95\ndef test_member():\n    assert 0\n").is_ok());
+    }
+
+    #[test]
+    fn red_redefines_no_function_another_file_defines() {
+        let elsewhere: std::collections::BTreeMap<String, String> =
+            [("check".to_string(), "tests/run.sh".to_string())].into();
+        let mute = b"check() {\n  echo \"ok $n - $1\"\n}\n";
+        let e = redefines(mute, None, &elsewhere).unwrap_err();
+        assert!(
+            e.contains("`check` again, which tests/run.sh defines"),
+            "{e}"
+        );
+        assert!(redefines(b"function check {\n :\n}\n", None, &elsewhere).is_err());
+        // Its own helpers, and calls of the shared one, are fine.
+        assert!(redefines(b"member() { :; }\ncheck a 1 1\n", None, &elsewhere).is_ok());
+        // A function the file already had before the change is that file's own.
+        assert!(redefines(mute, Some(mute), &elsewhere).is_ok());
     }
 }
