@@ -5,6 +5,7 @@
 const CLOUD: &str = "cloud credentials";
 const STORED: &str = "stored credentials";
 const HISTORY: &str = "a shell history (tokens typed on the command line)";
+const WALLET: &str = "a cryptocurrency wallet's keys";
 const LOCAL: &str = "the token of a local server that runs code for whoever presents it";
 
 /// Credential files and folders under home, with what they are. (Each AI agent's own credential
@@ -96,6 +97,27 @@ pub const HOME: &[(&str, &str)] = &[
         ".Xauthority",
         "the X display's key (whoever has it can type into every window)",
     ),
+    // Red team, round 16: histories of other shells, CLIs' tokens, wallets.
+    (".zhistory", HISTORY),
+    (".sh_history", HISTORY),
+    (".ash_history", HISTORY),
+    (".local/share/atuin", HISTORY),
+    (".config/stripe", STORED),
+    (".wrangler", STORED),
+    (".huggingface/token", STORED),
+    (".supabase/access-token", STORED),
+    (".config/age/keys.txt", "age's private keys"),
+    (".circleci/cli.yml", STORED),
+    (".ivy2/.credentials", STORED),
+    (".sbt/.credentials", STORED),
+    (".mix/hex.config", STORED),
+    (".pub-cache/credentials.json", STORED),
+    (".nuget/NuGet/NuGet.Config", STORED),
+    (".config/hcloud", CLOUD),
+    (".config/Bitwarden CLI", STORED),
+    (".ngrok2", STORED),
+    (".ethereum/keystore", WALLET),
+    (".bitcoin/wallet.dat", WALLET),
 ];
 
 /// Stored logins, by their file name wherever they are.
@@ -167,4 +189,9 @@ pub const ENV_NAME_WORDS: &[&str] = &[
     "ACCESS_KEY",
     "PRIVATE_KEY",
     "CREDENTIAL",
+    // Red team, round 16: `MYSQL_PWD` (never `PWD`, `OLDPWD`: those are folders), `SSHPASS`,
+    // `RAILS_MASTER_KEY`.
+    "_PWD",
+    "SSHPASS",
+    "MASTER_KEY",
 ];

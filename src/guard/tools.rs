@@ -158,7 +158,7 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
             selectors(name, input, &mut call);
             // Narrowed by a pattern that selects (`*.rs`; not `!*.md`, which only leaves out,
             // nor `""`, which ripgrep is not given), split as Claude Code splits `glob` (on
-            // spaces and commas), or by a file type other than `all`.
+            // spaces and commas), or by a type of source code ([`CODE_TYPES`]).
             let selects = |v: &Value| -> bool {
                 let words: Vec<&str> = match v {
                     Value::String(s) => vec![s.as_str()],
@@ -176,7 +176,7 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
                 || input
                     .get("type")
                     .and_then(Value::as_str)
-                    .is_some_and(|t| !t.trim().is_empty() && t.trim() != "all");
+                    .is_some_and(|t| CODE_TYPES.contains(&t.trim()));
             call.exclusions = ["glob", "include"]
                 .iter()
                 .filter_map(|k| input.get(*k).and_then(Value::as_str))
@@ -288,6 +288,44 @@ fn urls_in(text: &str) -> Vec<String> {
 /// The file-selecting patterns of a search or listing tool: Claude Code's `Grep.glob` and
 /// `Glob.pattern`, Gemini's `include`, `glob.pattern` and `read_many_files.paths`, each in the
 /// folder the call names (`path`, `dir_path`).
+/// ripgrep file types (`Grep {"type": …}`) that select source code only. Any other type counts
+/// as no narrowing: `yaml`, `json`, `toml`, `xml`, `ini`, `config`, `txt` and `sh` are the
+/// formats credentials are kept in (`~/.config/gh/hosts.yml`, `~/.docker/config.json`,
+/// `~/.cargo/credentials.toml`, `~/.config/age/keys.txt`, `.zshrc`), and a type ripgrep does not
+/// know is not one Forge can read.
+const CODE_TYPES: [&str; 30] = [
+    "py",
+    "python",
+    "rust",
+    "js",
+    "ts",
+    "typescript",
+    "go",
+    "c",
+    "cpp",
+    "java",
+    "kotlin",
+    "swift",
+    "ruby",
+    "php",
+    "cs",
+    "scala",
+    "haskell",
+    "elixir",
+    "erlang",
+    "clojure",
+    "dart",
+    "lua",
+    "zig",
+    "ocaml",
+    "r",
+    "julia",
+    "css",
+    "html",
+    "md",
+    "markdown",
+];
+
 fn selectors(name: &str, input: &Value, call: &mut ToolCall) {
     let strings = |k: &str| -> Vec<String> {
         match input.get(k) {

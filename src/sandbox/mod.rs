@@ -745,6 +745,27 @@ pub fn is_secret_env(name: &str) -> bool {
         || n.ends_with("_DSN")
 }
 
+/// Whether a variable's value is a credential whatever its name: a URL that carries a password
+/// (`scheme://user:pass@host`, `redis://:pass@host`), as `REDIS_URL`, `AMQP_URL` or a service's
+/// own name hold them.
+pub fn is_secret_env_value(name: &str, value: &str) -> bool {
+    if is_secret_env(name) {
+        return true;
+    }
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
+    let plain_scheme = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    plain_scheme
+        && authority
+            .rsplit_once('@')
+            .is_some_and(|(user, _)| user.split_once(':').is_some_and(|(_, pw)| !pw.is_empty()))
+}
+
 /// The environment CMD gets: TMPDIR, the marker, and no credentials but its client's own.
 pub fn environment(req: &Request, plan: &Plan) -> (Vec<(OsString, OsString)>, Vec<String>) {
     let set = vec![
@@ -756,8 +777,12 @@ pub fn environment(req: &Request, plan: &Plan) -> (Vec<(OsString, OsString)>, Ve
         _ => &[],
     };
     let remove = std::env::vars_os()
-        .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| is_secret_env(k) && !keep.contains(&k.as_str()))
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+        .filter(|(k, v)| {
+            let v = v.to_string_lossy();
+            is_secret_env_value(k, &v) && !keep.contains(&k.as_str())
+        })
+        .map(|(k, _)| k)
         .collect();
     (set, remove)
 }

@@ -15,7 +15,9 @@
 //! expressions are removed before looking, so `print(platform.system())` or
 //! `awk '/spawn/'` are not mistaken for system calls. Inside the session sandbox, inline code
 //! that only touches files and processes is contained and allowed with a note; code that
-//! opens network connections is asked about either way.
+//! opens network connections, or evaluates code it builds (which may be network code in
+//! disguise: `exec(bytes.fromhex(…))`, `globalThis['fe'+'tch']`), is asked about either way,
+//! since the sandbox leaves the network open.
 
 use super::inline::{Lang, Reach, lang_of, scan};
 use super::{Judge, Rule};
@@ -134,7 +136,7 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
                         "`{shown}` runs {from} {name} code that {}; Forge does not run or fully parse inline code and no list of such calls is complete, so a person decides (or put it in a file a person reviews)",
                         reach.describe()
                     );
-                    if reach.network.is_some() {
+                    if reach.network.is_some() || reach.dynamic.is_some() {
                         j.hit_at(&INLINE_CODE, &inv.origin, reason);
                     } else {
                         j.hit_contained(&INLINE_CODE, &inv.origin, reason);
@@ -555,7 +557,7 @@ fn script_file(
                 p.display(),
                 reach.describe()
             );
-            if reach.network.is_some() {
+            if reach.network.is_some() || reach.dynamic.is_some() {
                 j.hit_at(&INLINE_CODE, &inv.origin, reason);
             } else {
                 j.hit_contained(&INLINE_CODE, &inv.origin, reason);

@@ -16,7 +16,7 @@ use crate::guard::shell::{Arg, Cwd, Invocation, Names, Word};
 pub const RM_REPO: Rule = Rule {
     id: "rm-repo",
     decision: Decision::Deny,
-    summary: "recursive or mass delete (or move away) of the repository, an ancestor of it, `.git` or `.forge` — `rm -rf .`, `rm -rf *`, `find . -delete`, `git ls-files | xargs rm`, `rsync --delete` into it",
+    summary: "recursive or mass delete (or move away) of the repository, an ancestor of it, `.git` or `.forge` — `rm -rf .`, `rm -rf *`, `find . -delete`, `git ls-files | xargs rm`, `rsync --delete` into it, archivers that remove what they pack (`tar --remove-files`, `zip -m`, `7z -sdel`, `gzip -r`, `zstd -r --rm`)",
 };
 pub const RM_OUTSIDE: Rule = Rule {
     id: "rm-outside-repo",
@@ -31,7 +31,7 @@ pub const RM_UNKNOWN: Rule = Rule {
 pub const FIND_DELETE: Rule = Rule {
     id: "find-delete",
     decision: Decision::Deny,
-    summary: "`find … -delete` of everything under the repository, or of anything outside it",
+    summary: "`find … -delete` of everything under the repository, or of anything outside it; `-type f`, and a `-name`/`-path` under `!`/`-not`, narrow nothing, and `find *` is the folder itself",
 };
 pub const WRITE_OUTSIDE: Rule = Rule {
     id: "write-outside-repo",
@@ -73,6 +73,12 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
     match name {
         n if DELETERS.contains(&n) => rm(j, inv, n),
         "find" => find(j, inv),
+        "tar" | "bsdtar" | "gtar" | "zip" | "7z" | "7za" | "7zr" | "gzip" | "bzip2" | "xz"
+        | "zstd" | "lzip" | "lz4" => {
+            for w in archived_and_removed(inv, name) {
+                delete_target(j, inv, &w, &shown);
+            }
+        }
         "mv" => mv(j, inv),
         "rsync" => rsync(j, inv),
         "mkfs" | "fdisk" | "sfdisk" | "cfdisk" | "parted" | "wipefs" | "mkswap" | "sgdisk"
@@ -106,6 +112,147 @@ fn rm(j: &mut Judge, inv: &Invocation, name: &str) {
     for w in operands(&inv.args) {
         delete_target(j, inv, w, &shown);
     }
+}
+
+/// What an archiver or compressor deletes once it has packed it, as `rm -r` would: the sources
+/// of `tar --remove-files`, `zip -m`/`--move`, `7z -sdel`, and of a recursive `gzip`, `bzip2`,
+/// `xz` (which replace each file) or `zstd --rm`. Empty when it keeps its sources.
+fn archived_and_removed(inv: &Invocation, name: &str) -> Vec<Word> {
+    let args = &inv.args;
+    let lits: Vec<&str> = inv.lit_args().flatten().collect();
+    let long = |l: &str| {
+        lits.iter()
+            .take_while(|a| **a != "--")
+            .any(|a| is_long(a, l))
+    };
+    match name {
+        "tar" | "bsdtar" | "gtar" if long("--remove-files") => tar_sources(args),
+        "zip" if has_flag(args, 'm', &["--move"]) => {
+            // `zip [opts] ARCHIVE SOURCES…`; `-x`/`-i` lists are patterns, not sources.
+            const VALUES: [&str; 9] = ["-b", "-t", "-tt", "-n", "-P", "-Z", "-O", "-s", "-ds"];
+            let mut ops: Vec<Word> = Vec::new();
+            let mut i = 0;
+            while i < args.len() {
+                match args[i].arg.lit() {
+                    Some(s) if VALUES.contains(&s) => i += 1,
+                    Some("-x" | "-i" | "--exclude" | "--include") => break,
+                    Some(s) if s.starts_with('-') && s.len() > 1 => {}
+                    _ => ops.push(args[i].clone()),
+                }
+                i += 1;
+            }
+            ops.into_iter().skip(1).collect()
+        }
+        "7z" | "7za" | "7zr" if lits.iter().any(|a| a.eq_ignore_ascii_case("-sdel")) => {
+            // `7z a ARCHIVE SOURCES…`; with no sources it packs the whole folder.
+            let ops: Vec<Word> = operands(args).into_iter().skip(2).cloned().collect();
+            if ops.is_empty() {
+                vec![Word::lit(".")]
+            } else {
+                ops
+            }
+        }
+        "gzip" | "bzip2" | "xz" | "zstd" | "lzip" | "lz4" => {
+            let recursive = has_flag(args, 'r', &["--recursive"]);
+            let keeps = has_flag(args, 'k', &["--keep"])
+                || has_flag(args, 'c', &["--stdout", "--to-stdout"])
+                || has_flag(args, 'd', &["--decompress", "--uncompress"])
+                || has_flag(args, 't', &["--test"])
+                || has_flag(args, 'l', &["--list"]);
+            let removes = match name {
+                "zstd" | "lz4" => long("--rm"),
+                _ => !keeps,
+            };
+            if recursive && removes {
+                operands(args).into_iter().cloned().collect()
+            } else {
+                Vec::new()
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The files a `tar` packs: its operands, less the values of its options (the archive of
+/// `-f`, `cf ARCHIVE` in the old style), taken in the folder of `-C`.
+fn tar_sources(args: &[Word]) -> Vec<Word> {
+    // Short options that take a value, and long ones given it as the next word.
+    const SHORT_VALUES: &str = "fCTXbHKNgVLI";
+    const LONG_VALUES: [&str; 8] = [
+        "--file",
+        "--directory",
+        "--files-from",
+        "--exclude-from",
+        "--exclude",
+        "--transform",
+        "--format",
+        "--owner",
+    ];
+    let mut out = Vec::new();
+    let mut dir: Option<String> = None;
+    let mut i = 0;
+    // The old style: `tar cf ARCHIVE …`, keys without a dash, their values after them.
+    if let Some(first) = args.first().and_then(|w| w.arg.lit())
+        && !first.starts_with('-')
+        && first.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        let mut v = 1;
+        for c in first.chars().filter(|c| SHORT_VALUES.contains(*c)) {
+            if c == 'C' {
+                dir = args.get(v).and_then(|w| w.arg.lit()).map(str::to_string);
+            }
+            v += 1;
+        }
+        i = v;
+    }
+    let mut after = false;
+    while i < args.len() {
+        let w = &args[i];
+        match w.arg.lit() {
+            Some("--") if !after => after = true,
+            Some(s) if !after && s.starts_with("--") => {
+                let name = s.split('=').next().unwrap_or(s);
+                let takes = LONG_VALUES.iter().any(|l| is_long(name, l));
+                if is_long(name, "--directory") {
+                    dir = match s.split_once('=') {
+                        Some((_, v)) => Some(v.to_string()),
+                        None => args
+                            .get(i + 1)
+                            .and_then(|w| w.arg.lit())
+                            .map(str::to_string),
+                    };
+                }
+                if takes && !s.contains('=') {
+                    i += 1;
+                }
+            }
+            Some(s) if !after && s.starts_with('-') && s.len() > 1 => {
+                for (k, c) in s[1..].char_indices() {
+                    if SHORT_VALUES.contains(c) {
+                        let rest = &s[1 + k + c.len_utf8()..];
+                        let value = if rest.is_empty() {
+                            i += 1;
+                            args.get(i).and_then(|w| w.arg.lit()).map(str::to_string)
+                        } else {
+                            Some(rest.to_string())
+                        };
+                        if c == 'C' {
+                            dir = value;
+                        }
+                        break;
+                    }
+                }
+            }
+            _ => out.push(match (&dir, &w.arg) {
+                (Some(d), Arg::Lit(s)) if !s.starts_with('/') => {
+                    Word::lit(format!("{}/{s}", d.trim_end_matches('/')))
+                }
+                _ => w.clone(),
+            }),
+        }
+        i += 1;
+    }
+    out
 }
 
 /// One path a recursive delete removes.
@@ -274,6 +421,11 @@ fn find(j: &mut Judge, inv: &Invocation) {
                 format!("`{shown}` deletes under a path computed at run time"),
             );
             continue;
+        };
+        // `find * -delete` searches every entry of the folder: the folder itself.
+        let raw = match &r.pattern {
+            Some(p) if matches_everything(p) => glob_dir(raw),
+            _ => raw,
         };
         let paths = j.resolve_all(raw, &inv.cwd, &inv.origin);
         if paths.is_empty() {
@@ -462,14 +614,18 @@ fn names(j: &mut Judge, inv: &Invocation, name: &str) {
     let deletes = DELETERS.contains(&name)
         || matches!(name, "truncate" | "mv")
         || (name == "git" && inv.lit_args().any(|a| a == Some("rm")));
+    // A shell or an interpreter handed the files found (`find . -exec sh -c ': > "$1"' _ {} \;`)
+    // may do anything to each of them.
+    let runs_code = crate::guard::shell::is_code_runner(name);
     let writes = deletes
         || matches!(
             name,
             "touch" | "cp" | "chmod" | "chown" | "tee" | "sed" | "perl" | "dd" | "install" | "ln"
         ) && (name != "sed" && name != "perl" || has_flag(&inv.args, 'i', &["--in-place"]));
-    if !writes {
+    if !(writes || runs_code && matches!(inv.names, Names::Under { .. })) {
         return;
     }
+    let deletes = deletes || runs_code;
     let shown = inv.display();
     match &inv.names {
         Names::None => {}
@@ -502,6 +658,12 @@ fn names(j: &mut Judge, inv: &Invocation, name: &str) {
                     format!("`{shown}` changes every file under a folder computed at run time"),
                 );
                 return;
+            };
+            // `find * | xargs rm`: every entry of the folder is the folder.
+            let r = if matches_everything(r) {
+                glob_dir(r)
+            } else {
+                r
             };
             let paths = j.resolve_all(r, cwd, &inv.origin);
             if paths.is_empty() {

@@ -17,7 +17,12 @@ use crate::guard::shell::{Analysis, Arg, Invocation, Word};
 pub const FORCE_PUSH: Rule = Rule {
     id: "git-force-push",
     decision: Decision::Deny,
-    summary: "rewriting or deleting remote history: `push --force`/`-f`/`--force-with-lease` (and their prefixes), `+refspec`, `--mirror`, `--delete`, `:branch`, `--prune`",
+    summary: "rewriting or deleting remote history: `push --force`/`-f`/`--force-with-lease` (and their prefixes), `+refspec`, `--mirror`, `--delete`, `:branch`, `--prune`; `send-pack` likewise, and with `--all`",
+};
+pub const PUSH_COMPUTED: Rule = Rule {
+    id: "git-push-computed",
+    decision: Decision::Ask,
+    summary: "a push (`push`, `send-pack`) whose refspec is computed at run time (`\"$(…):main\"`, `--stdin`): it may force or delete, and Forge cannot tell",
 };
 pub const RESET_HARD: Rule = Rule {
     id: "git-reset-hard",
@@ -47,12 +52,12 @@ pub const DELETE_MAIN: Rule = Rule {
 pub const BRANCH_FORCE: Rule = Rule {
     id: "git-branch-force",
     decision: Decision::Deny,
-    summary: "`branch -D`/`-f`/`-M`/`-C`, `checkout -B`, `switch -C`: deleting an unmerged branch or moving one by force",
+    summary: "`branch -D`/`-f`/`-M`/`-C`, `checkout -B`, `switch -C`, a `fetch` into local branches with `+`/`--force` or `--prune`: deleting an unmerged branch or moving one by force",
 };
 pub const HISTORY_REWRITE: Rule = Rule {
     id: "git-history-rewrite",
     decision: Decision::Deny,
-    summary: "`filter-branch`, `filter-repo`, `replace`, `reflog expire|delete`, `update-ref` (any write, `--stdin` too), `gc --prune=now`",
+    summary: "`filter-branch`, `filter-repo`, `replace`, `reflog expire|delete`, `update-ref` (any write, `--stdin` too), `gc --prune=now` (any date nearer than the default two weeks, or `gc` with `-c gc.*`/`core.*` settings), `fast-import --force`",
 };
 pub const AMEND: Rule = Rule {
     id: "git-amend",
@@ -62,7 +67,7 @@ pub const AMEND: Rule = Rule {
 pub const NO_VERIFY: Rule = Rule {
     id: "no-verify",
     decision: Decision::Deny,
-    summary: "skipping the project's hooks: `--no-verify` (and prefixes), `commit -n`, `core.hooksPath`",
+    summary: "skipping the project's hooks: `--no-verify` (and prefixes), `commit -n`, `core.hooksPath`, `commit-tree` (a commit no hook saw, then merged or reset to)",
 };
 pub const PUSH_ELSEWHERE: Rule = Rule {
     id: "git-push-elsewhere",
@@ -180,7 +185,20 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
         );
     }
     match sub {
-        "push" => push(j, inv, rest, &r, &shown),
+        "push" | "send-pack" => push(j, inv, sub, rest, &r, &shown),
+        "fetch" => fetch(j, inv, rest, &r, &shown),
+        "commit-tree" => {
+            j.hit_at(&NO_VERIFY, &inv.origin, format!("`{shown}` makes a commit without the project's git hooks; commit with `git commit` and fix what the hooks report"));
+        }
+        "fast-import" if has("--force") => {
+            j.hit_at(
+                &HISTORY_REWRITE,
+                &inv.origin,
+                format!(
+                    "`{shown}` overwrites branches with whatever its stream says; ask the person"
+                ),
+            );
+        }
         "reset" if has("--hard") || has("--merge") || has("--keep") => {
             j.hit_at(
                 &RESET_HARD,
@@ -324,10 +342,12 @@ pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
                 format!("`{shown}` destroys the reflog, the way back after a mistake"),
             );
         }
-        "gc" if r
+        "gc" if r.iter().flatten().any(|a| {
+            a.strip_prefix("--prune=")
+                .is_some_and(|d| !prunes_after_the_default(d))
+        }) || config
             .iter()
-            .flatten()
-            .any(|a| a.starts_with("--prune=now") || a.starts_with("--prune=all")) =>
+            .any(|(k, _)| k.starts_with("gc.") || k.starts_with("core.")) =>
         {
             j.hit_at(
                 &HISTORY_REWRITE,
@@ -612,26 +632,118 @@ fn config_command(j: &mut Judge, inv: &Invocation, rest: &[Word], r: &[Option<&s
     }
 }
 
-fn push(j: &mut Judge, inv: &Invocation, rest: &[Word], r: &[Option<&str>], shown: &str) {
+/// Whether `gc --prune=DATE` keeps unreachable objects at least as long as git's default (two
+/// weeks): `never`, or `N.unit.ago` of two weeks or more. Anything else (`now`, `0`,
+/// `1.second.ago`, a date) may destroy the history only the reflog still held.
+fn prunes_after_the_default(date: &str) -> bool {
+    let d = date.to_ascii_lowercase();
+    if d == "never" || d == "false" {
+        return true;
+    }
+    let parts: Vec<&str> = d.split(['.', ' ']).filter(|p| !p.is_empty()).collect();
+    let [n, unit, "ago"] = parts.as_slice() else {
+        return false;
+    };
+    let Ok(n) = n.parse::<u64>() else {
+        return false;
+    };
+    let day = 86_400;
+    let per = match unit.trim_end_matches('s') {
+        "week" => 7 * day,
+        "month" => 30 * day,
+        "year" => 365 * day,
+        "day" => day,
+        _ => return false,
+    };
+    n.saturating_mul(per) >= 14 * day
+}
+
+/// `git fetch` writes the local refs on the right of its refspecs' `:` (a bare name is a
+/// branch): forced (`+src:dst`, `--force`) it moves a branch anywhere, and `--prune` deletes
+/// every local branch the source lacks.
+fn fetch(j: &mut Judge, inv: &Invocation, rest: &[Word], r: &[Option<&str>], shown: &str) {
     let has = |long: &str| {
         r.iter()
             .flatten()
             .take_while(|a| **a != "--")
             .any(|a| is_long(a, long))
     };
-    let refspecs: Vec<&str> = pathspecs(
+    let force = has("--force") || short_flag(r, 'f', "jo");
+    let prune = has("--prune") || short_flag(r, 'p', "jo");
+    let specs = pathspecs(
+        rest,
+        &[
+            "-j",
+            "--jobs",
+            "-o",
+            "--server-option",
+            "--depth",
+            "--deepen",
+            "--shallow-since",
+            "--shallow-exclude",
+            "--upload-pack",
+            "--negotiation-tip",
+            "--refmap",
+            "--filter",
+            "--recurse-submodules-default",
+        ],
+    );
+    for w in specs.iter().skip(1) {
+        let Some(spec) = w.arg.lit() else { continue };
+        let Some((src, dst)) = spec.split_once(':') else {
+            continue;
+        };
+        let dst = dst.trim_start_matches('+');
+        let branch =
+            dst.starts_with("refs/heads/") || (!dst.is_empty() && !dst.starts_with("refs/"));
+        let forced = src.starts_with('+') || force;
+        if branch && (forced || prune) {
+            j.hit_at(&BRANCH_FORCE, &inv.origin, format!("`{shown}` overwrites or deletes local branches (`{spec}`); fetch into `refs/remotes/…`, or ask the person"));
+            return;
+        }
+    }
+}
+
+fn push(
+    j: &mut Judge,
+    inv: &Invocation,
+    sub: &str,
+    rest: &[Word],
+    r: &[Option<&str>],
+    shown: &str,
+) {
+    let has = |long: &str| {
+        r.iter()
+            .flatten()
+            .take_while(|a| **a != "--")
+            .any(|a| is_long(a, long))
+    };
+    let words = pathspecs(
         rest,
         &["-o", "--push-option", "--repo", "--receive-pack", "--exec"],
-    )
-    .iter()
-    .filter_map(|w| w.arg.lit())
-    .collect();
+    );
+    let refspecs: Vec<&str> = words.iter().filter_map(|w| w.arg.lit()).collect();
+    // A refspec computed at run time may be `+main` or `:main`: written as `":$(…)"`, it
+    // deletes; otherwise Forge cannot tell.
+    let computed: Vec<String> = words
+        .iter()
+        .skip(1)
+        .filter_map(|w| match &w.arg {
+            Arg::Dyn { raw, .. } => Some(raw.trim_start_matches(['"', '\'']).to_string()),
+            Arg::Lit(_) => None,
+        })
+        .collect();
+    let stdin = sub == "send-pack" && has("--stdin");
     let wildcard = refspecs.iter().any(|s| s.contains('*'));
     let force = has("--force")
         || has("--force-with-lease")
         || has("--force-if-includes")
         || short_flag(r, 'f', "o")
         || has("--mirror")
+        || (sub == "send-pack" && has("--all"))
+        || computed
+            .iter()
+            .any(|s| s.starts_with('+') || s.starts_with(':'))
         || has("--delete")
         || short_flag(r, 'd', "o")
         || (has("--prune") && (wildcard || has("--all") || has("--mirror") || refspecs.len() <= 1))
@@ -646,6 +758,8 @@ fn push(j: &mut Judge, inv: &Invocation, rest: &[Word], r: &[Option<&str>], show
             .is_some_and(|s| s.starts_with('+') || (s.starts_with(':') && s.len() > 1));
     if force {
         j.hit_at(&FORCE_PUSH, &inv.origin, format!("`{shown}` rewrites or deletes remote history; push without force, or ask the person"));
+    } else if !computed.is_empty() || stdin {
+        j.hit_at(&PUSH_COMPUTED, &inv.origin, format!("`{shown}` pushes a refspec computed at run time, which may force or delete a branch; write the refspec out"));
     }
     let repo = r
         .iter()

@@ -54,6 +54,7 @@ pub const DEFAULT_RULES: &[&Rule] = &[
     &fs::DISK_WRECK,
     &fs::PERMISSIONS_WRECK,
     &git::FORCE_PUSH,
+    &git::PUSH_COMPUTED,
     &git::RESET_HARD,
     &git::CLEAN,
     &git::DISCARD,

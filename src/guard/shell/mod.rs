@@ -40,6 +40,7 @@ pub use expand::{PARENT_PID, ansi_c, expand_braces};
 pub(crate) use pattern::component_could_match;
 pub(crate) use pattern::glob_match;
 pub use pattern::shell_glob_matches;
+pub use programs::is_code_runner;
 pub use sed::{SedCmd, sed_commands, sed_executes, sed_scripts};
 pub use sources::{Content, MAX_SOURCE, read_code_file};
 pub use wrappers::find_filtered;

@@ -1310,7 +1310,7 @@ pub(super) fn option_value_of(args: &[Word], names: &[&str]) -> Option<String> {
 }
 
 /// Programs that run a file named as an argument as code: shells and interpreters.
-fn is_code_runner(name: &str) -> bool {
+pub fn is_code_runner(name: &str) -> bool {
     SHELLS.contains(&name)
         || super::INTERPRETERS.contains(&name)
         || matches!(

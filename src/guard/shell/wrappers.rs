@@ -946,7 +946,9 @@ fn split_string(s: &str) -> Vec<String> {
 }
 
 /// Whether a `find` narrows its files by name or path (`-name '*.pyc'`); `-type f` alone or
-/// `-name '*'` does not.
+/// `-name '*'` does not. A test under `!`/`-not` selects all but what it names (`! -name
+/// '*.lock'` is nearly everything), so it narrows nothing; with `-o`, every alternative must
+/// narrow (`-name '*.pyc' -o -type f -delete` deletes every file).
 pub fn find_filtered(args: &[Word]) -> bool {
     const NAME_TESTS: [&str; 8] = [
         "-name",
@@ -958,29 +960,32 @@ pub fn find_filtered(args: &[Word]) -> bool {
         "-wholename",
         "-iwholename",
     ];
-    args.windows(2).any(|w| {
-        w[0].arg.lit().is_some_and(|t| NAME_TESTS.contains(&t))
-            && w[1]
-                .arg
-                .lit()
-                .is_some_and(|p| !matches!(p, "*" | "**" | ".*" | "*.*" | "./*" | "**/*"))
-    }) || args.iter().any(|w| {
-        matches!(
-            w.arg.lit(),
-            Some(
-                "-newer"
-                    | "-mtime"
-                    | "-mmin"
-                    | "-size"
-                    | "-empty"
-                    | "-user"
-                    | "-perm"
-                    | "-links"
-                    | "-inum"
-                    | "-samefile"
-            )
-        )
-    })
+    const OTHER_TESTS: [&str; 10] = [
+        "-newer",
+        "-mtime",
+        "-mmin",
+        "-size",
+        "-empty",
+        "-user",
+        "-perm",
+        "-links",
+        "-inum",
+        "-samefile",
+    ];
+    let narrows = |alt: &[Word]| {
+        let lit = |k: usize| alt.get(k).and_then(|w| w.arg.lit());
+        (0..alt.len()).any(|k| {
+            let negated = k > 0 && matches!(lit(k - 1), Some("!" | "-not"));
+            let Some(t) = lit(k) else { return false };
+            !negated
+                && (NAME_TESTS.contains(&t)
+                    && lit(k + 1)
+                        .is_some_and(|p| !matches!(p, "*" | "**" | ".*" | "*.*" | "./*" | "**/*"))
+                    || OTHER_TESTS.contains(&t))
+        })
+    };
+    args.split(|w| matches!(w.arg.lit(), Some("-o" | "-or" | ",")))
+        .all(narrows)
 }
 
 /// What a listing command names (for `… | xargs cmd`).

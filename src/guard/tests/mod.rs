@@ -5,6 +5,7 @@ mod person;
 mod round_13;
 mod round_14;
 mod round_15;
+mod round_16;
 
 use super::*;
 
