@@ -266,7 +266,7 @@ impl<'a> Judge<'a> {
             code::judge_dynamic(self, a, inv);
             return;
         }
-        system::judge(self, inv);
+        system::judge(self, a, inv);
         forge::judge(self, a, inv);
         git::judge(self, a, inv);
         net::judge(self, a, i, inv);

@@ -3,7 +3,7 @@
 
 use super::{Judge, Rule};
 use crate::guard::Decision;
-use crate::guard::shell::{Invocation, Stdin};
+use crate::guard::shell::{Analysis, Arg, Invocation, Stdin};
 
 pub const FORK_BOMB: Rule = Rule {
     id: "fork-bomb",
@@ -28,7 +28,7 @@ pub const PRIVILEGE: Rule = Rule {
 pub const EXTERNAL_DESTROY: Rule = Rule {
     id: "destroy-external",
     decision: Decision::Ask,
-    summary: "destroying what lives outside the repository and no sandbox or git can bring back: cloud resources (`terraform destroy`, `aws … delete`), clusters (`kubectl delete`), databases (`DROP DATABASE`, `FLUSHALL`), container volumes, system services, the firewall, user accounts, repositories and releases on a forge",
+    summary: "destroying what lives outside the repository and no sandbox or git can bring back: cloud resources (`terraform destroy`, `aws … delete`), clusters (`kubectl delete`), databases (`DROP DATABASE`, `FLUSHALL`, in arguments or fed on standard input), an HTTP API's `DELETE`, container volumes, system services, the firewall, user accounts, repositories and releases on a forge",
 };
 pub const SCHEDULE: Rule = Rule {
     id: "schedule",
@@ -36,7 +36,7 @@ pub const SCHEDULE: Rule = Rule {
     summary: "jobs that run later, outside this session and any sandbox (`at`, `batch`, `crontab`, `systemd-run`, `launchctl`, `direnv allow`); what they run is judged too",
 };
 
-pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
+pub(super) fn judge(j: &mut Judge, a: &Analysis, inv: &Invocation) {
     let Some(name) = inv.name() else { return };
     let shown = inv.display();
     if inv
@@ -179,7 +179,7 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
         }
         _ => {}
     }
-    if let Some(what) = destroys_external(inv, name, &lits) {
+    if let Some(what) = destroys_external(inv, name, &lits, &fed(a, inv)) {
         j.hit_at(&EXTERNAL_DESTROY, &inv.origin, format!("`{shown}` {what}, outside the repository and beyond what git or a sandbox can restore; a person should run it"));
     }
     if inv.wrappers.iter().any(|w| w == "systemd-run") {
@@ -191,9 +191,41 @@ pub(super) fn judge(j: &mut Judge, inv: &Invocation) {
     }
 }
 
-/// What a command destroys outside the repository, if it does.
-fn destroys_external(inv: &Invocation, name: &str, lits: &[Option<&str>]) -> Option<&'static str> {
+/// The literal text a command reads on its standard input: a here-document or here-string, or
+/// what `echo`/`printf`/`cat` earlier in its pipeline print of their literal words. A database
+/// client or `nc` runs what it is fed as surely as its `-c` (red team, round 16:
+/// `echo 'DROP DATABASE prod' | psql`, `psql -f /dev/stdin <<< '…'`, `printf 'FLUSHALL\r\n' |
+/// nc localhost 6379`).
+fn fed<'a>(a: &'a Analysis, inv: &'a Invocation) -> Vec<&'a str> {
+    match &inv.stdin {
+        Stdin::Text(Arg::Lit(s)) => vec![s.as_str()],
+        Stdin::Pipe => inv
+            .upstream
+            .iter()
+            .map(|&u| &a.invocations[u])
+            .filter(|u| matches!(u.name(), Some("echo" | "printf" | "cat")))
+            .flat_map(|u| {
+                let here = match &u.stdin {
+                    Stdin::Text(Arg::Lit(s)) => Some(s.as_str()),
+                    _ => None,
+                };
+                u.lit_args().flatten().chain(here)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What a command destroys outside the repository, if it does. `fed` is the literal text it
+/// reads on its standard input ([`fed`]).
+fn destroys_external(
+    inv: &Invocation,
+    name: &str,
+    lits: &[Option<&str>],
+    fed: &[&str],
+) -> Option<&'static str> {
     let l: Vec<&str> = lits.iter().flatten().copied().collect();
+    let told: Vec<&str> = l.iter().chain(fed).copied().collect();
     let has = |s: &str| l.contains(&s);
     let any = |f: &dyn Fn(&str) -> bool| l.iter().any(|a| f(a));
     let computed = inv.args.iter().any(|w| w.arg.lit().is_none());
@@ -240,17 +272,35 @@ fn destroys_external(inv: &Invocation, name: &str, lits: &[Option<&str>]) -> Opt
         }
         "gsutil" if any(&|a| matches!(a, "rm" | "rb")) => "deletes cloud storage",
         "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "clickhouse-client" | "cockroach"
-            if sql(&l) =>
+            if sql(&told) =>
         {
             "drops or empties database data"
         }
         "dropdb" | "dropuser" => "drops a database",
-        "redis-cli"
-            if any(&|a| {
-                a.eq_ignore_ascii_case("flushall") || a.eq_ignore_ascii_case("flushdb")
+        "redis-cli" | "nc" | "ncat" | "netcat" | "socat" | "telnet"
+            if told.iter().any(|a| {
+                let u = a.to_ascii_uppercase();
+                u.contains("FLUSHALL") || u.contains("FLUSHDB")
             }) =>
         {
             "empties a Redis database"
+        }
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" if sql(fed) => {
+            "drops or empties database data"
+        }
+        // An HTTP API's DELETE (`curl -X DELETE localhost:9200/_all`): what it removes lives
+        // in a service, beyond git and the sandbox.
+        "curl" | "wget" | "http" | "https" | "xh" | "httpie"
+            if l.windows(2).any(|w| {
+                matches!(w[0], "-X" | "--request" | "--method")
+                    && w[1].eq_ignore_ascii_case("DELETE")
+            }) || any(&|a| {
+                let u = a.to_ascii_uppercase();
+                u == "-XDELETE" || u == "--REQUEST=DELETE" || u == "--METHOD=DELETE"
+            }) || (matches!(name, "http" | "https" | "xh" | "httpie")
+                && l.first().is_some_and(|m| m.eq_ignore_ascii_case("DELETE"))) =>
+        {
+            "deletes a resource through an HTTP API"
         }
         "mongo" | "mongosh" if any(&|a| a.contains("dropDatabase") || a.contains(".drop(")) => {
             "drops a MongoDB database"

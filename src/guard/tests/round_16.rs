@@ -419,3 +419,48 @@ fn round_16_a_grep_type_does_not_narrow_where_secrets_are() {
         ],
     );
 }
+
+/// A database client, `nc` or `redis-cli` runs what it is fed on standard input as surely as
+/// its `-c`; an HTTP API's DELETE removes what lives in a service. Asked about, as
+/// `psql -c 'DROP …'` is.
+#[test]
+fn destroying_external_data_through_stdin_or_an_http_delete_is_asked_about() {
+    let r = repo(&[]);
+    flagged(
+        &r,
+        &[
+            "echo 'DROP DATABASE prod' | psql",
+            "psql -f /dev/stdin <<< 'DROP DATABASE prod'",
+            "mysql <<< 'TRUNCATE users'",
+            "printf 'DELETE FROM users;' | mysql -u root app",
+            "cat <<'SQL' | psql\nDROP TABLE users;\nSQL",
+            "printf 'FLUSHALL\\r\\n' | nc localhost 6379",
+            "echo FLUSHDB | redis-cli",
+            "curl -X DELETE http://localhost:9200/_all",
+            "curl --request DELETE http://localhost:9200/_all",
+            "curl -XDELETE http://localhost:9200/_all",
+            "http DELETE localhost:9200/_all",
+            "wget --method=DELETE http://localhost:9200/_all",
+        ],
+    );
+    for (line, rule) in [
+        ("echo 'DROP DATABASE prod' | psql", "destroy-external"),
+        (
+            "curl -X DELETE http://localhost:9200/_all",
+            "destroy-external",
+        ),
+    ] {
+        assert_eq!(judged(&r, line).rule, rule, "{line}");
+    }
+    allowed(
+        &r,
+        &[
+            "echo 'SELECT 1' | psql",
+            "psql <<< 'SELECT count(*) FROM users'",
+            "echo 'DELETE FROM users WHERE id = 3' | psql",
+            "curl -s http://localhost:3000/health",
+            "curl -X POST -d '{}' http://localhost:3000/items",
+            "echo PING | redis-cli",
+        ],
+    );
+}
