@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::guard::paths::{file_url_paths, fold};
+use crate::guard::servers;
 use crate::guard::tool_code::{self, Runs};
 use crate::guard::tools::ToolCall;
 
@@ -184,7 +185,7 @@ const MAX_DEPTH: usize = 32;
 const NAME_MAX: usize = 255;
 
 /// `create_new_file`, `createNewFile` and `create-new-file` all give `create`, `new`, `file`.
-fn name_words(name: &str) -> Vec<String> {
+pub(super) fn name_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
@@ -410,6 +411,14 @@ pub(super) fn mcp(
         call.commands.retain(|c| Some(c) != program.as_ref());
         call.commands.push(line);
     }
+    // A git server's call is the git command it runs; what a server's tool destroys beyond
+    // the files it names is asked about (`servers.rs`).
+    if let Some(o) = input.as_object()
+        && let Some(line) = servers::git_line(name, o)
+    {
+        call.commands.push(line);
+    }
+    call.destroys.extend(servers::destroys(name, input));
     // Code the tool runs, written as the interpreter call that would run it.
     let lang = tool_code::sibling_lang(input).or(runs.lang);
     let mut judged = tool_code::Judged::default();

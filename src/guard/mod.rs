@@ -6,7 +6,8 @@
 //! - `shell/` turns a command line into data ([`shell::Analysis`]): what runs, in which folder,
 //!   writing and reading what; it reads scripts, recipes and package scripts in the project;
 //! - `rules/` judges that data; each file holds one family of rules ([`rules::DEFAULT_RULES`]);
-//! - `tools.rs` reads each agent's tool inputs, `mcp.rs` an MCP tool's by its keys; `paths.rs`
+//! - `tools.rs` reads each agent's tool inputs, `mcp.rs` an MCP tool's by its keys, `servers.rs`
+//!   what a server's tool does beyond its files (git, databases, destroying tools); `paths.rs`
 //!   places paths; `phase.rs` is a running slice's scope; `config.rs` the `guard:` config
 //!   (project and user);
 //!   `exceptions.rs` a person's allow-once grants; `trust.rs` trust in a clone's relaxing rules.
@@ -20,6 +21,7 @@ mod mcp;
 pub mod paths;
 pub mod phase;
 pub mod rules;
+mod servers;
 pub mod shell;
 mod tool_code;
 pub mod tools;
@@ -611,6 +613,9 @@ impl Guard {
         }
         for r in &call.unjudged {
             judge.hit(&rules::code::UNREAD_CODE, r.clone());
+        }
+        for r in &call.destroys {
+            judge.hit(&rules::system::EXTERNAL_DESTROY, r.clone());
         }
         for u in &call.urls {
             if rules::net::metadata_endpoint(u) {

@@ -35,6 +35,10 @@ pub struct ToolCall {
     /// running process, code in a language the input does not say — each a reason a person
     /// decides (red team, round 14).
     pub unjudged: Vec<String>,
+    /// Why an MCP tool destroys what its server holds — a database's tables, a cluster's
+    /// resources, a forge's repositories — beyond git and the sandbox: each asked about
+    /// (red team, round 17).
+    pub destroys: Vec<String>,
     /// Command lines that are one reading of code in a language the input does not say: judged
     /// as commands, but a line that does not parse is no finding.
     pub readings: Vec<String>,

@@ -28,7 +28,7 @@ pub const PRIVILEGE: Rule = Rule {
 pub const EXTERNAL_DESTROY: Rule = Rule {
     id: "destroy-external",
     decision: Decision::Ask,
-    summary: "destroying what lives outside the repository and no sandbox or git can bring back: cloud resources (`terraform destroy`, `aws … delete`), clusters (`kubectl delete`), databases (`DROP DATABASE`, `FLUSHALL`, in arguments or fed on standard input), an HTTP API's `DELETE`, container volumes, system services, the firewall, user accounts, repositories and releases on a forge",
+    summary: "destroying what lives outside the repository and no sandbox or git can bring back: cloud resources (`terraform destroy`, `aws … delete`), clusters (`kubectl delete`), databases (`DROP DATABASE`, `FLUSHALL`, in arguments or fed on standard input), an HTTP API's `DELETE`, container volumes, system services, the firewall, user accounts, repositories and releases on a forge; an MCP server's tool that drops data or is named or told to delete (`kubectl_delete`, `{\"sql\": \"DROP TABLE …\"}`)",
 };
 pub const SCHEDULE: Rule = Rule {
     id: "schedule",
@@ -229,16 +229,7 @@ fn destroys_external(
     let has = |s: &str| l.contains(&s);
     let any = |f: &dyn Fn(&str) -> bool| l.iter().any(|a| f(a));
     let computed = inv.args.iter().any(|w| w.arg.lit().is_none());
-    let sql = |l: &[&str]| {
-        l.iter().any(|a| {
-            let u = a.to_ascii_uppercase();
-            u.contains("DROP DATABASE")
-                || u.contains("DROP SCHEMA")
-                || u.contains("DROP TABLE")
-                || u.contains("TRUNCATE ")
-                || (u.contains("DELETE FROM") && !u.contains("WHERE"))
-        })
-    };
+    let sql = |l: &[&str]| l.iter().any(|a| drops_data(a) == Some(SQL_DROPS));
     Some(match name {
         "terraform" | "tofu" | "pulumi" | "cdk" | "cdktf" if has("destroy") => {
             "destroys cloud infrastructure"
@@ -274,20 +265,15 @@ fn destroys_external(
         "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "clickhouse-client" | "cockroach"
             if sql(&told) =>
         {
-            "drops or empties database data"
+            SQL_DROPS
         }
         "dropdb" | "dropuser" => "drops a database",
         "redis-cli" | "nc" | "ncat" | "netcat" | "socat" | "telnet"
-            if told.iter().any(|a| {
-                let u = a.to_ascii_uppercase();
-                u.contains("FLUSHALL") || u.contains("FLUSHDB")
-            }) =>
+            if told.iter().any(|a| drops_data(a) == Some(REDIS_FLUSH)) =>
         {
-            "empties a Redis database"
+            REDIS_FLUSH
         }
-        "nc" | "ncat" | "netcat" | "socat" | "telnet" if sql(fed) => {
-            "drops or empties database data"
-        }
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" if sql(fed) => SQL_DROPS,
         // An HTTP API's DELETE (`curl -X DELETE localhost:9200/_all`): what it removes lives
         // in a service, beyond git and the sandbox.
         "curl" | "wget" | "http" | "https" | "xh" | "httpie"
@@ -345,6 +331,37 @@ fn destroys_external(
         }
         _ => return None,
     })
+}
+
+const SQL_DROPS: &str = "drops or empties database data";
+const REDIS_FLUSH: &str = "empties a Redis database";
+
+/// What a database statement destroys, if it does: SQL that drops a database, schema or table,
+/// truncates one or deletes from one without `WHERE` (each statement of a script on its own:
+/// a `WHERE` in one statement does not spare the next), or Redis's `FLUSHALL`/`FLUSHDB`.
+/// Shared by the database clients' arguments and input and by database servers' MCP tools.
+pub(crate) fn drops_data(text: &str) -> Option<&'static str> {
+    let u = text.to_ascii_uppercase();
+    let sql = u.split(';').any(|stmt| {
+        // Words by SQL's own tokens: `DROP/**/TABLE`, `(DELETE FROM t RETURNING *)`.
+        let words: Vec<&str> = stmt
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let has = |pair: &[&str]| words.windows(pair.len()).any(|w| w == pair);
+        has(&["DROP", "DATABASE"])
+            || has(&["DROP", "SCHEMA"])
+            || has(&["DROP", "TABLE"])
+            || has(&["TRUNCATE"])
+            || (has(&["DELETE", "FROM"]) && !has(&["WHERE"]))
+    });
+    if sql {
+        Some(SQL_DROPS)
+    } else if u.contains("FLUSHALL") || u.contains("FLUSHDB") {
+        Some(REDIS_FLUSH)
+    } else {
+        None
+    }
 }
 
 /// The pids a `kill` targets (after its signal and options).

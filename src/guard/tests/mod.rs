@@ -6,6 +6,7 @@ mod round_13;
 mod round_14;
 mod round_15;
 mod round_16;
+mod round_17;
 
 use super::*;
 
