@@ -140,19 +140,7 @@ impl Config {
         self.breaker.validate()?;
         self.budget.validate()?;
         self.agents.validate()?;
-        if self.run.check_timeout == 0 {
-            return Err("`run.check_timeout` must be at least 1 (seconds)".into());
-        }
-        for (i, c) in self.run.check_caches.iter().enumerate() {
-            let plain = !c.is_empty()
-                && !c.starts_with('/')
-                && c.split('/').all(|n| !n.is_empty() && n != "." && n != "..");
-            if !plain {
-                return Err(format!(
-                    "`run.check_caches[{i}]` is `{c}`: name a folder inside the checkout, relative and without `.`, `..` or a trailing `/` (e.g. `target`, `web/node_modules`)"
-                ));
-            }
-        }
+        self.run.validate()?;
         self.sandbox.validate()?;
         self.guard.validate()
     }
@@ -171,6 +159,11 @@ mod tests {
             ))
             .unwrap_err();
             assert!(e.contains("run.check_caches[0]"), "{bad}: {e}");
+            let e = Config::parse(&format!(
+                "verify:\n  commands:\n    - name: t\n      run: \"true\"\nrun:\n  check_envs: [\"{bad}\"]\n"
+            ))
+            .unwrap_err();
+            assert!(e.contains("run.check_envs[0]"), "{bad}: {e}");
         }
         let ok = "verify:\n  commands:\n    - name: t\n      run: \"true\"\nrun:\n  check_caches: [target, web/node_modules]\n";
         assert!(Config::parse(ok).is_ok(), "{:?}", Config::parse(ok));

@@ -1049,6 +1049,89 @@ fn a_check_on_a_layer_leaves_its_checkout_as_it_was() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--layer needs --profile check"));
 }
 
+/// `--layer-env` and `--layer-in-place`: the project's ignored environment is shown read-only
+/// in the checkout, and the checkout is at the project's own path, so what the environment names
+/// by absolute path — an editable install's `.pth` naming the working tree — is the
+/// candidate's code, never the working tree's; and nothing of the working tree is in view.
+#[test]
+fn a_check_in_place_runs_the_candidates_code_through_the_projects_environment() {
+    if skip_or_fail("a_check_in_place_runs_the_candidates_code_through_the_projects_environment") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    // The project's environment: an "interpreter" and an editable install naming the working
+    // tree's `src`, as `pip install -e .` of a src-layout package writes it.
+    r.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
+    r.write(
+        ".venv/lib/site.pth",
+        &format!("{}/src\n", r.path().display()),
+    );
+    r.write(
+        ".venv/bin/run",
+        "#!/bin/sh\nd=$(cat \"$(dirname \"$0\")/../lib/site.pth\"); cat \"$d/pkg.txt\"\n",
+    );
+    std::fs::set_permissions(
+        r.path().join(".venv/bin/run"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    r.write("src/pkg.txt", "working tree\n");
+    r.write("notes.local", "the person's\n");
+    let t = tempfile::tempdir().unwrap();
+    let co = t.path().join("co");
+    let layer = t.path().join("layer");
+    for d in [
+        co.join("src"),
+        co.join(".venv"),
+        layer.join("upper"),
+        layer.join("work"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(co.join("src/pkg.txt"), "candidate\n").unwrap();
+    let (co_s, layer_s) = (co.display().to_string(), layer.display().to_string());
+    let project = r.path().display().to_string();
+    let check = |more: &[&str], script: &str| {
+        let mut args = vec![
+            "sandbox",
+            "--profile",
+            "check",
+            "--project",
+            &project,
+            "--write",
+            &co_s,
+            "--layer",
+            &layer_s,
+            "--layer-env",
+            ".venv",
+        ];
+        args.extend_from_slice(more);
+        args.extend_from_slice(&["--contain", "--", "sh", "-c", script]);
+        forge(&co, &args)
+    };
+    let script = "pwd; .venv/bin/run; cat notes.local 2>/dev/null || echo no-notes; \
+                  echo x > .venv/planted 2>/dev/null && echo WROTE-ENV; echo y > src/new && echo wrote-src";
+    let o = check(&["--layer-in-place"], script);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [project.as_str(), "candidate", "no-notes", "wrote-src"],
+        "{o:?}"
+    );
+    // The environment was read-only; the check's write landed in its layer, not the project.
+    assert!(!r.exists(".venv/planted") && !r.exists("src/new"));
+    assert!(layer.join("upper/src/new").exists());
+    // Without --layer-in-place the editable install leads to the working tree: the reason the
+    // run mounts its checks in place.
+    let o = check(&[], ".venv/bin/run");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "working tree",
+        "{o:?}"
+    );
+}
+
 /// `--tmpdir` outside Forge's own temp folder: the empty folder that covers a secret folder is
 /// the one made before TMPDIR changed (it was looked up again under the new TMPDIR, and the
 /// sandbox could not be set up).

@@ -1,5 +1,5 @@
 use forge::config::Config;
-use forge::error::{EXIT_GATE, EXIT_OK, Error, Result};
+use forge::error::{EXIT_GATE, EXIT_OK, EXIT_USAGE, Error, Result};
 use forge::repo::Project;
 use forge::run::{self, Outcome, state};
 
@@ -83,6 +83,7 @@ pub fn run(args: Args) -> Result<i32> {
     Ok(match outcome {
         Outcome::Done => EXIT_OK,
         Outcome::Stopped(_) => EXIT_GATE,
+        Outcome::Setup(_) => EXIT_USAGE,
     })
 }
 

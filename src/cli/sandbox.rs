@@ -62,6 +62,16 @@ pub struct Args {
     /// a build cache (repeat it).
     #[arg(long = "layer-keep", value_name = "FOLDER", requires = "layer")]
     layer_keep: Vec<String>,
+    /// With --layer: a folder of the project (relative) that git ignores and the command needs,
+    /// such as a virtual environment or node_modules, shown read-only at the same place in the
+    /// checkout (repeat it).
+    #[arg(long = "layer-env", value_name = "FOLDER", requires = "layer")]
+    layer_env: Vec<String>,
+    /// With --layer: mount the checkout over the project's own folder and run CMD there, so
+    /// absolute paths in the environments (a venv's scripts, an editable install) lead to the
+    /// checkout's files, not the working tree's.
+    #[arg(long = "layer-in-place", requires = "layer")]
+    layer_in_place: bool,
     /// Print what the profile allows here and exit.
     #[arg(long)]
     explain: bool,
@@ -96,6 +106,8 @@ impl Args {
             carve_by_rules: false,
             layer: None,
             layer_keep: Vec::new(),
+            layer_env: Vec::new(),
+            layer_in_place: false,
             explain: false,
             level: false,
             json: false,
@@ -108,11 +120,13 @@ impl Args {
             let key = match flag {
                 "--" => {
                     a.command = argv.collect();
-                    let keep_alone = !a.layer_keep.is_empty() && a.layer.is_none();
+                    let keep_alone =
+                        (!a.layer_keep.is_empty() || !a.layer_env.is_empty() || a.layer_in_place)
+                            && a.layer.is_none();
                     return (!a.command.is_empty() && !keep_alone).then_some(a);
                 }
                 "--profile" | "--project" | "--answer" | "--tmpdir" | "--client" | "--mode"
-                | "--contain" | "--carve-by-rules" | "--layer" => {
+                | "--contain" | "--carve-by-rules" | "--layer" | "--layer-in-place" => {
                     let k = [
                         "--profile",
                         "--project",
@@ -123,6 +137,7 @@ impl Args {
                         "--contain",
                         "--carve-by-rules",
                         "--layer",
+                        "--layer-in-place",
                     ]
                     .into_iter()
                     .find(|k| *k == flag)?;
@@ -132,12 +147,13 @@ impl Args {
                     seen.push(k);
                     k
                 }
-                "--write" | "--cache" | "--layer-keep" => flag,
+                "--write" | "--cache" | "--layer-keep" | "--layer-env" => flag,
                 _ => return None,
             };
             match key {
                 "--contain" => a.contain = true,
                 "--carve-by-rules" => a.carve_by_rules = true,
+                "--layer-in-place" => a.layer_in_place = true,
                 _ => {
                     let value = argv.next()?;
                     let text = value.to_str();
@@ -151,6 +167,7 @@ impl Args {
                         "--write" => a.write.push(text?.to_string()),
                         "--cache" => a.cache.push(text?.to_string()),
                         "--layer-keep" => a.layer_keep.push(text?.to_string()),
+                        "--layer-env" => a.layer_env.push(text?.to_string()),
                         "--layer" => a.layer = Some(PathBuf::from(value)),
                         "--project" => a.project = Some(PathBuf::from(value)),
                         "--answer" => a.answer = Some(PathBuf::from(value)),
@@ -243,6 +260,8 @@ pub fn run(args: Args) -> Result<i32> {
         carve_by_rules: args.carve_by_rules,
         layer: args.layer,
         layer_keep: args.layer_keep,
+        layer_envs: args.layer_env,
+        layer_in_place: args.layer_in_place,
         look_through: true,
     };
     if args.explain {

@@ -228,6 +228,33 @@ impl Checkout {
             .collect()
     }
 
+    /// Removes the folder and everything in it (a check may have left read-only folders), if
+    /// it is still the one opened: never through a link or folder put in its place.
+    pub fn remove(self) {
+        if self.still_ours().is_ok() {
+            let _ = remove(&self.dir);
+        }
+    }
+
+    /// Without an overlay: each of `envs` (kept folders the tree holds no path of) becomes a
+    /// link to the project's own folder of that name, so a check started in the checkout finds
+    /// the interpreter and packages the person's command finds in the working tree.
+    pub fn link_envs(&mut self, project: &Path, envs: &[String]) -> crate::Result<()> {
+        self.still_ours()?;
+        for e in envs {
+            let at = self.dir.join(e);
+            let to = project.join(e);
+            if std::fs::read_link(&at).is_ok_and(|l| l == to) {
+                continue;
+            }
+            make_parents(&self.dir, &at)?;
+            remove(&at)?;
+            std::os::unix::fs::symlink(&to, &at)
+                .map_err(|err| Error::io(format!("cannot link {}", at.display()), err))?;
+        }
+        Ok(())
+    }
+
     /// The folder an overlay check writes into (`<dir>-layer`, holding `upper` and `work`).
     pub fn layer_dir(&self) -> PathBuf {
         PathBuf::from(format!("{}-layer", self.dir.display()))

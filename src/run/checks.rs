@@ -46,10 +46,11 @@ struct CheckPlace {
 
 impl Run<'_> {
     /// The folder the checks run in: outside the repository (a build tool looking for its
-    /// workspace upwards must not find the real one), one per repository, kept from run to run
-    /// (one run drives a checkout at a time; the folder is verified by content when a run first
-    /// uses it, after each check and after each agent call outside the sandbox, so what a
-    /// previous run, a check or an agent left there is no risk, only work saved).
+    /// workspace upwards must not find the real one), one per repository, kept from check to
+    /// check and removed when the run ends (one run drives a checkout at a time; the folder is
+    /// verified by content when a run first uses it, after each check and after each agent
+    /// call outside the sandbox, so what a killed run, a check or an agent left there is no
+    /// risk, only work saved).
     fn checkout_dir(&self) -> PathBuf {
         use sha2::Digest;
         let h = sha2::Sha256::digest(self.root().as_os_str().as_encoded_bytes());
@@ -157,6 +158,7 @@ impl Run<'_> {
                 rewritten.join(", ")
             ));
         }
+        let untouched = tampered.is_empty();
         if !tampered.is_empty() {
             res.ok = false;
             res.report_error = Some(format!(
@@ -165,7 +167,38 @@ impl Run<'_> {
             ));
         }
         self.meta.check_ms += res.duration_ms;
+        if untouched && !res.timed_out && matches!(res.exit_code, Some(126 | 127)) {
+            return Err(self.cannot_start(cmd, origin, &res));
+        }
         Ok(res)
+    }
+
+    /// A command that exits 126 or 127 did not start (a program or interpreter not found, not
+    /// executable): whatever the agent did, Forge's checkout lacks what the command needs, and
+    /// counting it against an agent or the breaker would stop an honest run. The error names
+    /// the command, where it ran, what that folder had, and the fix.
+    fn cannot_start(
+        &mut self,
+        cmd: &CommandConfig,
+        origin: &str,
+        res: &CommandResult,
+    ) -> crate::Error {
+        let envs = if self.envs.is_empty() {
+            "none found".to_string()
+        } else {
+            self.envs.join(", ")
+        };
+        let why = format!(
+            "`{}` could not start in the checks' checkout ({}). Checks run on a clean checkout of the candidate (at {}, shown at the project's path where the kernel allows), which holds the committed files and, read-only, the project's environments ({envs}). Its last output:\n{}\nlog: {}\nIf the command needs another folder git ignores, list it in `run.check_envs` in .forge/config.yaml; if the command itself is wrong, fix {origin}. Then `forge run --resume {}`: this attempt is not counted.",
+            cmd.run,
+            verify::exit_text(res),
+            self.checkout_dir().display(),
+            crate::text::inert(&tail_lines(&res.tail, 8), 2000),
+            res.log,
+            self.meta.slug
+        );
+        self.setup = Some(why.clone());
+        crate::Error::usage(why)
     }
 
     /// The checkout holding exactly `tree`, and the environment a check gets.
@@ -192,11 +225,17 @@ impl Run<'_> {
         if self.checkout.is_none() {
             let dir = self.checkout_dir();
             let hasher = crate::evidence::Hasher::new(self.seen.format());
-            self.checkout = Some(Checkout::open(
-                dir,
-                self.config.run.check_caches.clone(),
-                hasher,
-            )?);
+            self.envs = match &self.config.run.check_envs {
+                Some(list) => list.clone(),
+                None => super::envs::found(&self.project.root),
+            };
+            let mut keep = self.config.run.check_caches.clone();
+            for e in &self.envs {
+                if !keep.contains(e) {
+                    keep.push(e.clone());
+                }
+            }
+            self.checkout = Some(Checkout::open(dir, keep, hasher)?);
         }
         let odb = self.seen.odb(&self.project.root);
         let co = self.checkout.as_mut().expect("opened above");
@@ -204,6 +243,15 @@ impl Run<'_> {
         co.sync(&odb, tree)?;
         drop(t);
         let cwd = co.dir.clone();
+        // The environments the candidate does not hold a path of (a tracked `node_modules/x`
+        // makes that folder the candidate's own).
+        let kept = co.kept_for(tree);
+        let envs: Vec<String> = self
+            .envs
+            .iter()
+            .filter(|e| kept.contains(e))
+            .cloned()
+            .collect();
         // A private temp folder, emptied for every check: nothing a test reads from it was put
         // there by an agent or an earlier check.
         let tmp = PathBuf::from(format!("{}-tmp", cwd.display()));
@@ -248,7 +296,11 @@ impl Run<'_> {
                 req.contain = contain;
                 if layers {
                     req.layer = Some(co.prepare_layer(tree)?);
-                    req.layer_keep = co.kept_for(tree);
+                    req.layer_keep = kept.into_iter().filter(|k| !envs.contains(k)).collect();
+                    // The environments read-only, and the whole checkout at the project's own
+                    // path, so what they name by absolute path is the candidate's.
+                    req.layer_envs = envs.clone();
+                    req.layer_in_place = true;
                     // The caller trusts the checkout afterwards: no mode may run it plainly.
                     req.mode = Some(crate::sandbox::Mode::Require);
                     layered = true;
@@ -257,6 +309,21 @@ impl Run<'_> {
             }
             super::Wall::Off => Vec::new(),
         };
+        if layered {
+            // In the check's namespace the checkout is at the project's path.
+            let root = self.project.root.display().to_string();
+            env.push(("PWD".into(), root));
+            if let Some(parent) = self.project.root.parent() {
+                let ceiling = env.iter_mut().find(|(k, _)| k == "GIT_CEILING_DIRECTORIES");
+                if let Some((_, v)) = ceiling {
+                    *v = format!("{v}:{}", parent.display());
+                }
+            }
+        } else {
+            // Without a mount namespace the environments are links to the project's own
+            // (read-only in the kernel sandbox; docs/run.md says what is left open without it).
+            co.link_envs(&self.project.root, &envs)?;
+        }
         Ok(CheckPlace {
             place: Place {
                 cwd: Some(cwd),
@@ -308,11 +375,14 @@ impl Run<'_> {
         ok
     }
 
-    /// The run is over: the checks' temp folder goes; the checkout stays for the next run.
+    /// The run is over, however it ended: the checkout, its layer and the checks' temp folder
+    /// go — a full copy of the project left in the temp folder by every run fills a disk on a
+    /// large repository. A resume writes the checkout anew.
     pub(super) fn drop_checkout(&mut self) {
         if let Some(co) = self.checkout.take() {
             let _ = std::fs::remove_dir_all(format!("{}-tmp", co.dir.display()));
             let _ = std::fs::remove_dir_all(co.layer_dir());
+            co.remove();
         }
     }
 

@@ -40,6 +40,7 @@
 
 pub mod agent;
 mod checks;
+mod envs;
 pub mod gates;
 mod green;
 mod observe;
@@ -91,6 +92,10 @@ pub struct RunConfig {
     /// the checks of one run.
     #[serde(default)]
     pub check_caches: Vec<String>,
+    /// Folders of the project that git ignores and the checks need, read-only: virtual
+    /// environments, `node_modules`. Unset: found in the project ([`envs::found`]); `[]`: none.
+    #[serde(default)]
+    pub check_envs: Option<Vec<String>>,
     /// Files of the test harness (the files that run the checks: `conftest.py`, `Makefile`,
     /// `package.json`, the verify commands' scripts, …) that agents may still change, by glob:
     /// `Cargo.toml` for a project whose slices add dependencies.
@@ -107,9 +112,35 @@ impl Default for RunConfig {
         RunConfig {
             check_timeout: DEFAULT_CHECK_TIMEOUT_SECS,
             check_caches: Vec::new(),
+            check_envs: None,
             harness_editable: Vec::new(),
             red_may_edit_tests: false,
         }
+    }
+}
+
+impl RunConfig {
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.check_timeout == 0 {
+            return Err("`run.check_timeout` must be at least 1 (seconds)".into());
+        }
+        let lists: [(&str, &[String]); 2] = [
+            ("check_caches", &self.check_caches),
+            ("check_envs", self.check_envs.as_deref().unwrap_or(&[])),
+        ];
+        for (key, list) in lists {
+            for (i, c) in list.iter().enumerate() {
+                let plain = !c.is_empty()
+                    && !c.starts_with('/')
+                    && c.split('/').all(|n| !n.is_empty() && n != "." && n != "..");
+                if !plain {
+                    return Err(format!(
+                        "`run.{key}[{i}]` is `{c}`: name a folder inside the project, relative and without `.`, `..` or a trailing `/` (e.g. `target`, `web/node_modules`)"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -122,6 +153,8 @@ fn default_check_timeout() -> u64 {
 pub enum Outcome {
     Done,
     Stopped(String),
+    /// A check could not start where Forge ran it: the person fixes the setup (exit 2).
+    Setup(String),
 }
 
 /// Where progress lines go (the CLI prints them; `--json` and tests may drop them).
@@ -151,6 +184,8 @@ struct Run<'a> {
     seen: observe::Observer,
     /// The checks' checkout, opened at the first check.
     checkout: Option<Checkout>,
+    /// The project's environments the checks see read-only (set when the checkout opens).
+    envs: Vec<String>,
     /// Whether an overlay can be mounted over the checks' checkout here (tried once per run:
     /// a temp folder on overlayfs or NFS cannot hold an upper layer).
     overlay_works: Option<bool>,
@@ -160,6 +195,9 @@ struct Run<'a> {
     wall: Wall,
     /// A reason to stop before the next agent call, found after the last one (an unknown cost).
     halt: Option<String>,
+    /// A check that could not start in the checks' checkout: Forge's setup, not an agent's
+    /// failure (the run stops with exit 2 and the attempt is given back).
+    setup: Option<String>,
     /// Resumed after the driving `forge run` died (killed, not stopped): what the run folder
     /// says may have been written by an agent since, so the slice's facts are re-established
     /// from evidence before they are used.
@@ -282,7 +320,8 @@ pub fn start(
         json!({"goal": run.meta.goal, "base_sha": run.meta.base_sha}),
     );
     run.say(&format!("Run `{slug}`: {}", run.meta.goal));
-    run.drive()
+    let end = run.drive();
+    run.wind_up(end)
 }
 
 /// Continues a run from its saved state.
@@ -409,7 +448,8 @@ pub fn resume(
         }
     }
     run.adopt_persons_changes()?;
-    run.drive()
+    let end = run.drive();
+    run.wind_up(end)
 }
 
 fn no_such_run(project: &Project, slug: &str) -> Error {
@@ -506,6 +546,7 @@ impl<'a> Run<'a> {
             config,
             wall,
             halt: None,
+            setup: None,
             after_kill: false,
             rec: Recorder::new(project, &format!("run-{}", meta.slug), "forge:run"),
             git_dir,
@@ -516,6 +557,7 @@ impl<'a> Run<'a> {
             out,
             seen: observe::Observer::new(&project.root)?,
             checkout: None,
+            envs: Vec::new(),
             overlay_works: None,
             ident,
             _lock: lock,

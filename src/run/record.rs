@@ -161,6 +161,28 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The end of `drive`, however it came: the checks' checkout goes, and a run that ended in
+    /// a check that could not start is stopped as any stop is (state saved, a resume
+    /// continues), with the agent attempt it was judging given back.
+    pub(super) fn wind_up(&mut self, end: Result<Outcome>) -> Result<Outcome> {
+        self.drop_checkout();
+        let Some(why) = self.setup.take().filter(|_| end.is_err()) else {
+            return end;
+        };
+        if let Some(cur) = self.state.current.as_ref().map(|c| c.slice.clone())
+            && let Some(s) = self.state.slices.iter_mut().find(|s| s.id == cur)
+        {
+            let p = s.progress_mut();
+            match p.step {
+                Some(state::Step::Green) => p.green_attempts = p.green_attempts.saturating_sub(1),
+                Some(state::Step::Red) => p.red_attempts = p.red_attempts.saturating_sub(1),
+                _ => {}
+            }
+        }
+        self.stop(format!("setup: {why}"))?;
+        Ok(Outcome::Setup(why))
+    }
+
     pub(super) fn stop(&mut self, reason: String) -> Result<Outcome> {
         self.meta.status = RunStatus::Stopped;
         self.meta.stop_reason = Some(reason.clone());

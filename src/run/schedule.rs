@@ -195,7 +195,6 @@ impl Run<'_> {
         self.meta.status = super::state::RunStatus::Done;
         self.state.current = None;
         self.save()?;
-        self.drop_checkout();
         let _ = std::fs::remove_file(super::state::active_run_path(self.project));
         let commits: Vec<String> = self
             .state

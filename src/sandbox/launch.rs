@@ -73,6 +73,13 @@ pub fn argv(forge: &Path, req: &Request, program: &[OsString]) -> Vec<OsString> 
         v.push("--layer-keep".into());
         v.push(k.into());
     }
+    for e in &req.layer_envs {
+        v.push("--layer-env".into());
+        v.push(e.into());
+    }
+    if req.layer_in_place {
+        v.push("--layer-in-place".into());
+    }
     v.push("--".into());
     v.extend(program.iter().cloned());
     v

@@ -148,6 +148,15 @@ pub struct Request {
     /// With `layer`: folders of the checkout (relative) that stay writable in place — build
     /// caches kept from check to check.
     pub layer_keep: Vec<String>,
+    /// With `layer`: folders of the project (relative) that git ignores and the check needs — a
+    /// virtual environment, `node_modules` — shown read-only at the same place in the checkout
+    /// ([`mounts::environments`]). The checkout holds an empty folder at each.
+    pub layer_envs: Vec<String>,
+    /// With `layer`: the checkout, its overlay and environments are mounted over the project's
+    /// own folder and CMD runs there, so every absolute path an environment holds (a script's
+    /// `#!/…/.venv/bin/python`, an editable install's `.pth`, an `npm link`) leads to the
+    /// candidate's files, never the working tree's.
+    pub layer_in_place: bool,
     /// Look through folders when the plan is made: the project for files whose names say they
     /// hold credentials, to hide them ([`resolve::project_secrets`]), and the control and secret
     /// folders for files with a second name. Off where only the plan's control files are wanted
@@ -170,6 +179,8 @@ impl Request {
             carve_by_rules: false,
             layer: None,
             layer_keep: Vec::new(),
+            layer_envs: Vec::new(),
+            layer_in_place: false,
             look_through: true,
         }
     }
@@ -933,6 +944,9 @@ pub fn enter(
         let require = mode == Mode::Require;
         let layer = req.layer.clone().zip(lower);
         let keep = req.layer_keep.clone();
+        let envs = req.layer_envs.clone();
+        let in_place = req.layer_in_place.then(|| req.project.clone());
+        let req_project = req.project.clone();
         let step = move || -> Result<(), SandboxError> {
             close_inherited_descriptors();
             if mounts && !joined {
@@ -941,8 +955,17 @@ pub fn enter(
                     k.keep(dir, plan, seen, table);
                 }
             }
+            let mut cwd = cwd;
             if let Some((layer, lower)) = &layer {
                 mounts::overlay(lower, layer, &keep)?;
+                mounts::environments(lower, &req_project, &envs)?;
+                if let Some(project) = &in_place {
+                    mounts::in_place(lower, project)?;
+                    cwd = cwd.map(|c| match c.strip_prefix(lower) {
+                        Ok(rel) => project.join(rel),
+                        Err(_) => c,
+                    });
+                }
             }
             if let Some(cwd) = &cwd {
                 // The working folder may lie under a new mount: enter it again through the new

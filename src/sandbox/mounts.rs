@@ -252,33 +252,7 @@ pub fn overlay(checkout: &Path, layer: &Path, keep: &[String]) -> Result<(), San
     // checkout reached without a symbolic link anywhere on the way: a link in the candidate
     // (`src/.build -> .`) would otherwise bind a folder of the candidate itself writable over
     // the overlay.
-    let mut held = Vec::new();
-    for k in keep {
-        let rel = Path::new(k);
-        if rel.is_absolute()
-            || rel
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            return Err(setup(
-                format!("keep {k}: name a folder inside the checkout"),
-                std::io::Error::from(std::io::ErrorKind::InvalidInput),
-            ));
-        }
-        match crate::state::open_beneath(checkout, rel, libc::O_PATH | libc::O_DIRECTORY) {
-            Ok(fd) => held.push((fd, checkout.join(rel))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(setup(
-                    format!(
-                        "keep {} (a link on the way, or not a folder)",
-                        checkout.join(rel).display()
-                    ),
-                    e,
-                ));
-            }
-        }
-    }
+    let held = hold_folders(checkout, keep, "keep")?;
     // The upper layer's mount must be writable (the machine was made read-only).
     mount(Some(layer), layer, libc::MS_BIND)?;
     set_read_only(layer, false, false)?;
@@ -311,14 +285,84 @@ pub fn overlay(checkout: &Path, layer: &Path, keep: &[String]) -> Result<(), San
             std::io::Error::last_os_error(),
         ));
     }
-    for (fd, p) in held {
-        use std::os::fd::AsRawFd;
-        let from = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    for (fd, rel) in held {
         // The target is looked up through the overlay, which shows the same folders: a link
         // there now is one the lower layer had, which `open_beneath` refused above.
-        mount(Some(&from), &p, libc::MS_BIND)?;
+        mount(Some(&fd_path(&fd)), &checkout.join(rel), libc::MS_BIND)?;
     }
     Ok(())
+}
+
+/// Each of `rels` (relative, no `.`/`..`) opened as a folder beneath `root` with no symbolic
+/// link on the way; one that does not exist is left out.
+fn hold_folders<'a>(
+    root: &Path,
+    rels: &'a [String],
+    what: &str,
+) -> Result<Vec<(std::os::fd::OwnedFd, &'a Path)>, SandboxError> {
+    let setup = |step: String, source: std::io::Error| SandboxError::Setup { step, source };
+    let mut held = Vec::new();
+    for k in rels {
+        let rel = Path::new(k);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(setup(
+                format!("{what} {k}: name a folder inside {}", root.display()),
+                std::io::Error::from(std::io::ErrorKind::InvalidInput),
+            ));
+        }
+        match crate::state::open_beneath(root, rel, libc::O_PATH | libc::O_DIRECTORY) {
+            Ok(fd) => held.push((fd, rel)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(setup(
+                    format!(
+                        "{what} {} (a link on the way, or not a folder)",
+                        root.join(rel).display()
+                    ),
+                    e,
+                ));
+            }
+        }
+    }
+    Ok(held)
+}
+
+/// The path through which a held descriptor is mounted: what was checked, whatever the name
+/// leads to a moment later.
+fn fd_path(fd: &std::os::fd::OwnedFd) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// The project's ignored environments (`.venv`, `node_modules`) shown read-only at the same
+/// places in the checkout, over the empty folders Forge made there: a check runs the person's
+/// command with the interpreter and packages that command finds in the working tree, and can
+/// change none of them. Bound recursively, so the covers over secrets inside come along.
+pub fn environments(checkout: &Path, project: &Path, envs: &[String]) -> Result<(), SandboxError> {
+    let held = hold_folders(project, envs, "environment")?;
+    let ro = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    for (fd, rel) in held {
+        let at = checkout.join(rel);
+        if !at.is_dir() {
+            // No folder to mount on: the candidate has a file or link there, or Forge made none.
+            continue;
+        }
+        mount(Some(&fd_path(&fd)), &at, libc::MS_BIND | libc::MS_REC)?;
+        mount(None, &at, ro)?;
+    }
+    Ok(())
+}
+
+/// The checkout, with its overlay and environments, mounted over the project's own folder: in
+/// this namespace the project's path shows the candidate (and the environments), so what an
+/// environment names by absolute path — a script's interpreter, an editable install's source
+/// folder — is the candidate's file, and nothing of the working tree is in view.
+pub fn in_place(checkout: &Path, project: &Path) -> Result<(), SandboxError> {
+    mount(Some(checkout), project, libc::MS_BIND | libc::MS_REC)
 }
 
 /// Enters a private mount and IPC namespace (with a user namespace of its own when not root). Called
