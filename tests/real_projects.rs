@@ -256,3 +256,46 @@ fn a_check_that_cannot_start_is_a_setup_error_and_the_run_resumes() {
         o.stdout
     );
 }
+
+/// A focused command that names the slice's new test file — what a person or a model writes —
+/// cannot pass before red writes it: the pre-red baseline shows instead that the project's own
+/// verify commands pass on the base, and the slice lands.
+#[test]
+fn a_focused_command_naming_the_new_test_file_lands() {
+    if !pytest_available("a_focused_command_naming_the_new_test_file_lands") {
+        return;
+    }
+    let r = python_project("inflection");
+    let mut script = inflection_script();
+    script["slices"][0]["focused_command"] =
+        json!(".venv/bin/python -m pytest -rA test_kebabize.py");
+    init_with_agent(&r, &script);
+    let o = r.forge(&["run", "words", "--goal", "kebab case and possessives"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains("✓ [kebabize w1 a0] pre-red-baseline"),
+        "{}",
+        o.stdout
+    );
+    let gates = r.path().join(".tmp/.forge/runs/words/gates");
+    let baseline = std::fs::read_dir(&gates)
+        .unwrap()
+        .flatten()
+        .find(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.contains("kebabize-pre-red-baseline")
+        })
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .unwrap();
+    assert!(
+        baseline.contains(
+            "names test_kebabize.py, which red will write; the verify commands pass on START_SHA"
+        ),
+        "{baseline}"
+    );
+    assert!(
+        o.stdout.contains("Run `words` DONE: 2 slice(s)"),
+        "{}",
+        o.stdout
+    );
+}

@@ -717,12 +717,22 @@ fn a_failing_baseline_stops_the_slice_before_any_red_agent() {
         g["recovery"],
         "stop the slice and report the baseline failure"
     );
-    // No red agent ran for it, in either wave.
+    // No red agent ran for it, and no retry wave followed: new agents would meet the same
+    // failure on the same base.
     assert_eq!(
         n(&slice(&st, "member-discount")["forge"]["red_attempts_total"]),
         0
     );
     assert!(!r.exists(".tmp/.forge/runs/shop/agents/member-discount-red-w1-a1.log"));
+    assert!(!o.stdout.contains("Retry wave"), "{}", o.stdout);
+    // The terminal shows why: the command's last output lines and its log.
+    let log = g["evidence"]["log"].as_str().unwrap();
+    assert!(
+        o.stdout.contains(&format!("      log: {log}")),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("      │ not ok"), "{}", o.stdout);
 }
 
 #[test]

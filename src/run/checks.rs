@@ -75,7 +75,7 @@ impl Run<'_> {
             report_path: None,
         };
         let origin = format!(
-            "slice `{slice}`'s `{run}` in the plan (.tmp/.forge/runs/{}/state.json): re-plan the run",
+            "slice `{slice}`'s `{run}`, which the planner chose (.tmp/.forge/runs/{}/state.json); a new run with a goal that names the command plans it anew",
             self.meta.slug
         );
         self.run_check(&cmd, &origin, tree)

@@ -278,7 +278,7 @@ impl Run<'_> {
             };
             let ev = json!({
                 "reason": if reasons.is_empty() { format!("{} check(s) pass", results.len()) } else { reasons.join("; ") },
-                "checks": results.iter().map(|r| json!({"command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log, "counts": r.report.counts()})).collect::<Vec<_>>(),
+                "checks": results.iter().map(|r| json!({"command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log, "counts": r.report.counts(), "tail": (!r.ok).then(|| crate::text::clip(&r.tail, 2000))})).collect::<Vec<_>>(),
             });
             let r = if verdict == Verdict::Pass {
                 GateResult::pass(gates::GREEN_CHECKS, ev)
@@ -372,7 +372,7 @@ impl Run<'_> {
         let ev = json!({
             "reason": if problems.is_empty() { format!("all {} configured command(s) pass{}", results.len(), if final_slice { " (final completion)" } else { "" }) } else { problems.join("; ") },
             "final": final_slice,
-            "commands": results.iter().map(|r| json!({"name": r.name, "command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log})).collect::<Vec<_>>(),
+            "commands": results.iter().map(|r| json!({"name": r.name, "command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log, "tail": (!r.ok).then(|| crate::text::clip(&r.tail, 2000))})).collect::<Vec<_>>(),
         });
         let ok = problems.is_empty();
         let r = if ok {

@@ -158,6 +158,11 @@ impl Run<'_> {
             format!("  {mark} {who}{} — {why}", r.gate)
         };
         self.say(&line);
+        if !r.passed() {
+            for l in failed_output(&r.evidence) {
+                self.say(&l);
+            }
+        }
         Ok(())
     }
 
@@ -210,4 +215,29 @@ impl Run<'_> {
         ));
         Ok(Outcome::Stopped(reason))
     }
+}
+
+/// The terminal's view of a failed gate's commands: each failing command's last output lines
+/// and its log, so a person sees why without opening the gate's JSON.
+fn failed_output(evidence: &Value) -> Vec<String> {
+    let mut runs: Vec<&Value> = vec![evidence];
+    for key in ["checks", "commands"] {
+        if let Some(list) = evidence.get(key).and_then(Value::as_array) {
+            runs.extend(list.iter().filter(|c| c.get("ok") == Some(&json!(false))));
+        }
+    }
+    let mut out = Vec::new();
+    for r in runs {
+        let Some(log) = r.get("log").and_then(Value::as_str) else {
+            continue;
+        };
+        if let Some(tail) = r.get("tail").and_then(Value::as_str) {
+            let tail = super::checks::tail_lines(tail.trim_end(), 6);
+            for l in tail.lines() {
+                out.push(format!("      │ {}", crate::text::inert(l, 200)));
+            }
+        }
+        out.push(format!("      log: {log}"));
+    }
+    out
 }

@@ -90,6 +90,10 @@ impl Run<'_> {
         if self.state.slices[i].progress().red_attempts == 0 {
             let r = self.baseline(i)?;
             if !r.passed() {
+                // The baseline runs the plan's command on START_SHA before any agent of the
+                // slice: new agents would meet the same failure, so no retry wave follows.
+                let p = self.state.slices[i].progress_mut();
+                p.last_wave = Some(p.wave);
                 return Ok(SliceEnd::Failed(format!(
                     "pre-red baseline: {}",
                     r.reason()
@@ -110,6 +114,11 @@ impl Run<'_> {
         let start = self.start_sha(i)?;
         let tree = self.seen.tree(&self.project.root, &start)?;
         let res = self.check(&s.id, "baseline", &s.focused_command, s.report, &tree)?;
+        if !res.ok
+            && let Some(file) = names_new_test_file(&s.focused_command, &s.test_areas, &tree)
+        {
+            return self.baseline_for_new_file(i, &file, &tree);
+        }
         let names: Vec<String> = res
             .report
             .cases
@@ -124,7 +133,7 @@ impl Run<'_> {
                 gates::PRE_RED_BASELINE,
                 json!({"reason": format!("`{}` passes, but its report counts {counted} passing case(s) without naming them: Forge could not check that red and green keep them; make the command name its cases (pytest: -rA or -v)", s.focused_command), "command": s.focused_command, "log": res.log}),
                 true,
-                "re-plan with a focused command whose report names its cases",
+                "the planner chose this command: start a new run whose goal asks for a focused command that names its cases (pytest: -rA or -v)",
             )
         } else if res.ok {
             GateResult::pass(
@@ -138,6 +147,36 @@ impl Run<'_> {
                 true,
                 "stop the slice and report the baseline failure",
             )
+        };
+        self.gate(Some(i), &r)?;
+        Ok(r)
+    }
+
+    /// The pre-red baseline of a focused command that names a test file red will write (what a
+    /// person or a model writes: `pytest -rA tests/test_new.py`): it cannot pass before red, so
+    /// the person's verify commands show instead that START_SHA is sound. No case passed through
+    /// the focused command before red, so red and green have none of it to keep.
+    fn baseline_for_new_file(
+        &mut self,
+        i: usize,
+        file: &str,
+        tree: &crate::evidence::Snapshot,
+    ) -> Result<GateResult> {
+        let s = self.state.slices[i].clone();
+        let full = self.full_checks(&s.id, tree)?;
+        self.state.slices[i].progress_mut().baseline_cases = Vec::new();
+        let failed: Vec<&crate::verify::CommandResult> = full.iter().filter(|r| !r.ok).collect();
+        let r = match failed.first() {
+            None => GateResult::pass(
+                gates::PRE_RED_BASELINE,
+                json!({"reason": format!("`{}` names {file}, which red will write; the verify commands pass on START_SHA", s.focused_command), "command": s.focused_command, "new_file": file, "verify": full.iter().map(|r| json!({"command": r.run, "log": r.log})).collect::<Vec<_>>()}),
+            ),
+            Some(f) => GateResult::fail(
+                gates::PRE_RED_BASELINE,
+                json!({"reason": format!("`{}` names {file}, which red will write, and the verify command `{}` fails before any red change: {}", s.focused_command, f.run, command_failure(f)), "command": f.run, "exit_code": f.exit_code, "log": f.log, "tail": crate::text::clip(&f.tail, 2000)}),
+                true,
+                "make the project's verify commands pass on its base (`forge verify`), then resume",
+            ),
         };
         self.gate(Some(i), &r)?;
         Ok(r)
@@ -492,4 +531,25 @@ impl Run<'_> {
             .join(agent::stem(role, slice, wave, attempt))
             .join(name)
     }
+}
+
+/// A word of `command` that names a file in `test_areas` which `tree` does not hold (a pytest
+/// node id names its file before `::`): the focused command of a slice whose red writes it.
+fn names_new_test_file(
+    command: &str,
+    test_areas: &[String],
+    tree: &crate::evidence::Snapshot,
+) -> Option<String> {
+    command.split_whitespace().find_map(|w| {
+        let w = w.trim_matches(|c| c == '\'' || c == '"');
+        let path = w.split("::").next().unwrap_or(w).trim_start_matches("./");
+        let plausible = !path.is_empty() && !path.starts_with('-') && path.contains('.');
+        let held = tree.entries.contains_key(path)
+            || tree
+                .entries
+                .range(format!("{path}/")..)
+                .next()
+                .is_some_and(|(p, _)| p.starts_with(&format!("{path}/")));
+        (plausible && !held && gates::in_areas(test_areas, path)).then(|| path.to_string())
+    })
 }
