@@ -1215,3 +1215,37 @@ fn a_persons_commits_on_a_stopped_slice_are_never_reset_away() {
     assert_eq!(r.read("NOTES.md"), "mine\n");
     assert_eq!(subjects(&r)[0], "docs: my notes");
 }
+
+#[test]
+fn red_may_add_to_a_test_file_that_already_defines_a_name_twice() {
+    // Issue 29: a test file may define one name twice, legally (a helper redefined before
+    // each case here; two local `class FalsyError` in more-itertools' tests/test_more.py). Red's
+    // one new case, appended, is an addition: the slice lands.
+    let r = shop("append-existing");
+    r.write(
+        "tests/card_test.sh",
+        "amount() { echo 100; }\ncheck \"guest pays by card\" \"$(total \"$(amount)\" card)\" \"102\"\namount() { echo 50; }\ncheck \"guest pays 51 for 50 by card\" \"$(total \"$(amount)\" card)\" \"51\"\n",
+    );
+    r.git(&["commit", "-qa", "--amend", "--no-edit"]);
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    assert!(!has_gate(&st, "member-discount", "red-file-scope", "fail"));
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["red_attempts_total"]),
+        1
+    );
+    let mc = slice(&st, "member-discount")["forge"]["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        git_out(&r, &["show", "--format=", "--name-only", &mc]),
+        "src/cart.sh\ntests/card_test.sh"
+    );
+    assert!(
+        r.read("tests/card_test.sh")
+            .ends_with("check \"member gets discount\" \"$(total 100 member)\" \"90\"\ncheck \"receipt names the amount\" \"$(receipt 90 2>/dev/null)\" \"paid 90\"\n")
+    );
+    assert_landed_cleanly(&r);
+}
