@@ -1225,3 +1225,117 @@ fn a_persons_commits_on_a_stopped_slice_are_never_reset_away() {
     assert_eq!(r.read("NOTES.md"), "mine\n");
     assert_eq!(subjects(&r)[0], "docs: my notes");
 }
+
+#[test]
+fn red_may_add_to_a_test_file_that_already_defines_a_name_twice() {
+    // Issue 29: a test file may define one name twice, legally (a helper redefined before
+    // each case here; two local `class FalsyError` in more-itertools' tests/test_more.py). Red's
+    // one new case, appended, is an addition: the slice lands.
+    let r = shop("append-existing");
+    r.write(
+        "tests/card_test.sh",
+        "amount() { echo 100; }\ncheck \"guest pays by card\" \"$(total \"$(amount)\" card)\" \"102\"\namount() { echo 50; }\ncheck \"guest pays 51 for 50 by card\" \"$(total \"$(amount)\" card)\" \"51\"\n",
+    );
+    r.git(&["commit", "-qa", "--amend", "--no-edit"]);
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    assert!(!has_gate(&st, "member-discount", "red-file-scope", "fail"));
+    assert_eq!(
+        n(&slice(&st, "member-discount")["forge"]["red_attempts_total"]),
+        1
+    );
+    let mc = slice(&st, "member-discount")["forge"]["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        git_out(&r, &["show", "--format=", "--name-only", &mc]),
+        "src/cart.sh\ntests/card_test.sh"
+    );
+    assert!(
+        r.read("tests/card_test.sh")
+            .ends_with("check \"member gets discount\" \"$(total 100 member)\" \"90\"\ncheck \"receipt names the amount\" \"$(receipt 90 2>/dev/null)\" \"paid 90\"\n")
+    );
+    assert_landed_cleanly(&r);
+}
+
+/// The shop before its first test: the runner is configured (TAP from `sh tests/run.sh`) but
+/// no test file exists yet, so every check of the base reports no case.
+fn greenfield_shop(cheat: &str) -> Repo {
+    let r = shop(cheat);
+    std::fs::remove_file(r.path().join("tests/card_test.sh")).unwrap();
+    let runner = r.read("tests/run.sh").replace(
+        "do\n  if ! sh -n",
+        "do\n  [ -e \"$f\" ] || continue\n  if ! sh -n",
+    );
+    assert!(runner.contains("|| continue"), "{runner}");
+    r.write("tests/run.sh", &runner);
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qa", "--amend", "--no-edit"]);
+    let o = std::process::Command::new("sh")
+        .arg("tests/run.sh")
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "TAP version 13\n1..0\n");
+    r
+}
+
+#[test]
+fn a_project_with_no_test_yet_lands_its_first_slice() {
+    // Issue 29: the person's commands with the tests as they were before the run report no
+    // case, as they did on the base: that is what the base had, not a missing report.
+    let r = greenfield_shop("");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("Run `shop` DONE: 2 slice(s), 2 commit(s)."),
+        "{}",
+        o.stdout
+    );
+    let st = status(&r);
+    for id in ["member-discount", "receipt"] {
+        assert_eq!(
+            n(&slice(&st, id)["forge"]["green_attempts_total"]),
+            1,
+            "{id}"
+        );
+        assert!(!has_gate(&st, id, "green-checks", "fail"), "{id}");
+    }
+    let mc = slice(&st, "member-discount")["forge"]["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        git_out(&r, &["show", "--format=", "--name-only", &mc]),
+        "src/cart.sh\ntests/member_test.sh"
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
+fn code_that_hides_the_suite_as_it_was_before_the_run_still_fails() {
+    // The neighbour: the base had a case, and receipt's green ends the runner early unless the
+    // test an earlier slice added is there. Its own checks pass; the suite as it was before
+    // the run reports none, fewer than the base's one.
+    let r = shop("hide-old-suite");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let st = status(&r);
+    let g: Vec<String> = gates_of(&st, "receipt")
+        .into_iter()
+        .filter(|(g, _)| g == "green-checks")
+        .map(|(_, s)| s)
+        .collect();
+    assert_eq!(g, ["fail", "pass"]);
+    let p2 = r.read(".tmp/.forge/runs/shop/prompts/receipt-green-w1-a2.md");
+    assert!(
+        p2.contains("`test` with the tests as they were before the run: 0 passing case(s), fewer than the 1 it reports on the run's base"),
+        "{p2}"
+    );
+    assert!(!git_out(&r, &["log", "-p", "--", "src"]).contains("hide-old-suite"));
+    assert_landed_cleanly(&r);
+}

@@ -100,6 +100,24 @@ impl Run<'_> {
         Ok(out)
     }
 
+    /// What every verify command reports on the run's base (its code and its tests), run once
+    /// per process: the measure of the same commands with the tests as they were before the
+    /// run.
+    pub(super) fn base_cases(&mut self) -> Result<Vec<gates::BaseCases>> {
+        if let Some(b) = &self.base_cases {
+            return Ok(b.clone());
+        }
+        let base = self.meta.base_sha.clone();
+        let tree = self.seen.tree(&self.project.root, &base)?;
+        let cases: Vec<gates::BaseCases> = self
+            .full_checks("run-base", &tree)?
+            .iter()
+            .map(|r| gates::BaseCases::of(&r.report, r.ok, r.report_error.as_deref()))
+            .collect();
+        self.base_cases = Some(cases.clone());
+        Ok(cases)
+    }
+
     fn run_check(
         &mut self,
         cmd: &CommandConfig,

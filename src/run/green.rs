@@ -250,20 +250,30 @@ impl Run<'_> {
                 candidate.overlay(&base_tree, &tests)
             };
             if reasons.is_empty() && !self.config.run.red_may_edit_tests {
-                for (r, c) in self
+                // Held to what the base reported, not to "at least one case": the tests as
+                // they were before the run are the base's, and a project with none yet must
+                // be able to land its first slice.
+                let base = self.base_cases()?;
+                for ((r, c), b) in self
                     .full_checks(&format!("{}-regress", s.id), &before_run)?
                     .iter()
                     .zip(&self.config.verify.commands)
+                    .zip(&base)
                 {
+                    let evidence = (c.report != Format::None && !c.allow_empty).then(|| {
+                        gates::against_base(
+                            &r.report,
+                            crate::verify::missing_evidence(c.report, c.allow_empty, r),
+                            b,
+                        )
+                    });
                     if !r.ok {
                         reasons.push(format!(
                             "`{}` with the tests as they were before the run: {}",
                             r.name,
                             command_failure(r)
                         ));
-                    } else if let Some(why) =
-                        crate::verify::missing_evidence(c.report, c.allow_empty, r)
-                    {
+                    } else if let Some(why) = evidence.flatten() {
                         reasons.push(format!(
                             "`{}` with the tests as they were before the run: {why}",
                             r.name

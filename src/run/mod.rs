@@ -202,6 +202,10 @@ struct Run<'a> {
     /// says may have been written by an agent since, so the slice's facts are re-established
     /// from evidence before they are used.
     after_kill: bool,
+    /// What each verify command reported on the run's base, measured once per process when
+    /// first needed (see [`gates::against_base`]): Forge's own observation, never read back
+    /// from the run folder.
+    base_cases: Option<Vec<gates::BaseCases>>,
     _lock: RunLocks,
 }
 
@@ -548,6 +552,7 @@ impl<'a> Run<'a> {
             halt: None,
             setup: None,
             after_kill: false,
+            base_cases: None,
             rec: Recorder::new(project, &format!("run-{}", meta.slug), "forge:run"),
             git_dir,
             active_written: false,

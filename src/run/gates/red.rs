@@ -132,6 +132,58 @@ pub fn case_evidence(report: &Report, detected: bool, want: &Expect) -> Vec<Stri
     problems
 }
 
+/// What the run's base (its starting commit: the person's code and tests) reported for one
+/// verify command: the measure that command is held to with the tests as they were before the
+/// run, which are the base's tests.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BaseCases {
+    /// Whether the base's run is evidence at all: it exited 0, in time, with a report Forge
+    /// recognised, complete and without an infrastructure error.
+    pub clean: bool,
+    /// The cases it reported passing, named or only counted.
+    pub passed: u64,
+}
+
+impl BaseCases {
+    pub fn of(report: &Report, exit_ok: bool, report_error: Option<&str>) -> BaseCases {
+        BaseCases {
+            clean: exit_ok
+                && report.format.is_some()
+                && report.infra_error.is_none()
+                && report.incomplete.is_none()
+                && report_error.is_none(),
+            passed: report.counts().passed,
+        }
+    }
+}
+
+/// The problem with a passing check's report on the tests as they were before the run, held
+/// to what the base reported for the same command; `None` when it is enough. `absolute` is
+/// `forge verify`'s own no-evidence reason for the report, if it has one.
+///
+/// Those tests are the base's, so the base is the measure, not "at least one case": a project
+/// with no test yet reports none there, and its first slice must be able to land (issue 29).
+/// What the rule exists for stays: code that hides the suite as it was shows fewer passing
+/// cases than the base did, or none, or no report Forge recognises where the base's was
+/// recognised. A base that did not run cleanly is no measure: then `absolute` decides.
+pub fn against_base(report: &Report, absolute: Option<String>, base: &BaseCases) -> Option<String> {
+    if !base.clean {
+        return absolute;
+    }
+    let passed = report.counts().passed;
+    if report.format.is_none() {
+        return Some(
+            "no test runner's output was recognised, though it was on the run's base".into(),
+        );
+    }
+    (passed < base.passed).then(|| {
+        format!(
+            "{passed} passing case(s), fewer than the {} it reports on the run's base",
+            base.passed
+        )
+    })
+}
+
 /// The coverage reviewer's answer for an already-green test.
 #[derive(Debug, Clone, Serialize)]
 pub struct Review {
@@ -325,6 +377,64 @@ mod tests {
             except: Some("b"),
         };
         assert!(case_evidence(&report(&[("a", Passed), ("b", Failed)]), true, &red).is_empty());
+    }
+
+    /// Issue 29: the tests as they were before the run are the base's; a base with no test
+    /// yet is the measure, not "at least one case".
+    #[test]
+    fn before_the_run_the_base_is_the_measure() {
+        use Status::*;
+        let tap = |cases: &[(&str, Status)]| Report {
+            format: Some(crate::report::Format::Tap),
+            ..report(cases)
+        };
+        let none = "no test case in the report".to_string();
+        // A project with no test yet: its runner, configured, reports none on the base.
+        let empty = BaseCases::of(&tap(&[]), true, None);
+        assert_eq!(
+            empty,
+            BaseCases {
+                clean: true,
+                passed: 0
+            }
+        );
+        assert_eq!(against_base(&tap(&[]), Some(none.clone()), &empty), None);
+        // Where the base had cases, fewer (or none) still fail.
+        let one = BaseCases::of(&tap(&[("guest pays by card", Passed)]), true, None);
+        let p = against_base(&tap(&[]), Some(none.clone()), &one).unwrap();
+        assert_eq!(
+            p,
+            "0 passing case(s), fewer than the 1 it reports on the run's base"
+        );
+        let two = BaseCases::of(&tap(&[("a", Passed), ("b", Passed)]), true, None);
+        assert!(against_base(&tap(&[("a", Passed), ("b", Skipped)]), None, &two).is_some());
+        assert!(against_base(&tap(&[("a", Passed)]), None, &two).is_some());
+        assert_eq!(
+            against_base(&tap(&[("a", Passed), ("b", Passed)]), None, &two),
+            None
+        );
+        // Unnamed cases count too (pytest's summary line).
+        let mut counted = tap(&[]);
+        counted.unnamed.passed = 2;
+        assert_eq!(against_base(&counted, None, &two), None);
+        // Output no runner's report is recognised in, where the base's was, is no evidence.
+        assert!(against_base(&report(&[]), Some(none.clone()), &empty).is_some());
+        // A base that did not run cleanly is no measure: `forge verify`'s own rule decides.
+        for broken in [
+            BaseCases::of(&tap(&[]), false, None),
+            BaseCases::of(&report(&[]), true, None),
+            BaseCases::of(&tap(&[]), true, Some("no tap results found in the output")),
+        ] {
+            assert!(!broken.clean);
+            assert_eq!(
+                against_base(&tap(&[]), Some(none.clone()), &broken),
+                Some(none.clone())
+            );
+            assert_eq!(against_base(&tap(&[("a", Passed)]), None, &broken), None);
+        }
+        let mut infra = tap(&[]);
+        infra.infra_error = Some("ImportError".into());
+        assert!(!BaseCases::of(&infra, true, None).clean);
     }
 
     #[test]

@@ -122,7 +122,10 @@ fn escapes(path: &str, target: &[u8]) -> bool {
 
 /// Red only adds: every line of the test file as it was at START_SHA is still there, in order,
 /// and no name the file defined is defined again (a later `def test_x` silently replaces the
-/// first in Python, a later shell function the earlier). `Err` says what changed.
+/// first in Python, a later shell function the earlier). A name counts as defined again when
+/// red's change raised the number of its definitions: a file may already define a name twice
+/// (two local `class FalsyError` in different test methods), and what red did not add is not
+/// red's to answer for. `Err` says what changed, naming definitions as the file writes them.
 pub fn only_adds(old: &[u8], new: &[u8]) -> Result<(), String> {
     let old = String::from_utf8_lossy(old);
     let new = String::from_utf8_lossy(new);
@@ -143,21 +146,28 @@ pub fn only_adds(old: &[u8], new: &[u8]) -> Result<(), String> {
         }
         j += 1;
     }
-    let defined: std::collections::BTreeSet<String> =
-        old_lines.iter().filter_map(|l| defined_name(l)).collect();
-    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
-    for l in &new_lines {
-        if let Some(n) = defined_name(l) {
-            *seen.entry(n).or_default() += 1;
-        }
-    }
-    if let Some((n, _)) = seen.iter().find(|(n, c)| **c > 1 && defined.contains(*n)) {
+    let before = definitions(&old_lines);
+    let after = definitions(&new_lines);
+    let again = after.iter().find(|(key, (n, _))| {
+        let had = before.get(*key).map_or(0, |(c, _)| *c);
+        had > 0 && *n > had
+    });
+    if let Some((_, (_, shown))) = again {
         return Err(format!(
             "`{}` is defined again, replacing the existing one",
-            crate::text::inert(n, 80)
+            crate::text::inert(shown, 80)
         ));
     }
     Ok(())
+}
+
+/// Each name `lines` define, by its key: how many times, and the first as written.
+fn definitions(lines: &[&str]) -> std::collections::BTreeMap<String, (usize, String)> {
+    let mut out: std::collections::BTreeMap<String, (usize, String)> = Default::default();
+    for d in lines.iter().filter_map(|l| definition(l)) {
+        out.entry(d.key).or_insert((0, d.shown)).0 += 1;
+    }
+    out
 }
 
 /// Whether `path` is a shell script, whose functions share one namespace with every other
@@ -170,10 +180,11 @@ pub fn is_shell(path: &str) -> bool {
 pub fn shell_functions(text: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(text)
         .lines()
-        .filter_map(defined_name)
-        .filter_map(|n| {
-            n.strip_prefix("sh ")
-                .or_else(|| n.strip_prefix("function"))
+        .filter_map(definition)
+        .filter_map(|d| {
+            d.key
+                .strip_prefix("sh ")
+                .or_else(|| d.key.strip_prefix("function"))
                 .map(str::to_string)
         })
         .collect()
@@ -203,9 +214,17 @@ pub fn redefines(
     }
 }
 
-/// The name a line defines, in the common test languages: `def f(`, `fn f(`, `func F(`,
+/// One definition on a line: `key` tells definitions apart (the same name under another
+/// keyword is another thing: `def f` and `class f`), `shown` is how the file writes it, for
+/// the person reading why.
+struct Definition {
+    key: String,
+    shown: String,
+}
+
+/// The definition on a line, in the common test languages: `def f(`, `fn f(`, `func F(`,
 /// `function f`, `f() {`, `class C`, `it("…"`, `test("…"`, `describe("…"`.
-fn defined_name(line: &str) -> Option<String> {
+fn definition(line: &str) -> Option<Definition> {
     let t = line.trim_start();
     for kw in [
         "async def ",
@@ -221,7 +240,10 @@ fn defined_name(line: &str) -> Option<String> {
                 .chars()
                 .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
                 .collect();
-            return (!name.is_empty()).then(|| format!("{}{name}", kw.trim()));
+            return (!name.is_empty()).then(|| Definition {
+                key: format!("{}{name}", kw.trim()),
+                shown: format!("{kw}{name}"),
+            });
         }
     }
     for kw in ["it(", "test(", "describe(", "it.only(", "test.only("] {
@@ -229,7 +251,10 @@ fn defined_name(line: &str) -> Option<String> {
             let q = rest.chars().next()?;
             if matches!(q, '"' | '\'' | '`') {
                 let body: String = rest[1..].chars().take_while(|c| *c != q).collect();
-                return Some(format!("{}{body}", kw.trim_end_matches('(')));
+                return Some(Definition {
+                    key: format!("{}{body}", kw.trim_end_matches('(')),
+                    shown: format!("{kw}{q}{body}{q})"),
+                });
             }
         }
     }
@@ -239,7 +264,10 @@ fn defined_name(line: &str) -> Option<String> {
     {
         let name = &t[..i];
         if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-            return Some(format!("sh {name}"));
+            return Some(Definition {
+                key: format!("sh {name}"),
+                shown: format!("{name}()"),
+            });
         }
     }
     None
@@ -415,9 +443,14 @@ mod tests {
         let py = b"def test_total():\n    assert total(100) == 95\n";
         let shadow =
             b"def test_total():\n    assert total(100) == 95\ndef test_total():\n    pass\n";
-        assert!(only_adds(py, shadow).unwrap_err().contains("defined again"));
+        let e = only_adds(py, shadow).unwrap_err();
+        assert_eq!(
+            e, "`def test_total` is defined again, replacing the existing one",
+            "names as the file writes them"
+        );
         let sh = b"check() { [ \"$2\" = \"$3\" ]; }\n";
-        assert!(only_adds(sh, b"check() { [ \"$2\" = \"$3\" ]; }\ncheck() { :; }\n").is_err());
+        let e = only_adds(sh, b"check() { [ \"$2\" = \"$3\" ]; }\ncheck() { :; }\n").unwrap_err();
+        assert!(e.starts_with("`check()` is defined again"), "{e}");
         let js = b"it('adds', () => { expect(1).toBe(1) })\n";
         assert!(
             only_adds(
@@ -427,6 +460,52 @@ mod tests {
             .is_err()
         );
         assert!(only_adds(py, b"def test_total():\n    assert total(100) == 95\ndef test_member():\n    assert 0\n").is_ok());
+    }
+
+    /// A name the file already defined twice is not red's doing (issue 29: two local `class
+    /// FalsyError` in more-itertools' tests/test_more.py refused every added test).
+    #[test]
+    fn red_answers_only_for_the_definitions_it_adds() {
+        let old = b"class A(TestCase):\n    def test_a(self):\n        class FalsyError(Exception):\n            pass\n\n\nclass B(TestCase):\n    def test_b(self):\n        class FalsyError(Exception):\n            pass\n";
+        let mut added = old.to_vec();
+        added.extend_from_slice(
+            b"\n\nclass C(TestCase):\n    def test_c(self):\n        self.assertTrue(c())\n",
+        );
+        assert_eq!(only_adds(old, &added), Ok(()));
+        // One more of a name the file already defines raises its count: that is a redefinition,
+        // named as written, never by Forge's internal key.
+        let mut third = old.to_vec();
+        third.extend_from_slice(b"class FalsyError(Exception):\n    pass\n");
+        let e = only_adds(old, &third).unwrap_err();
+        assert_eq!(
+            e,
+            "`class FalsyError` is defined again, replacing the existing one"
+        );
+        assert!(!e.contains("classFalsyError"), "{e}");
+        // A name defined twice for the first time by red's own lines is new, not a replacement.
+        let twice = b"class A(TestCase):\n    def test_a(self):\n        pass\n\nclass C(TestCase):\n    def test_c(self):\n        class Local: pass\n    def test_d(self):\n        class Local: pass\n";
+        assert_eq!(
+            only_adds(
+                b"class A(TestCase):\n    def test_a(self):\n        pass\n",
+                twice
+            ),
+            Ok(())
+        );
+        // Test titles and shell functions are shown as written too.
+        let js = b"it('adds', () => {})\nit('adds', () => {})\n";
+        assert_eq!(
+            only_adds(
+                js,
+                b"it('adds', () => {})\nit('adds', () => {})\nit('sums', () => {})\n"
+            ),
+            Ok(())
+        );
+        let e = only_adds(
+            js,
+            b"it('adds', () => {})\nit('adds', () => {})\nit('adds', () => 1)\n",
+        )
+        .unwrap_err();
+        assert!(e.starts_with("`it('adds')` is defined again"), "{e}");
     }
 
     #[test]
