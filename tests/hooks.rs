@@ -731,26 +731,81 @@ fn hooks_install_status_uninstall_cli() {
         "{\n  \"model\": \"opus\"\n}\n"
     );
     assert_eq!(r.forge(&["hooks", "install", "vim"]).code, 2);
-    // Without `--bin`, the hooks name this binary by its absolute path: a bare `forge` would be
-    // looked up on the client's PATH, where a project folder (`.venv/bin`) may hold the agent's.
-    // (Even when this very binary is the `forge` on PATH.)
+    // Without `--bin`, the hooks call `forge` from the client's PATH, so the committed file
+    // works on a teammate's machine; where it is missing, the hook blocks (exit 2, why on
+    // stderr) instead of exiting 127, which every client reads as "proceed".
     let me = common::forge_bin().canonicalize().unwrap();
-    let path = format!(
-        "{}:{}",
-        me.parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let bare = tempfile::tempdir().unwrap();
     let o = r
         .forge_cmd(&["hooks", "install", "claude"])
-        .env("PATH", path)
+        .env("PATH", bare.path())
         .output()
         .unwrap();
     assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        r.read(".claude/settings.json")
-            .contains(&format!("\"{} hook claude pre-tool-use\"", me.display())),
-        "{}",
-        r.read(".claude/settings.json")
+        out.contains("Note: `forge` does not run here") && out.contains("--bin"),
+        "{out}"
+    );
+    let settings: Value = serde_json::from_str(&r.read(".claude/settings.json")).unwrap();
+    let command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        !command.contains(&me.display().to_string())
+            && command.ends_with("; forge hook claude pre-tool-use"),
+        "{command}"
+    );
+    let probe = json!({"session_id": "s", "cwd": r.path(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}});
+    let run = |path: &std::ffi::OsStr| {
+        let mut c = std::process::Command::new("/bin/sh");
+        c.args(["-c", &command])
+            .current_dir(r.path())
+            .env("PATH", path);
+        pipe(c, probe.to_string().as_bytes())
+    };
+    let o = run(bare.path().as_os_str());
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`forge` is not on PATH") && err.contains("Install Forge"),
+        "{err}"
+    );
+    let path = std::env::join_paths(std::iter::once(me.parent().unwrap().to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let o = run(&path);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"permissionDecision\":\"deny\""),
+        "{o:?}"
+    );
+    // Uninstall still finds the guarded entries.
+    assert_eq!(r.forge(&["hooks", "uninstall", "claude"]).code, 0);
+    assert_eq!(
+        r.read(".claude/settings.json"),
+        "{\n  \"model\": \"opus\"\n}\n"
+    );
+    // An install with the installer's absolute path (before the guard) is upgraded in place.
+    r.write(
+        ".claude/settings.json",
+        &format!(
+            "{{\"hooks\":{{\"Stop\":[{{\"hooks\":[{{\"type\":\"command\",\"command\":\"{} hook claude stop\",\"timeout\":1800}}]}}]}}}}\n",
+            me.display()
+        ),
+    );
+    let o = r.forge(&["hooks", "install", "claude"]);
+    assert!(
+        o.stdout.contains("Updated Forge's hooks") && o.stdout.contains(": Stop"),
+        "{o:?}"
+    );
+    let text = r.read(".claude/settings.json");
+    assert!(
+        !text.contains(&me.display().to_string()) && text.contains("; forge hook claude stop"),
+        "{text}"
     );
     assert_eq!(r.forge(&["hooks", "uninstall", "claude"]).code, 0);
     // An agent may not unwire the hooks itself.
