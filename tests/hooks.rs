@@ -657,7 +657,7 @@ fn stop_leaves_an_agent_driven_by_forge_run_to_the_runs_gates() {
 }
 
 #[test]
-fn stop_in_codex_and_gemini_formats_and_without_active_change() {
+fn stop_in_codex_and_gemini_formats() {
     let r = failing_change_repo();
     let codex_stop = payload(
         &format!("codex/{}", fixture_named("codex", "Stop", "Stop")),
@@ -673,11 +673,79 @@ fn stop_in_codex_and_gemini_formats_and_without_active_change() {
         serde_json::from_str(&hook(&r, "gemini", "AfterAgent", g.to_string().as_bytes()).stdout)
             .unwrap();
     assert_eq!(v["decision"], "deny");
+}
+
+/// With no active change the Stop hook still verifies — every change's scenarios, as bare
+/// `forge verify` does — and its FAILs count toward the breaker `all-changes`, which opens and
+/// is reset like a change's. SessionStart says so.
+#[test]
+fn stop_without_an_active_change_verifies_all_changes_under_their_own_breaker() {
+    let r = failing_change_repo();
     assert_eq!(r.forge(&["change", "use", "--clear"]).code, 0);
-    assert_eq!(
-        hook(&r, "claude", "stop", codex_stop.to_string().as_bytes()).stdout,
-        ""
+    let stop = claude_payload(&r, "Stop", "stop_hook_active");
+    for attempt in 1..=2 {
+        let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+        let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        assert_eq!(v["decision"], "block", "attempt {attempt}: {o:?}");
+        let reason = v["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("Forge verify FAILED for all changes (no change is active)"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("Failing test guest pays by card")
+                && reason.contains("Uncovered scenario checkout/member-gets-discount"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains(&format!(
+                "Breaker: {attempt}/3 consecutive failures for change \"all-changes\""
+            )),
+            "{reason}"
+        );
+    }
+    // The change's own breaker is not touched.
+    assert!(!r.exists(".forge/changes/checkout/verify-attempts.yaml"));
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert!(
+        o.stdout.contains("CIRCUIT OPEN")
+            && o.stdout.contains("--reset-breaker --change all-changes"),
+        "{o:?}"
     );
+    assert!(
+        r.read(".forge/changes/all-changes/verify-attempts.yaml")
+            .contains("open: true")
+    );
+    // SessionStart tells the agent what its stop runs, and the breaker's state.
+    let p = json!({"session_id": "s", "cwd": r.path(), "hook_event_name": "SessionStart", "source": "startup"});
+    let o = hook(&r, "claude", "session-start", p.to_string().as_bytes());
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ctx.contains("When you stop, `forge verify` runs (the verify commands and the scenarios of every change; no change is active)")
+            && ctx.contains("3 FAILs in a row")
+            && ctx.contains("Breaker \"all-changes\": CIRCUIT OPEN")
+            && ctx.contains("checkout/member-gets-discount"),
+        "{ctx}"
+    );
+    // The person resets it as a change's; the name is not free for a change.
+    assert_eq!(
+        r.forge(&["verify", "--reset-breaker", "--change", "all-changes"])
+            .code,
+        0
+    );
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert!(o.stdout.contains("\"block\""), "{o:?}");
+    for args in [
+        &["change", "new", "all-changes"][..],
+        &["change", "use", "all-changes"],
+    ] {
+        let o = r.forge(args);
+        assert_eq!(o.code, 2, "{o:?}");
+        assert!(o.stderr.contains("no change is active"), "{o:?}");
+    }
 }
 
 #[test]
@@ -697,6 +765,10 @@ fn session_start_adds_the_change_and_its_scenarios() {
         .as_str()
         .unwrap();
     assert!(ctx.contains("Active change: checkout"), "{ctx}");
+    assert!(
+        ctx.contains("When you stop, `forge verify --change checkout` runs"),
+        "{ctx}"
+    );
     assert!(ctx.contains("checkout/member-gets-discount"), "{ctx}");
 }
 
