@@ -13,6 +13,13 @@ use crate::verify::Verdict;
 
 pub const STATE_FILE: &str = "verify-attempts.yaml";
 
+/// The breaker an agent's Stop hook counts its verify of all changes under when no change is active.
+/// A change name, so that everything a person knows about a change's breaker works for it:
+/// `forge change list` shows it, `forge verify --reset-breaker --change all-changes` resets it,
+/// and its state is `.forge/changes/all-changes/verify-attempts.yaml`. Project-wide rather than
+/// per session, like a change's: a new session does not buy an agent a fresh streak.
+pub const ALL_CHANGES: &str = "all-changes";
+
 /// Consecutive FAILs that open the circuit when the config does not say.
 pub const DEFAULT_MAX_FAILURES: u32 = 3;
 

@@ -626,6 +626,9 @@ fn check_hooks(ctx: &Context) -> Vec<Finding> {
             }
         }
     }
+    if wired_any && let Some(project) = &ctx.project {
+        out.push(stop_target(project));
+    }
     if !wired_any {
         out.push(Finding::bad(
             "hooks",
@@ -635,6 +638,56 @@ fn check_hooks(ctx: &Context) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// What the Stop hook will verify, and a warning when it cannot: an active change that does not
+/// exist (the hook errors and lets the agent stop) or a breaker already open (it lets the agent
+/// stop without verifying).
+fn stop_target(project: &Project) -> Finding {
+    use crate::hooks::StopTarget;
+    let target = StopTarget::of(project);
+    let key = &target.breaker;
+    if let Some(c) = &target.change
+        && let Err(e) = crate::verify::check_change_exists(project, c)
+    {
+        return Finding::bad(
+            "hooks",
+            Status::Warn,
+            format!(
+                "the Stop hook cannot verify: the active change (FORGE_CHANGE or {}) is `{c}`, and {e}",
+                project.rel(&crate::hooks::active_change_path(project))
+            ),
+            "`forge change use <name>` with an existing change, or `forge change use --clear` to verify all changes",
+        );
+    }
+    match crate::breaker::load(project, key) {
+        Ok(Some(s)) if s.open => {
+            return Finding::bad(
+                "hooks",
+                Status::Warn,
+                format!(
+                    "the circuit breaker of `{key}` is open: the Stop hook lets the agent stop without verifying"
+                ),
+                format!("look at the failures, then `forge verify --reset-breaker --change {key}`"),
+            );
+        }
+        Err(e) => {
+            return Finding::bad(
+                "hooks",
+                Status::Warn,
+                format!("the Stop hook cannot verify: {e}"),
+                crate::breaker::recovery(key),
+            );
+        }
+        _ => {}
+    }
+    Finding::ok(
+        "hooks",
+        match &target.change {
+            Some(c) => format!("the Stop hook verifies change `{c}` (the active change)"),
+            None => "the Stop hook verifies all changes (no change is active; `forge change use <name>` picks one)".to_string(),
+        },
+    )
 }
 
 #[cfg(test)]

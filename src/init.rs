@@ -14,7 +14,12 @@ pub struct Detected {
     pub test: String,
     pub report: &'static str,
     pub report_path: Option<&'static str>,
+    /// The lint command for this kind of project, written enabled only when `lint_seen_in`.
     pub lint: Option<String>,
+    /// Where the project itself already runs that lint (a CI workflow, a Makefile, the lint's
+    /// own config): then verify runs it too. Otherwise the line is written commented out, so a
+    /// crate whose tests pass does not FAIL its first verify on a lint it never enforced.
+    pub lint_seen_in: Option<String>,
     /// The test command's program, when it is not found here (`cargo` on a machine without
     /// Rust): the config is still written, and `forge init` says what to install or change.
     pub missing: Option<String>,
@@ -64,6 +69,8 @@ fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
             report: "libtest",
             report_path: None,
             lint: Some("cargo clippy --all-targets -- -D warnings".into()),
+            lint_seen_in: lint_seen_in(root, "clippy", &["clippy.toml", ".clippy.toml"])
+                .or_else(|| clippy_lints_in_manifest(root)),
             missing: None,
         });
     }
@@ -74,6 +81,16 @@ fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
             report: "go-json",
             report_path: None,
             lint: Some("go vet ./...".into()),
+            lint_seen_in: lint_seen_in(
+                root,
+                "go vet",
+                &[
+                    ".golangci.yml",
+                    ".golangci.yaml",
+                    ".golangci.toml",
+                    ".golangci.json",
+                ],
+            ),
             missing: None,
         });
     }
@@ -85,6 +102,7 @@ fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
                 report: "vitest-json",
                 report_path: Some(".tmp/.forge/vitest.json"),
                 lint: None,
+                lint_seen_in: None,
                 missing: None,
             });
         }
@@ -95,6 +113,7 @@ fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
                 report: "jest-json",
                 report_path: Some(".tmp/.forge/jest.json"),
                 lint: None,
+                lint_seen_in: None,
                 missing: None,
             });
         }
@@ -104,6 +123,7 @@ fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
             report: "auto",
             report_path: None,
             lint: None,
+            lint_seen_in: None,
             missing: None,
         });
     }
@@ -122,8 +142,71 @@ fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
             report: "pytest",
             report_path: None,
             lint: None,
+            lint_seen_in: None,
             missing: None,
         });
+    }
+    None
+}
+
+/// Files where a project says which checks it runs: CI workflows, make and just recipes,
+/// pre-commit hooks.
+fn check_files(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = [
+        "Makefile",
+        "makefile",
+        "GNUmakefile",
+        "justfile",
+        "Justfile",
+        ".justfile",
+        ".gitlab-ci.yml",
+        ".pre-commit-config.yaml",
+        "Taskfile.yml",
+    ]
+    .iter()
+    .map(|f| root.join(f))
+    .collect();
+    if let Ok(entries) = std::fs::read_dir(root.join(".github/workflows")) {
+        let mut ws: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "yml" || x == "yaml"))
+            .collect();
+        ws.sort();
+        files.extend(ws);
+    }
+    files
+}
+
+/// Where the project already runs a lint: one of its own config files (`own_config`) exists,
+/// or a CI/make/just file mentions `word`. The file's path relative to `root`, for the message.
+fn lint_seen_in(root: &Path, word: &str, own_config: &[&str]) -> Option<String> {
+    if let Some(f) = own_config.iter().find(|f| root.join(f).is_file()) {
+        return Some(f.to_string());
+    }
+    check_files(root)
+        .into_iter()
+        .find(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(word)))
+        .map(|f| f.strip_prefix(root).unwrap_or(&f).display().to_string())
+}
+
+/// `[lints.clippy]` (or the workspace's, or a `clippy = …` key of a `[lints]` table) in
+/// Cargo.toml: the crate configures clippy, so it means to pass it.
+fn clippy_lints_in_manifest(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).ok()?;
+    let mut in_lints = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            let table = line.trim_matches(|c| c == '[' || c == ']').trim();
+            if matches!(table, "lints.clippy" | "workspace.lints.clippy")
+                || table.starts_with("lints.clippy.")
+                || table.starts_with("workspace.lints.clippy.")
+            {
+                return Some("Cargo.toml".into());
+            }
+            in_lints = matches!(table, "lints" | "workspace.lints");
+        } else if in_lints && (line.starts_with("clippy") || line.starts_with("clippy.")) {
+            return Some("Cargo.toml".into());
+        }
     }
     None
 }
@@ -154,11 +237,16 @@ pub fn config_text(d: Option<&Detected>) -> String {
                 Some(p) => s.push_str(&format!("      report_path: {p}   # the report file the command writes\n")),
                 None => s.push_str("      report_path: null   # the report file, for junit / *-json formats that write one\n"),
             }
-            if let Some(l) = &d.lint {
-                s.push_str(&format!(
-                    "    - name: lint\n      run: {}\n      report: none\n",
+            match (&d.lint, &d.lint_seen_in) {
+                (Some(l), Some(seen)) => s.push_str(&format!(
+                    "    # lint: the project already runs it ({seen})\n    - name: lint\n      run: {}\n      report: none\n",
                     yaml_str(l)
-                ));
+                )),
+                (Some(l), None) => s.push_str(&format!(
+                    "    # lint: nothing in this project runs it yet; uncomment the three lines to verify it too\n    # - name: lint\n    #   run: {}\n    #   report: none\n",
+                    yaml_str(l)
+                )),
+                (None, _) => {}
             }
         }
         None => {
@@ -296,6 +384,93 @@ mod tests {
         assert!(!config_text(None).contains("http"), "no placeholder URL");
         assert!(detect(&d.join("none-such")).is_none());
         Config::parse(&config_text(None)).unwrap();
+    }
+
+    /// A lint is verified only where the project already runs it; otherwise it is written
+    /// commented out, and a config with it uncommented still parses.
+    #[test]
+    fn the_lint_is_enabled_only_where_the_project_runs_it() {
+        let seen = |files: &[(&str, &str)]| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+            for (f, body) in files {
+                let p = dir.path().join(f);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, body).unwrap();
+            }
+            let d = detect_with(dir.path(), &|_| true).unwrap();
+            let text = config_text(Some(&d));
+            Config::parse(&text).unwrap();
+            let enabled = text.contains("\n    - name: lint\n");
+            assert_eq!(enabled, d.lint_seen_in.is_some(), "{text}");
+            if !enabled {
+                assert!(
+                    text.contains("\n    # - name: lint\n    #   run: \"cargo clippy"),
+                    "{text}"
+                );
+                let on = text
+                    .replace("    # - name: lint", "    - name: lint")
+                    .replace("    #   ", "      ");
+                let c = Config::parse(&on).unwrap();
+                assert_eq!(c.verify.commands.len(), 2);
+            }
+            d.lint_seen_in
+        };
+        assert_eq!(seen(&[]), None);
+        assert_eq!(seen(&[("README.md", "run cargo clippy")]), None);
+        assert_eq!(seen(&[("Makefile", "test:\n\tcargo test\n")]), None);
+        assert_eq!(
+            seen(&[(
+                ".github/workflows/ci.yml",
+                "- run: cargo clippy -- -D warnings\n"
+            )])
+            .as_deref(),
+            Some(".github/workflows/ci.yml")
+        );
+        assert_eq!(
+            seen(&[("Makefile", "lint:\n\tcargo clippy\n")]).as_deref(),
+            Some("Makefile")
+        );
+        assert_eq!(
+            seen(&[("justfile", "lint:\n  cargo clippy\n")]).as_deref(),
+            Some("justfile")
+        );
+        assert_eq!(seen(&[("clippy.toml", "")]).as_deref(), Some("clippy.toml"));
+        assert_eq!(
+            seen(&[(".clippy.toml", "")]).as_deref(),
+            Some(".clippy.toml")
+        );
+        for manifest in [
+            "[package]\nname = \"x\"\n[lints.clippy]\npedantic = \"warn\"\n",
+            "[workspace.lints.clippy]\nall = \"deny\"\n",
+            "[lints]\nclippy.all = \"deny\"\n",
+            "[lints]\nclippy = { all = \"deny\" }\n",
+        ] {
+            assert_eq!(
+                seen(&[("Cargo.toml", manifest)]).as_deref(),
+                Some("Cargo.toml"),
+                "{manifest}"
+            );
+        }
+        assert_eq!(
+            seen(&[("Cargo.toml", "[lints.rust]\nunsafe_code = \"forbid\"\n")]),
+            None
+        );
+        // Go: `go vet` where CI runs it or golangci-lint is configured.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("go.mod"), "module x\n").unwrap();
+        assert_eq!(
+            detect_with(dir.path(), &|_| true).unwrap().lint_seen_in,
+            None
+        );
+        std::fs::write(dir.path().join(".golangci.yml"), "").unwrap();
+        assert_eq!(
+            detect_with(dir.path(), &|_| true)
+                .unwrap()
+                .lint_seen_in
+                .as_deref(),
+            Some(".golangci.yml")
+        );
     }
 
     #[test]

@@ -17,7 +17,21 @@ fn init_detects_cargo_writes_a_working_config_and_ignores_local_state() {
         cfg.contains("run: \"cargo test\"") && cfg.contains("report: libtest"),
         "{cfg}"
     );
-    assert!(cfg.contains("cargo clippy --all-targets -- -D warnings"));
+    // Nothing in this crate runs clippy: the lint is offered, commented out, not enforced.
+    assert!(
+        cfg.contains(
+            "    # - name: lint\n    #   run: \"cargo clippy --all-targets -- -D warnings\""
+        ),
+        "{cfg}"
+    );
+    assert!(!cfg.contains("\n    - name: lint"), "{cfg}");
+    assert!(
+        o.stdout
+            .contains("Lint: `cargo clippy --all-targets -- -D warnings` is written commented out"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("forge change use <name>"), "{}", o.stdout);
     let gi = r.read(".gitignore");
     assert!(
         gi.starts_with("/target\n") && gi.contains(".tmp/.forge/\n"),
@@ -46,6 +60,30 @@ fn init_detects_cargo_writes_a_working_config_and_ignores_local_state() {
         .unwrap();
     let s = String::from_utf8_lossy(&status.stdout);
     assert!(s.contains("!! .tmp/"), "{s}");
+}
+
+/// Where the crate's CI already runs clippy, verify runs it too, and init says why.
+#[test]
+fn init_enables_the_lint_the_projects_ci_runs() {
+    let r = Repo::bare();
+    r.write("Cargo.toml", "[package]\nname = \"x\"\n");
+    r.write(
+        ".github/workflows/ci.yml",
+        "jobs:\n  lint:\n    steps:\n      - run: cargo clippy --all-targets -- -D warnings\n",
+    );
+    let o = r.forge(&["init"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let cfg = r.read(".forge/config.yaml");
+    assert!(
+        cfg.contains("    - name: lint\n      run: \"cargo clippy --all-targets -- -D warnings\""),
+        "{cfg}"
+    );
+    assert!(
+        o.stdout
+            .contains("(the project already runs it: .github/workflows/ci.yml)"),
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]

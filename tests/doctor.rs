@@ -57,14 +57,118 @@ fn a_ready_checkout_passes_and_says_what_it_checked() {
     );
     // The probe ran on a scratch folder: nothing was recorded in the project.
     assert!(!r.exists(".forge/sessions"), "the probe left a timeline");
-    // The text view ends with its verdict.
+    // What the Stop hook will verify is said.
+    assert!(
+        findings(&v, "hooks").iter().any(|f| f["status"] == "ok"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("the Stop hook verifies all changes (no change is active")),
+        "{v:#}"
+    );
+    // The text view ends with its verdict: "Nothing is broken." only when nothing warns (here
+    // the sandbox may: not every kernel gives the full wall).
     let o = r
         .forge_cmd(&["doctor"])
         .env("HOME", home.path())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.lines().last() == Some("Nothing is broken."), "{text}");
+    let last = text.lines().last().unwrap_or_default();
+    if kernel_is_full(&r) {
+        assert_eq!(last, "Nothing is broken.", "{text}");
+    } else {
+        assert_eq!(
+            last,
+            "1 warning(s): Forge runs, but not every control is in force (see the warn lines).",
+            "{text}"
+        );
+    }
+}
+
+/// A control that is wired but not in force is a warning, and the last line says so instead of
+/// "Nothing is broken.": an active change that does not exist (the Stop hook cannot verify and
+/// lets the agent stop), an open breaker (the Stop hook lets it stop unverified).
+#[test]
+fn a_control_not_in_force_is_a_warning_and_the_last_line_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    r.change("checkout", &["guest pays by card"]);
+    let o = r.forge(&[
+        "hooks",
+        "install",
+        "claude",
+        "--bin",
+        forge_bin().to_str().unwrap(),
+    ]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let yaml = r.read(".forge/config.yaml") + "sandbox:\n  mode: off\n";
+    r.config(&yaml);
+    assert_eq!(r.forge(&["change", "use", "checkout"]).code, 0);
+    let stop_line = |v: &Value| {
+        findings(v, "hooks")
+            .into_iter()
+            .find(|f| f["message"].as_str().unwrap().contains("the Stop hook"))
+            .cloned()
+            .unwrap_or_else(|| panic!("{v:#}"))
+    };
+    let (code, v) = doctor(&r, home.path());
+    assert_eq!(code, 0, "{v:#}");
+    let f = stop_line(&v);
+    assert_eq!(f["status"], "ok", "{v:#}");
+    assert!(
+        f["message"].as_str().unwrap().contains("change `checkout`"),
+        "{v:#}"
+    );
+    // The active change's folder goes away.
+    std::fs::remove_dir_all(r.path().join(".forge/changes/checkout")).unwrap();
+    let (code, v) = doctor(&r, home.path());
+    assert_eq!(code, 0, "{v:#}");
+    let f = stop_line(&v);
+    assert_eq!(f["status"], "warn", "{v:#}");
+    assert!(
+        f["message"].as_str().unwrap().contains("`checkout`")
+            && f["fix"]
+                .as_str()
+                .unwrap()
+                .contains("forge change use --clear"),
+        "{v:#}"
+    );
+    // No active change, and the breaker for all changes open.
+    assert_eq!(r.forge(&["change", "use", "--clear"]).code, 0);
+    r.write(
+        ".forge/changes/all-changes/verify-attempts.yaml",
+        "consecutive_failures: 3\nopen: true\nlast_verdict: FAIL\ntotal_attempts: 3\n",
+    );
+    let (code, v) = doctor(&r, home.path());
+    assert_eq!(code, 0, "{v:#}");
+    let f = stop_line(&v);
+    assert_eq!(f["status"], "warn", "{v:#}");
+    assert!(
+        f["fix"]
+            .as_str()
+            .unwrap()
+            .contains("forge verify --reset-breaker --change all-changes"),
+        "{v:#}"
+    );
+    let o = r
+        .forge_cmd(&["doctor"])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("Nothing is broken"), "{text}");
+    assert_eq!(
+        text.lines().last().unwrap_or_default(),
+        "2 warning(s): Forge runs, but not every control is in force (see the warn lines).",
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("warn  hooks   the circuit breaker of `all-changes` is open")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -657,7 +657,7 @@ fn stop_leaves_an_agent_driven_by_forge_run_to_the_runs_gates() {
 }
 
 #[test]
-fn stop_in_codex_and_gemini_formats_and_without_active_change() {
+fn stop_in_codex_and_gemini_formats() {
     let r = failing_change_repo();
     let codex_stop = payload(
         &format!("codex/{}", fixture_named("codex", "Stop", "Stop")),
@@ -673,11 +673,79 @@ fn stop_in_codex_and_gemini_formats_and_without_active_change() {
         serde_json::from_str(&hook(&r, "gemini", "AfterAgent", g.to_string().as_bytes()).stdout)
             .unwrap();
     assert_eq!(v["decision"], "deny");
+}
+
+/// With no active change the Stop hook still verifies — every change's scenarios, as bare
+/// `forge verify` does — and its FAILs count toward the breaker `all-changes`, which opens and
+/// is reset like a change's. SessionStart says so.
+#[test]
+fn stop_without_an_active_change_verifies_all_changes_under_their_own_breaker() {
+    let r = failing_change_repo();
     assert_eq!(r.forge(&["change", "use", "--clear"]).code, 0);
-    assert_eq!(
-        hook(&r, "claude", "stop", codex_stop.to_string().as_bytes()).stdout,
-        ""
+    let stop = claude_payload(&r, "Stop", "stop_hook_active");
+    for attempt in 1..=2 {
+        let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+        let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        assert_eq!(v["decision"], "block", "attempt {attempt}: {o:?}");
+        let reason = v["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("Forge verify FAILED for all changes (no change is active)"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("Failing test guest pays by card")
+                && reason.contains("Uncovered scenario checkout/member-gets-discount"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains(&format!(
+                "Breaker: {attempt}/3 consecutive failures for change \"all-changes\""
+            )),
+            "{reason}"
+        );
+    }
+    // The change's own breaker is not touched.
+    assert!(!r.exists(".forge/changes/checkout/verify-attempts.yaml"));
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert!(
+        o.stdout.contains("CIRCUIT OPEN")
+            && o.stdout.contains("--reset-breaker --change all-changes"),
+        "{o:?}"
     );
+    assert!(
+        r.read(".forge/changes/all-changes/verify-attempts.yaml")
+            .contains("open: true")
+    );
+    // SessionStart tells the agent what its stop runs, and the breaker's state.
+    let p = json!({"session_id": "s", "cwd": r.path(), "hook_event_name": "SessionStart", "source": "startup"});
+    let o = hook(&r, "claude", "session-start", p.to_string().as_bytes());
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ctx.contains("When you stop, `forge verify` runs (the verify commands and the scenarios of every change; no change is active)")
+            && ctx.contains("3 FAILs in a row")
+            && ctx.contains("Breaker \"all-changes\": CIRCUIT OPEN")
+            && ctx.contains("checkout/member-gets-discount"),
+        "{ctx}"
+    );
+    // The person resets it as a change's; the name is not free for a change.
+    assert_eq!(
+        r.forge(&["verify", "--reset-breaker", "--change", "all-changes"])
+            .code,
+        0
+    );
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    assert!(o.stdout.contains("\"block\""), "{o:?}");
+    for args in [
+        &["change", "new", "all-changes"][..],
+        &["change", "use", "all-changes"],
+    ] {
+        let o = r.forge(args);
+        assert_eq!(o.code, 2, "{o:?}");
+        assert!(o.stderr.contains("no change is active"), "{o:?}");
+    }
 }
 
 #[test]
@@ -697,6 +765,10 @@ fn session_start_adds_the_change_and_its_scenarios() {
         .as_str()
         .unwrap();
     assert!(ctx.contains("Active change: checkout"), "{ctx}");
+    assert!(
+        ctx.contains("When you stop, `forge verify --change checkout` runs"),
+        "{ctx}"
+    );
     assert!(ctx.contains("checkout/member-gets-discount"), "{ctx}");
 }
 
@@ -731,26 +803,81 @@ fn hooks_install_status_uninstall_cli() {
         "{\n  \"model\": \"opus\"\n}\n"
     );
     assert_eq!(r.forge(&["hooks", "install", "vim"]).code, 2);
-    // Without `--bin`, the hooks name this binary by its absolute path: a bare `forge` would be
-    // looked up on the client's PATH, where a project folder (`.venv/bin`) may hold the agent's.
-    // (Even when this very binary is the `forge` on PATH.)
+    // Without `--bin`, the hooks call `forge` from the client's PATH, so the committed file
+    // works on a teammate's machine; where it is missing, the hook blocks (exit 2, why on
+    // stderr) instead of exiting 127, which every client reads as "proceed".
     let me = common::forge_bin().canonicalize().unwrap();
-    let path = format!(
-        "{}:{}",
-        me.parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let bare = tempfile::tempdir().unwrap();
     let o = r
         .forge_cmd(&["hooks", "install", "claude"])
-        .env("PATH", path)
+        .env("PATH", bare.path())
         .output()
         .unwrap();
     assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        r.read(".claude/settings.json")
-            .contains(&format!("\"{} hook claude pre-tool-use\"", me.display())),
-        "{}",
-        r.read(".claude/settings.json")
+        out.contains("Note: `forge` does not run here") && out.contains("--bin"),
+        "{out}"
+    );
+    let settings: Value = serde_json::from_str(&r.read(".claude/settings.json")).unwrap();
+    let command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        !command.contains(&me.display().to_string())
+            && command.ends_with("; forge hook claude pre-tool-use"),
+        "{command}"
+    );
+    let probe = json!({"session_id": "s", "cwd": r.path(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}});
+    let run = |path: &std::ffi::OsStr| {
+        let mut c = std::process::Command::new("/bin/sh");
+        c.args(["-c", &command])
+            .current_dir(r.path())
+            .env("PATH", path);
+        pipe(c, probe.to_string().as_bytes())
+    };
+    let o = run(bare.path().as_os_str());
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`forge` is not on PATH") && err.contains("Install Forge"),
+        "{err}"
+    );
+    let path = std::env::join_paths(std::iter::once(me.parent().unwrap().to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let o = run(&path);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\"permissionDecision\":\"deny\""),
+        "{o:?}"
+    );
+    // Uninstall still finds the guarded entries.
+    assert_eq!(r.forge(&["hooks", "uninstall", "claude"]).code, 0);
+    assert_eq!(
+        r.read(".claude/settings.json"),
+        "{\n  \"model\": \"opus\"\n}\n"
+    );
+    // An install with the installer's absolute path (before the guard) is upgraded in place.
+    r.write(
+        ".claude/settings.json",
+        &format!(
+            "{{\"hooks\":{{\"Stop\":[{{\"hooks\":[{{\"type\":\"command\",\"command\":\"{} hook claude stop\",\"timeout\":1800}}]}}]}}}}\n",
+            me.display()
+        ),
+    );
+    let o = r.forge(&["hooks", "install", "claude"]);
+    assert!(
+        o.stdout.contains("Updated Forge's hooks") && o.stdout.contains(": Stop"),
+        "{o:?}"
+    );
+    let text = r.read(".claude/settings.json");
+    assert!(
+        !text.contains(&me.display().to_string()) && text.contains("; forge hook claude stop"),
+        "{text}"
     );
     assert_eq!(r.forge(&["hooks", "uninstall", "claude"]).code, 0);
     // An agent may not unwire the hooks itself.

@@ -49,6 +49,7 @@ pub fn run(cmd: Command) -> Result<i32> {
     let project = Project::discover(&super::cwd()?)?;
     match cmd {
         Command::New { name, scenarios } => {
+            reserved(&name)?;
             let path = spec::new_change(&project, &name, &scenarios)?;
             println!("Created {}", project.rel(&path));
             println!(
@@ -61,6 +62,7 @@ pub fn run(cmd: Command) -> Result<i32> {
             match (name, clear) {
                 (Some(name), false) => {
                     forge::repo::validate_change_name(&name)?;
+                    reserved(&name)?;
                     if !spec::list_changes(&project)?.iter().any(|c| c.name == name) {
                         return Err(forge::Error::usage(format!(
                             "no change named `{name}`; create it with `forge change new {name}`"
@@ -82,17 +84,32 @@ pub fn run(cmd: Command) -> Result<i32> {
                             ));
                         }
                     }
-                    println!("No active change.");
+                    println!(
+                        "No active change. Agent Stop hooks now run `forge verify` on all changes."
+                    );
                 }
                 _ => match forge::hooks::active_change(&project) {
                     Some(c) => println!("{c}"),
-                    None => println!("No active change: set one with `forge change use <name>`."),
+                    None => println!(
+                        "No active change: agent Stop hooks verify all changes; set one with `forge change use <name>`."
+                    ),
                 },
             }
         }
         Command::Scenarios { name, json } => scenarios(&project, name.as_deref(), json)?,
     }
     Ok(EXIT_OK)
+}
+
+/// The Stop hook's breaker for "no active change" lives under this name: a change of that name
+/// would share its streak.
+fn reserved(name: &str) -> Result<()> {
+    if name == forge::breaker::ALL_CHANGES {
+        return Err(forge::Error::usage(format!(
+            "`{name}` is the name of the breaker the Stop hook counts when no change is active; pick another name"
+        )));
+    }
+    Ok(())
 }
 
 #[derive(Serialize)]

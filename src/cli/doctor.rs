@@ -8,7 +8,7 @@ use forge::error::{EXIT_GATE, EXIT_OK, Result};
 command's programs are on PATH (and that `python -m X` can import X), and for each agent whose hooks are wired \
 (project and user settings) that every event is wired and that the installed PreToolUse hook really runs and \
 denies `rm -rf /` (run on a scratch folder, so nothing is recorded). Each problem comes with how to fix it.",
-    after_help = "Exit codes: 0 nothing is broken (warnings allowed), 1 something is broken, 2 usage error.\n\nExamples:\n  forge doctor\n  forge doctor --json"
+    after_help = "Exit codes: 0 nothing is broken (the last line counts the warnings, if any), 1 something is broken, 2 usage error.\n\nExamples:\n  forge doctor\n  forge doctor --json"
 )]
 pub struct Args {
     #[arg(long)]
@@ -33,8 +33,13 @@ pub fn run(args: Args) -> Result<i32> {
                 println!("      {:<7} fix: {fix}", "");
             }
         }
-        if broken == 0 {
+        let warned = findings.iter().filter(|f| f.status == Status::Warn).count();
+        if broken == 0 && warned == 0 {
             println!("Nothing is broken.");
+        } else if broken == 0 {
+            println!(
+                "{warned} warning(s): Forge runs, but not every control is in force (see the warn lines)."
+            );
         } else {
             println!("{broken} problem(s): fix them and run `forge doctor` again.");
         }

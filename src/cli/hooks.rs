@@ -10,8 +10,9 @@ use forge::repo::Project;
     about = "Answer one hook call from an agent (its stdin/stdout protocol); agents run this, not people",
     long_about = "Called by an agent's hook system with the hook payload on stdin. AGENT is claude, codex or gemini; \
 EVENT is pre-tool-use, post-tool-use, stop or session-start (or the agent's own event name). \
-PreToolUse runs the guard; Stop runs `forge verify --change <active change>` and blocks the stop on FAIL \
-until the breaker opens; SessionStart adds the active change and its scenarios to the context. \
+PreToolUse runs the guard; Stop runs `forge verify --change <active change>` (with no active change, \
+`forge verify` of all changes, counted by the breaker `all-changes`) and blocks the stop on FAIL until the \
+breaker opens; SessionStart tells the agent what Stop will verify, with the scenarios. \
 Malformed, oversized or never-ending input is denied: the hook fails closed.",
     after_help = "Examples:\n  echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf /\"},\"cwd\":\".\"}' | forge hook claude pre-tool-use\n  forge hook claude stop < payload.json"
 )]
@@ -81,7 +82,8 @@ pub enum HooksCommand {
         /// The user's settings instead of the project's.
         #[arg(long)]
         global: bool,
-        /// The forge binary the hooks call (default: `forge` if it is on PATH, else this binary's path).
+        /// The forge binary the hooks call (default: `forge`, looked up on the agent's PATH, so a
+        /// committed settings file works for everyone; a missing binary blocks every call).
         #[arg(long)]
         bin: Option<String>,
     },
@@ -115,15 +117,15 @@ fn root() -> Result<PathBuf> {
     })
 }
 
-/// This binary's absolute path, never the bare name `forge`: the client would look that up on
-/// its PATH, and a PATH folder inside the project (a `.venv/bin`, `node_modules/.bin`) is one
-/// the agent's commands may write — a planted `forge` there would answer every later hook.
-fn default_bin() -> String {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.canonicalize().ok())
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "forge".to_string())
+/// Whether the hooks' binary runs here: a bare name is looked up on `PATH`, a path must be an
+/// executable file.
+fn runs_here(bin: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    if bin.contains('/') {
+        std::fs::metadata(bin).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    } else {
+        forge::exec::which(bin).is_some()
+    }
 }
 
 pub fn hooks(cmd: HooksCommand) -> Result<i32> {
@@ -131,20 +133,33 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
         HooksCommand::Install { agent, global, bin } => {
             let agent = parse_agent(&agent)?;
             let path = install::settings_path(agent, &root()?, global, &forge::repo::home());
-            let bin = bin.unwrap_or_else(default_bin);
+            let bin = bin.unwrap_or_else(|| install::DEFAULT_BIN.to_string());
             let c = install::install(&path, agent, &bin)?;
-            if c.written {
+            if !c.events.is_empty() {
                 println!(
                     "Wired Forge into {} ({}): {}",
                     agent.name(),
                     path.display(),
                     c.events.join(", ")
                 );
-            } else {
+            }
+            if !c.updated.is_empty() {
+                println!(
+                    "Updated Forge's hooks in {} to call `{bin}` (failing closed when it is missing): {}",
+                    path.display(),
+                    c.updated.join(", ")
+                );
+            }
+            if !c.written {
                 println!(
                     "Forge is already wired into {} ({}); nothing changed.",
                     agent.name(),
                     path.display()
+                );
+            }
+            if !runs_here(&bin) {
+                println!(
+                    "Note: `{bin}` does not run here, so until it does every hook call is blocked (the hooks fail closed): put Forge on PATH, or name it with `--bin <path to forge>`."
                 );
             }
             match agent {

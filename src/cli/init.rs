@@ -5,7 +5,8 @@ use forge::repo::CONFIG_FILE;
 #[command(
     about = "Write a commented .forge/config.yaml for this project and ignore Forge's local state in git",
     long_about = "Detects the project's test runner (cargo, go, vitest, jest, npm, pytest) and writes a \
-commented .forge/config.yaml with its test (and lint) command and report format, creates \
+commented .forge/config.yaml with its test command and report format (and its lint command, enabled \
+only where the project's CI, Makefile, justfile or lint config already runs it), creates \
 .forge/changes/, and adds .tmp/.forge/ to .gitignore. Run it in the repository root.",
     after_help = "Examples:\n  forge init\n  forge init --force    # replace an existing config"
 )]
@@ -34,11 +35,40 @@ pub fn run(args: Args) -> Result<i32> {
             "Note: `{program}` is not on PATH here: install it, or change `run:` in {CONFIG_FILE} to a command that runs on this machine (`forge doctor` checks it)."
         );
     }
+    if let Some(d) = &o.detected
+        && let Some(lint) = &d.lint
+    {
+        match &d.lint_seen_in {
+            Some(seen) => println!("Lint: `{lint}` (the project already runs it: {seen})."),
+            None => println!(
+                "Lint: `{lint}` is written commented out (nothing in this project runs it yet): uncomment it in {CONFIG_FILE} to verify it too."
+            ),
+        }
+    }
     if !o.gitignore_added.is_empty() {
         println!("Added to .gitignore: {}", o.gitignore_added.join(", "));
     }
-    println!(
-        "Next:\n  forge change new <name>          describe a change and its scenarios\n  forge verify                     check the project now\n  forge verify --change <name>     the same, guarded by the circuit breaker"
-    );
+    println!("Next:");
+    for (command, what) in [
+        ("forge verify", "check the project now"),
+        (
+            "forge hooks install claude",
+            "verify when the agent stops, guard its tools (or codex, gemini)",
+        ),
+        (
+            "forge change new <name>",
+            "describe a change and its scenarios",
+        ),
+        (
+            "forge change use <name>",
+            "make the Stop hook verify that change (else: all changes)",
+        ),
+        (
+            "forge verify --change <name>",
+            "verify one change, guarded by the circuit breaker",
+        ),
+    ] {
+        println!("  {command:<31}  {what}");
+    }
     Ok(EXIT_OK)
 }

@@ -34,18 +34,43 @@ fn timeout_secs(event: Event) -> u64 {
     }
 }
 
-/// The command an agent runs for `event`.
-pub fn hook_command(bin: &str, agent: Agent, event: Event) -> String {
-    let bin = if bin.contains([' ', '\'', '"', '$', '`']) {
-        format!("'{}'", bin.replace('\'', "'\\''"))
+/// The name the hooks call Forge by unless the installer names a binary: looked up on the
+/// client's `PATH`, so a committed settings file works on every teammate's machine. (A PATH
+/// folder inside the project is no easier to plant a `forge` in than the `git` or `cargo` the
+/// client and the checks run by name: the guard and the sandbox keep every one read-only to the
+/// agent — `session_control` in `hooks/mod.rs`.)
+pub const DEFAULT_BIN: &str = "forge";
+
+/// What a hook says on stderr when its binary is not there. Exit 2 with it blocks the call in
+/// every client and hands the text to the model (Claude Code shows it at SessionStart too).
+pub fn missing_message(bin: &str) -> String {
+    let what = if bin == DEFAULT_BIN {
+        "`forge` is not on PATH".to_string()
     } else {
-        bin.to_string()
+        format!("{bin} is not there")
     };
-    format!("{bin} hook {} {}", agent.name(), event.kebab())
+    format!(
+        "Forge guards this project, and {what}: the call is blocked until it is. Install Forge and put it on PATH (see its README), or ask the person who set the project up."
+    )
 }
 
-/// Whether a hook command is one of Forge's for `agent` (whatever path the binary had).
+/// The command an agent runs for `event`: a guard that fails closed (exit 2, with why on
+/// stderr) when the binary is missing — a clean 127 is "proceed" to every client, which would
+/// switch the guard off without a word — then the hook itself.
+pub fn hook_command(bin: &str, agent: Agent, event: Event) -> String {
+    let q = crate::sandbox::launch::shell_quote(bin);
+    format!(
+        "command -v {q} >/dev/null 2>&1 || {{ echo {} >&2; exit 2; }}; {q} hook {} {}",
+        crate::sandbox::launch::shell_quote(&missing_message(bin)),
+        agent.name(),
+        event.kebab()
+    )
+}
+
+/// Whether a hook command is one of Forge's for `agent` (whatever path the binary had, with or
+/// without the guard [`hook_command`] puts in front).
 pub fn is_forge_command(cmd: &str, agent: Agent) -> bool {
+    let cmd = cmd.rsplit_once("}; ").map_or(cmd, |(_, call)| call);
     let words: Vec<&str> = cmd.split_whitespace().collect();
     words
         .windows(3)
@@ -116,6 +141,9 @@ pub struct Change {
     pub path: PathBuf,
     /// Native event names Forge's entries were added to / removed from.
     pub events: Vec<String>,
+    /// Native event names whose Forge entries `install` rewrote to its command (an older
+    /// install's absolute path, or one without the missing-binary guard).
+    pub updated: Vec<String>,
     /// Whether the file was written.
     pub written: bool,
 }
@@ -130,8 +158,8 @@ fn all_hooks(agent: Agent, bin: &str) -> Value {
     )
 }
 
-/// Adds Forge's hooks for every event; existing Forge entries are left as they are. The file is
-/// edited as text (see [`json_text`]): every byte outside Forge's entries stays as it was.
+/// Adds Forge's hooks for every event; an existing Forge entry keeps its place and gets this
+/// install's command (see `updated`). The file is edited as text (see [`json_text`]): every byte outside Forge's entries stays as it was.
 pub fn install(path: &Path, agent: Agent, bin: &str) -> Result<Change> {
     let mut text = read_text(path)?;
     parse_object(path, &text)?;
@@ -140,6 +168,7 @@ pub fn install(path: &Path, agent: Agent, bin: &str) -> Result<Change> {
         .map(|e| e.native(agent).to_string())
         .collect();
     let mut added = Vec::new();
+    let mut updated = Vec::new();
     if text.trim().is_empty() {
         // A new file, in the two-space layout the agents' own docs use.
         let style = json_text::Style {
@@ -169,10 +198,32 @@ pub fn install(path: &Path, agent: Agent, bin: &str) -> Result<Change> {
                     let Some(groups) = list.value.items() else {
                         return Err(not_a(path, &format!("`hooks.{native}` is not a list")));
                     };
-                    if groups
-                        .iter()
-                        .any(|g| forge_hooks(&text, g, agent).next().is_some())
-                    {
+                    // Forge's entries already there are brought up to this install's command
+                    // in place (an older absolute path, no guard), and nothing else moves.
+                    let want = hook_command(bin, agent, event);
+                    let mut ours = 0;
+                    let mut stale = Vec::new();
+                    for g in groups {
+                        let Some(hs) = g.get("hooks").and_then(|h| h.value.items()) else {
+                            continue;
+                        };
+                        for i in forge_hooks(&text, g, agent) {
+                            ours += 1;
+                            if let Some(c) = hs[i].get("command")
+                                && value_of(&text, &c.value).as_str() != Some(want.as_str())
+                            {
+                                stale.push(c.value.span.clone());
+                            }
+                        }
+                    }
+                    if ours > 0 {
+                        if !stale.is_empty() {
+                            let new = Value::String(want).to_string();
+                            for span in stale.into_iter().rev() {
+                                text = json_text::splice(&text, span, &new);
+                            }
+                            updated.push(native.to_string());
+                        }
                         continue;
                     }
                     text = json_text::push_item(&text, &list.value, &entry(agent, event, bin));
@@ -181,13 +232,14 @@ pub fn install(path: &Path, agent: Agent, bin: &str) -> Result<Change> {
             added.push(native.to_string());
         }
     }
-    let written = !added.is_empty();
+    let written = !added.is_empty() || !updated.is_empty();
     if written {
         write_atomic(path, text.as_bytes())?;
     }
     Ok(Change {
         path: path.to_path_buf(),
         events: added,
+        updated,
         written,
     })
 }
@@ -281,6 +333,7 @@ pub fn uninstall(path: &Path, agent: Agent) -> Result<Change> {
         path: path.to_path_buf(),
         events: removed,
         written,
+        ..Change::default()
     })
 }
 
@@ -394,7 +447,7 @@ mod tests {
         let p = dir.path().join(".claude/settings.json");
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, USER).unwrap();
-        let c = install(&p, Agent::Claude, "/usr/local/bin/forge").unwrap();
+        let c = install(&p, Agent::Claude, "forge").unwrap();
         assert_eq!(
             c.events,
             ["PreToolUse", "PostToolUse", "Stop", "SessionStart"]
@@ -407,7 +460,7 @@ mod tests {
         );
         assert_eq!(
             v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
-            "/usr/local/bin/forge hook claude pre-tool-use"
+            "command -v forge >/dev/null 2>&1 || { echo 'Forge guards this project, and `forge` is not on PATH: the call is blocked until it is. Install Forge and put it on PATH (see its README), or ask the person who set the project up.' >&2; exit 2; }; forge hook claude pre-tool-use"
         );
         assert_eq!(v["hooks"]["PreToolUse"][1]["matcher"], "*");
         assert!(v["hooks"]["Stop"][0].get("matcher").is_none());
@@ -460,7 +513,7 @@ mod tests {
                     }
                 }
                 // Idempotent: a second install writes nothing.
-                assert!(!install(&p, agent, "forge").unwrap().written);
+                assert!(!install(&p, agent, "/opt/forge/bin/forge").unwrap().written);
                 let c = uninstall(&p, agent).unwrap();
                 assert_eq!(c.events.len(), 4, "{agent:?} {installed}");
                 assert_eq!(
@@ -531,13 +584,93 @@ mod tests {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         assert_eq!(
             v["hooks"]["BeforeTool"][0]["hooks"][0]["command"],
-            "forge hook gemini pre-tool-use"
+            hook_command("forge", Agent::Gemini, Event::PreToolUse)
         );
         assert_eq!(v["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 30_000);
-        assert_eq!(
-            v["hooks"]["AfterAgent"][0]["hooks"][0]["command"],
-            "forge hook gemini stop"
+        assert!(
+            v["hooks"]["AfterAgent"][0]["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .ends_with("; forge hook gemini stop")
         );
+    }
+
+    /// An install from before the guard (the installer's absolute path, no guard) is brought up
+    /// to the portable command in place: the person's hooks and the entries' places stay.
+    #[test]
+    fn an_older_absolute_path_install_is_upgraded_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("settings.json");
+        std::fs::write(&p, USER).unwrap();
+        install(&p, Agent::Claude, "forge").unwrap();
+        let current = std::fs::read_to_string(&p).unwrap();
+        let old = Event::ALL.iter().fold(current.clone(), |t, e| {
+            t.replace(
+                &Value::String(hook_command("forge", Agent::Claude, *e)).to_string(),
+                &format!("\"/home/ada/.cargo/bin/forge hook claude {}\"", e.kebab()),
+            )
+        });
+        assert_ne!(old, current);
+        std::fs::write(&p, &old).unwrap();
+        let c = install(&p, Agent::Claude, "forge").unwrap();
+        assert!(c.written && c.events.is_empty(), "{c:?}");
+        assert_eq!(
+            c.updated,
+            ["PreToolUse", "PostToolUse", "Stop", "SessionStart"]
+        );
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), current);
+        assert!(!install(&p, Agent::Claude, "forge").unwrap().written);
+        uninstall(&p, Agent::Claude).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), USER);
+    }
+
+    /// The written command, run as the clients run it (`sh -c`): without the binary it blocks
+    /// (exit 2, the reason on stderr); with it, the hook answers.
+    #[test]
+    fn the_hook_command_fails_closed_without_its_binary() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&empty).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        let stub = bin.join("forge");
+        std::fs::write(&stub, "#!/bin/sh\necho \"answered $*\"\n").unwrap();
+        std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let run = |cmd: &str, path: &Path| {
+            std::process::Command::new("/bin/sh")
+                .args(["-c", cmd])
+                .env("PATH", path)
+                .output()
+                .unwrap()
+        };
+        for event in Event::ALL {
+            let cmd = hook_command("forge", Agent::Claude, event);
+            let o = run(&cmd, &empty);
+            assert_eq!(o.status.code(), Some(2), "{cmd}: {o:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&o.stderr),
+                format!("{}\n", missing_message("forge"))
+            );
+            assert!(o.stdout.is_empty());
+            let o = run(&cmd, &bin);
+            assert_eq!(o.status.code(), Some(0), "{o:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout),
+                format!("answered hook claude {}\n", event.kebab())
+            );
+        }
+        // A named binary: the same guard, by its path.
+        let gone = dir.path().join("it's gone/forge");
+        let cmd = hook_command(gone.to_str().unwrap(), Agent::Codex, Event::Stop);
+        let o = run(&cmd, &bin);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {o:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("it's gone/forge is not there"),
+            "{o:?}"
+        );
+        let cmd = hook_command(stub.to_str().unwrap(), Agent::Codex, Event::Stop);
+        assert_eq!(run(&cmd, &empty).status.code(), Some(0));
     }
 
     #[test]
@@ -561,6 +694,24 @@ mod tests {
             Agent::Claude
         ));
         assert!(!is_forge_command("forge hook codex stop", Agent::Claude));
+        for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+            for bin in ["forge", "/opt/my tools/forge", "/x/it's/forge"] {
+                for event in Event::ALL {
+                    let c = hook_command(bin, agent, event);
+                    assert!(is_forge_command(&c, agent), "{c}");
+                    let other = if agent == Agent::Claude {
+                        Agent::Codex
+                    } else {
+                        Agent::Claude
+                    };
+                    assert!(!is_forge_command(&c, other), "{c}");
+                }
+            }
+        }
+        assert!(!is_forge_command(
+            "command -v x || { exit 2; }; ./audit.sh hook claude stop",
+            Agent::Claude
+        ));
         assert!(!is_forge_command(
             "./my-audit.sh hook claude stop",
             Agent::Claude

@@ -1108,10 +1108,42 @@ pub fn active_change_path(project: &Project) -> PathBuf {
     project.tmp_dir().join("active-change")
 }
 
-/// Stop: verify the active change. FAIL below the threshold blocks the stop and hands the
-/// failures back; CIRCUIT OPEN lets the agent stop and tells the person; PASS lets it stop.
-/// `stop_hook_active` needs no special case: every blocked stop is a counted attempt, and the
-/// breaker ends the loop.
+/// What the Stop hook verifies: the active change, else every change under [`breaker::ALL_CHANGES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopTarget {
+    /// The change whose scenarios are checked; `None`: every change's.
+    pub change: Option<String>,
+    /// The breaker that counts the attempts.
+    pub breaker: String,
+}
+
+impl StopTarget {
+    pub fn of(project: &Project) -> StopTarget {
+        match active_change(project) {
+            Some(c) => StopTarget {
+                change: Some(c.clone()),
+                breaker: c,
+            },
+            None => StopTarget {
+                change: None,
+                breaker: breaker::ALL_CHANGES.to_string(),
+            },
+        }
+    }
+
+    /// How a message names what was verified.
+    pub fn describe(&self) -> String {
+        match &self.change {
+            Some(c) => format!("change \"{c}\""),
+            None => "all changes (no change is active)".to_string(),
+        }
+    }
+}
+
+/// Stop: verify the active change, or every change when none is active. FAIL below the
+/// threshold blocks the stop and hands the failures back; CIRCUIT OPEN lets the agent stop and
+/// tells the person; PASS lets it stop. `stop_hook_active` needs no special case: every blocked
+/// stop is a counted attempt, and the breaker ends the loop.
 fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>) -> HookOutput {
     let Ok(project) = Project::discover_session(cwd) else {
         return HookOutput::default();
@@ -1127,22 +1159,22 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
         );
         return system_message(agent, &msg);
     }
-    let Some(change) = active_change(&project) else {
-        return HookOutput::default();
-    };
+    let target = StopTarget::of(&project);
+    let key = target.breaker.as_str();
+    let what = target.describe();
     // Already open: no point running the tests again (and counting another failure).
-    if let Ok(Some(s)) = breaker::load(&project, &change)
+    if let Ok(Some(s)) = breaker::load(&project, key)
         && s.open
     {
         let msg = format!(
-            "Breaker: CIRCUIT OPEN — {} consecutive verify failures for change \"{change}\". A person must step in: look at the failures, then run `forge verify --reset-breaker --change {change}`.",
+            "Breaker: CIRCUIT OPEN — {} consecutive verify failures for change \"{key}\". A person must step in: look at the failures, then run `forge verify --reset-breaker --change {key}`.",
             s.consecutive_failures
         );
         return system_message(agent, &msg);
     }
     let outcome = (|| -> crate::Result<(verify::VerifyReport, breaker::Outcome)> {
         let config = Config::load(&project.config_path())?;
-        breaker::load(&project, &change)?;
+        breaker::load(&project, key)?;
         // The checks run the code the agent just wrote: inside the same wall as its commands.
         let place = match session_walled(&project, &config) {
             Ok(true) => {
@@ -1162,18 +1194,13 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
             &project,
             &config.verify,
             verify::Request {
-                change: Some(&change),
+                change: target.change.as_deref(),
                 only: &[],
                 place: Some(&place),
             },
             &mut verify::Silent,
         )?;
-        let o = breaker::record(
-            &project,
-            &change,
-            report.verdict,
-            config.breaker.max_failures,
-        )?;
+        let o = breaker::record(&project, key, report.verdict, config.breaker.max_failures)?;
         if let Some((_, rec)) = recorder(agent, session, cwd) {
             crate::timeline::record_verify(&rec, &report, Some(&o));
         }
@@ -1182,12 +1209,12 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
     match outcome {
         Err(e) => {
             // Forge cannot verify: the agent may stop, and the person is told why.
-            let msg = format!("Forge could not verify change \"{change}\": {e}");
+            let msg = format!("Forge could not verify {what}: {e}");
             system_message(agent, &msg)
         }
         Ok((report, o)) if o.state.open => {
             let msg = format!(
-                "{} A person must step in: look at the failures, then run `forge verify --reset-breaker --change {change}`. {}",
+                "{} A person must step in: look at the failures, then run `forge verify --reset-breaker --change {key}`. {}",
                 o.line(),
                 summary(&report, 3)
             );
@@ -1195,7 +1222,7 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
         }
         Ok((report, o)) if report.verdict == Verdict::Fail => {
             let reason = format!(
-                "Forge verify FAILED for change \"{change}\" — you cannot stop yet. {}\n{}",
+                "Forge verify FAILED for {what} — you cannot stop yet. {}\n{}",
                 summary(&report, 8),
                 o.line()
             );
@@ -1279,37 +1306,59 @@ pub fn summary(r: &verify::VerifyReport, max_items: usize) -> String {
     lines.join("\n")
 }
 
+/// What the agent is told at the start: what the guard denies, and exactly what happens when it
+/// stops (the Stop hook's target and breaker, as [`stop`] will use them).
 fn session_start(agent: Agent, cwd: &Path, _session: Option<String>) -> HookOutput {
     let Ok(project) = Project::discover_session(cwd) else {
         return HookOutput::default();
     };
-    let mut ctx = String::from(
-        "Forge guards this session: destructive commands, writes outside the repository and edits of .forge/ or .git/ are denied; `forge verify` runs when you stop.",
-    );
-    if let Some(change) = active_change(&project) {
-        let b = match breaker::load(&project, &change) {
-            Ok(Some(s)) if s.open => format!(
-                "CIRCUIT OPEN after {} consecutive failures — a person must reset it",
-                s.consecutive_failures
-            ),
-            Ok(Some(s)) => format!(
-                "{} consecutive verify failure(s), last verdict {}",
-                s.consecutive_failures,
-                s.last_verdict.map_or("none", |v| v.as_str())
-            ),
-            Ok(None) => "no verify attempts yet".into(),
-            Err(_) => "breaker state unreadable — a person must look at it".into(),
+    let target = StopTarget::of(&project);
+    let key = &target.breaker;
+    let max = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))
+        .map(|c| c.breaker.max_failures)
+        .unwrap_or(breaker::DEFAULT_MAX_FAILURES);
+    if let Ok(Some(phase)) = crate::guard::load_phase(&project.root)
+        && phase.driven
+    {
+        let ctx = format!(
+            "Forge guards this session: destructive commands, writes outside the repository and edits of .forge/ or .git/ are denied. forge run `{}` is in its {} phase: its gates judge your work, so the Stop hook does not verify.",
+            phase.run, phase.phase
+        );
+        return HookOutput {
+            stdout: json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ctx}}).to_string(),
+            ..HookOutput::default()
         };
-        ctx.push_str(&format!("\nActive change: {change} ({b})."));
-        if let Ok(sc) = crate::spec::scenarios(&project, Some(&change))
-            && !sc.is_empty()
-        {
-            ctx.push_str(
-                "\nIts scenarios (cover each with a test marked `@scenario <change>/<id>`):",
-            );
-            for s in sc.iter().take(30) {
-                ctx.push_str(&format!("\n- {}/{}: {}", s.change, s.id, s.title));
-            }
+    }
+    let verify = match &target.change {
+        Some(c) => format!("`forge verify --change {c}` runs (the verify commands and the scenarios of change {c})"),
+        None => "`forge verify` runs (the verify commands and the scenarios of every change; no change is active)".to_string(),
+    };
+    let mut ctx = format!(
+        "Forge guards this session: destructive commands, writes outside the repository and edits of .forge/ or .git/ are denied. When you stop, {verify}: a FAIL blocks the stop and hands the failures back to you, until {max} FAILs in a row open the circuit breaker and a person must step in."
+    );
+    let b = match breaker::load(&project, key) {
+        Ok(Some(s)) if s.open => format!(
+            "CIRCUIT OPEN after {} consecutive failures — a person must reset it",
+            s.consecutive_failures
+        ),
+        Ok(Some(s)) => format!(
+            "{} consecutive verify failure(s), last verdict {}",
+            s.consecutive_failures,
+            s.last_verdict.map_or("none", |v| v.as_str())
+        ),
+        Ok(None) => "no verify attempts yet".into(),
+        Err(_) => "breaker state unreadable — a person must look at it".into(),
+    };
+    match &target.change {
+        Some(change) => ctx.push_str(&format!("\nActive change: {change} ({b}).")),
+        None => ctx.push_str(&format!("\nBreaker \"{key}\": {b}.")),
+    }
+    if let Ok(sc) = crate::spec::scenarios(&project, target.change.as_deref())
+        && !sc.is_empty()
+    {
+        ctx.push_str("\nScenarios (cover each with a test marked `@scenario <change>/<id>`):");
+        for s in sc.iter().take(30) {
+            ctx.push_str(&format!("\n- {}/{}: {}", s.change, s.id, s.title));
         }
     }
     let _ = agent;
