@@ -175,6 +175,50 @@ pub fn remove_beneath(dir: &Path, rel: &Path) -> std::result::Result<(), String>
     }
 }
 
+/// Makes the folders above the file `rel` under `dir` that do not exist yet, with no symbolic
+/// link on the way: a check's report path whose folder only the working tree had (jest writes
+/// its `--outputFile` but makes no folder for it).
+#[cfg(target_os = "linux")]
+pub fn make_parents_beneath(dir: &Path, rel: &Path) -> std::result::Result<(), String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let Some(parent) = rel.parent() else {
+        return Ok(());
+    };
+    let mut at = std::path::PathBuf::from(".");
+    for comp in parent.components() {
+        let std::path::Component::Normal(name) = comp else {
+            return Err("names a folder outside the checkout".into());
+        };
+        let d =
+            open_beneath(dir, &at, nix::libc::O_PATH | nix::libc::O_DIRECTORY).map_err(|e| {
+                if link_on_the_way(&e) {
+                    "goes through a symbolic link (or out of the folder)".to_string()
+                } else {
+                    e.to_string()
+                }
+            })?;
+        let c = std::ffi::CString::new(name.as_bytes()).map_err(|e| e.to_string())?;
+        // SAFETY: a folder descriptor we own and a NUL-terminated name, alive across the call.
+        if unsafe { nix::libc::mkdirat(d.as_raw_fd(), c.as_ptr(), 0o755) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::AlreadyExists {
+                return Err(e.to_string());
+            }
+        }
+        at.push(name);
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn make_parents_beneath(dir: &Path, rel: &Path) -> std::result::Result<(), String> {
+    match rel.parent() {
+        Some(p) => std::fs::create_dir_all(dir.join(p)).map_err(|e| e.to_string()),
+        None => Ok(()),
+    }
+}
+
 /// Writes `bytes` to `path` atomically: either the old content or the new one is ever visible.
 ///
 /// The file keeps the mode it had (a team's `.gitignore` or agent settings stay as readable as

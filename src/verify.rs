@@ -379,6 +379,10 @@ pub struct Place {
     pub strict: bool,
     /// The kernel sandbox's launcher the command runs in (empty: none).
     pub wrap: Vec<std::ffi::OsString>,
+    /// Where the command's report file (`report_path`) is found, when not under `cwd`: a check
+    /// on an overlay writes it into the overlay's upper layer, which holds exactly what the
+    /// check wrote.
+    pub report_root: Option<std::path::PathBuf>,
 }
 
 /// Runs one command and parses its report: verify's unit of work, which `forge run` reuses for
@@ -413,10 +417,18 @@ pub fn run_command_at(
     // may have written) chose what lies at the report's path: it is removed and read with no
     // symbolic link on the way and never blocking (a FIFO), and a path Forge cannot clear safely
     // fails the command rather than Forge.
-    let report_file = cmd.report_path.as_ref().map(|p| cwd.join(p));
+    let report_root = place.report_root.clone().unwrap_or_else(|| cwd.clone());
+    let report_file = cmd.report_path.as_ref().map(|p| report_root.join(p));
     let mut unsafe_report: Option<String> = None;
     if let Some(rel) = &cmd.report_path
-        && let Err(why) = crate::state::remove_beneath(&cwd, Path::new(rel))
+        && let Err(why) =
+            crate::state::remove_beneath(&report_root, Path::new(rel)).and_then(|()| {
+                // A check's checkout lacks the folders only the working tree had (`.tmp/.forge/`).
+                match place.cwd {
+                    Some(_) => crate::state::make_parents_beneath(&report_root, Path::new(rel)),
+                    None => Ok(()),
+                }
+            })
     {
         unsafe_report = Some(format!("the report path {rel} {why}"));
     }
@@ -445,7 +457,7 @@ pub fn run_command_at(
         (Some(f), _) => match (
             &unsafe_report,
             crate::state::read_beneath(
-                &cwd,
+                &report_root,
                 Path::new(cmd.report_path.as_deref().unwrap_or("")),
                 REPORT_BYTES,
             ),

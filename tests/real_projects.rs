@@ -299,3 +299,95 @@ fn a_focused_command_naming_the_new_test_file_lands() {
         o.stdout
     );
 }
+
+/// `npm ci` of the vendored project's lock into the repository: its `node_modules`, as a
+/// person's checkout has it. `false` (the test is skipped, saying why) where npm or the
+/// registry is not at hand, unless FORGE_REQUIRE_NODE=1 (CI sets it).
+fn npm_ci(r: &Repo, test: &str) -> bool {
+    let o = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
+        .current_dir(r.path())
+        .output();
+    let why = match o {
+        Ok(o) if o.status.success() => return true,
+        Ok(o) => format!("npm ci failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => format!("npm is not at hand: {e}"),
+    };
+    if std::env::var("FORGE_REQUIRE_NODE").is_ok_and(|v| v == "1") {
+        panic!("{test}: {why}, and FORGE_REQUIRE_NODE=1");
+    }
+    eprintln!("\n==== SKIPPED: {test}: {why} ====\n");
+    false
+}
+
+fn slugify_script(focused: &str) -> serde_json::Value {
+    json!({
+        "slices": [
+            {"id": "from-parts", "title": "slugify.fromParts joins parts into one slug",
+             "depends_on": [], "test_areas": ["test/"], "code_areas": ["slugify.js"],
+             "focused_command": focused, "report": "jest", "related_checks": [],
+             "expected_red_failure": "slugify.fromParts is not a function"},
+            {"id": "is-slug", "title": "slugify.isSlug tells a slug from other text",
+             "depends_on": ["from-parts"], "test_areas": ["test/"], "code_areas": ["slugify.js"],
+             "focused_command": focused, "report": "jest", "related_checks": [],
+             "expected_red_failure": "slugify.isSlug is not a function"}
+        ],
+        "red": {
+            "from-parts": [{"path": "test/parts.test.js", "create":
+                "const slugify = require('../slugify')\n\ntest('fromParts joins parts into one slug', () => {\n  expect(slugify.fromParts(['Hello', 'big World'])).toBe('Hello-big-World')\n})\n"}],
+            "is-slug": [{"path": "test/slugify.test.js", "append":
+                "\ntest('isSlug tells a slug from other text', () => {\n  expect(slugify.isSlug('foo-bar')).toBe(true)\n  expect(slugify.isSlug('foo bar')).toBe(false)\n})\n"}]
+        },
+        "verifier": {
+            "from-parts": {"failing_case": "fromParts joins parts into one slug",
+                           "excerpt_contains": "is not a function"},
+            "is-slug": {"failing_case": "isSlug tells a slug from other text",
+                        "excerpt_contains": "is not a function"}
+        },
+        "green": {
+            "from-parts": [{"path": "slugify.js", "replace": ["  return replace\n}))",
+                "  replace.fromParts = function (parts, options) {\n    return replace(parts.join(' '), options)\n  }\n\n  return replace\n}))"]}],
+            "is-slug": [{"path": "slugify.js", "replace": ["  return replace\n}))",
+                "  replace.isSlug = function (string) {\n    return replace(string) === string\n  }\n\n  return replace\n}))"]}]
+        }
+    })
+}
+
+/// A Node package with its `node_modules` and jest: `forge init` writes `npx jest` with a JSON
+/// report, which runs in the checks' checkout only because `node_modules` is shown there.
+#[test]
+fn node_package_with_node_modules_and_jest_lands_every_slice() {
+    let test = "node_package_with_node_modules_and_jest_lands_every_slice";
+    let r = Repo::bare();
+    copy_dir(&Path::new(PROJECTS).join("slugify"), r.path());
+    r.write(".gitignore", "node_modules/\n");
+    if !npm_ci(&r, test) {
+        return;
+    }
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: import the project"]);
+    init_with_agent(&r, &slugify_script("npx jest --verbose"));
+    let config = r.read(".forge/config.yaml");
+    assert!(config.contains("npx jest --json"), "{config}");
+    let o = r.forge(&[
+        "run",
+        "slugs",
+        "--goal",
+        "slugs from parts, and a slug test",
+    ]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains("Run `slugs` DONE: 2 slice(s)"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(
+        subjects(&r)[..2],
+        [
+            "feat(is-slug): slugify.isSlug tells a slug from other text",
+            "feat(from-parts): slugify.fromParts joins parts into one slug"
+        ]
+    );
+    assert_clone_suite_passes(&r, &["node_modules/.bin/jest"]);
+    assert_no_temp_left(&r);
+}

@@ -1,7 +1,10 @@
 //! Jest's default console reporter (`npx jest`, `npm test`): `FAIL file` / `PASS file` per test
 //! file, `  ● describe › test` headers over each failure (`  ● Test suite failed to run` for a
-//! file that did not load) and the closing `Tests:       2 failed, 2 passed, 4 total`. Passing
-//! tests are counted, not named: use `report: jest-json` to name them.
+//! file that did not load) and the closing `Tests:       2 failed, 2 passed, 4 total`. With
+//! `--verbose` (or a single test file, where jest turns it on) each test is listed under its
+//! file, nested by indentation under its `describe` titles — `✓ title (3 ms)`, `✕ title`,
+//! `○ skipped title`, `✎ todo title` — and every case is named; without it passing tests are
+//! counted, not named (`report: jest-json` names them too).
 
 use super::{Counts, EXCERPT_LINES, LineParser, Report, Status, TestCase, excerpt};
 
@@ -13,6 +16,8 @@ pub struct Parser {
     file: Option<String>,
     /// The failure being read: a case index, or a file that failed to load.
     open: Option<(Option<usize>, Vec<String>)>,
+    /// The `describe` titles above the verbose listing's next line, with their indentation.
+    describes: Vec<(usize, String)>,
     load_errors: Vec<String>,
 }
 
@@ -24,6 +29,10 @@ impl LineParser for Parser {
         {
             self.close();
             self.file = Some(file.trim().to_string());
+            self.describes.clear();
+            return;
+        }
+        if self.open.is_none() && self.file.is_some() && self.listed(line) {
             return;
         }
         if let Some(title) = line.strip_prefix("  ● ") {
@@ -33,12 +42,20 @@ impl LineParser for Parser {
                 self.open = Some((None, Vec::new()));
                 return;
             }
-            // `checkout › refunds › refund raises`: the describe path and the title.
+            // `checkout › refunds › refund raises`: the describe path and the title — the
+            // case the verbose listing may already have named.
             let name = title.split(" › ").collect::<Vec<_>>().join(" > ");
-            let mut case = TestCase::new(name, Status::Failed);
-            case.file = self.file.clone();
-            self.report.cases.push(case);
-            self.open = Some((Some(self.report.cases.len() - 1), Vec::new()));
+            let listed =
+                self.report.cases.iter().position(|c| {
+                    c.name == name && c.file == self.file && c.status == Status::Failed
+                });
+            let i = listed.unwrap_or_else(|| {
+                let mut case = TestCase::new(name, Status::Failed);
+                case.file = self.file.clone();
+                self.report.cases.push(case);
+                self.report.cases.len() - 1
+            });
+            self.open = Some((Some(i), Vec::new()));
             return;
         }
         if let Some(rest) = line.strip_prefix("Tests:") {
@@ -77,6 +94,47 @@ impl LineParser for Parser {
 }
 
 impl Parser {
+    /// A line of the verbose listing under a `PASS`/`FAIL` file: a test (named with the
+    /// `describe` titles above it, as the failure headers name it) or a `describe` title.
+    fn listed(&mut self, line: &str) -> bool {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        if indent < 2 || t.is_empty() || t.starts_with('●') {
+            return false;
+        }
+        let marks = [
+            ("✓ ", Status::Passed),
+            ("√ ", Status::Passed),
+            ("✕ ", Status::Failed),
+            ("× ", Status::Failed),
+            ("○ skipped ", Status::Skipped),
+            ("○ ", Status::Skipped),
+            ("✎ todo ", Status::Skipped),
+        ];
+        self.describes.retain(|(i, _)| *i < indent);
+        let Some((title, status)) = marks
+            .iter()
+            .find_map(|(m, st)| t.strip_prefix(m).map(|rest| (rest, *st)))
+        else {
+            // A `describe` title opens a level; anything deeper than the listing is not one.
+            if indent <= 2 + 2 * self.describes.len() {
+                self.describes.push((indent, t.trim_end().to_string()));
+            }
+            return true;
+        };
+        // `title (12 ms)`: the time is the runner's, not the name's.
+        let title = match title.rfind(" (") {
+            Some(at) if title.ends_with(" ms)") || title.ends_with(" s)") => &title[..at],
+            _ => title,
+        };
+        let mut name: Vec<&str> = self.describes.iter().map(|(_, d)| d.as_str()).collect();
+        name.push(title.trim_end());
+        let mut case = TestCase::new(name.join(" > "), status);
+        case.file = self.file.clone();
+        self.report.cases.push(case);
+        true
+    }
+
     fn close(&mut self) {
         let Some((case, lines)) = self.open.take() else {
             return;

@@ -547,6 +547,45 @@ fn jest_console_names_failures_counts_the_rest_and_sees_load_errors() {
     assert_eq!(counts(&r), (1, 0, 0));
 }
 
+/// `npx jest --verbose` (a real run): every case named, nested by its `describe` titles the
+/// way the failure headers name them, a failure named once, a title's own parentheses kept.
+#[test]
+fn jest_console_verbose_names_every_case() {
+    let r = parse("jest-json/verbose.console.txt", Format::Jest);
+    assert_eq!(counts(&r), (2, 2, 2));
+    let names: Vec<(&str, Status)> = r
+        .cases
+        .iter()
+        .map(|c| (c.name.as_str(), c.status))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("top level works", Status::Passed),
+            ("checkout > guest pays by card", Status::Failed),
+            ("checkout > member pays (10% off)", Status::Passed),
+            ("checkout > refunds > refund raises", Status::Failed),
+            ("checkout > refunds > partial refund", Status::Skipped),
+            (
+                "checkout > refunds > refund to a gift card",
+                Status::Skipped
+            ),
+        ]
+    );
+    assert!(
+        r.cases[1]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("Expected: 101")
+    );
+    assert!(
+        r.cases
+            .iter()
+            .all(|c| c.file.as_deref() == Some("fail/checkout.test.js"))
+    );
+}
+
 #[test]
 fn mocha_spec_reporter() {
     let r = parse("mocha/failures.txt", Format::Auto);

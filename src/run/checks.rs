@@ -349,6 +349,7 @@ impl Run<'_> {
                 env_remove,
                 strict: true,
                 wrap,
+                report_root: layered.then(|| co.layer_dir().join("upper")),
             },
             layered,
         })
