@@ -391,3 +391,38 @@ fn node_package_with_node_modules_and_jest_lands_every_slice() {
     assert_clone_suite_passes(&r, &["node_modules/.bin/jest"]);
     assert_no_temp_left(&r);
 }
+
+/// A Python project with no test yet — the first slice of TDD — lands: pytest's "no tests ran"
+/// (exit 5) on the base is a suite of zero cases, and the base is the measure, not "at least one".
+#[test]
+fn a_python_project_with_no_test_yet_lands_its_first_slice() {
+    if !pytest_available("a_python_project_with_no_test_yet_lands_its_first_slice") {
+        return;
+    }
+    let r = python_project("inflection");
+    r.git(&["rm", "-q", "test_inflection.py"]);
+    r.git(&["commit", "-qm", "chore: start without tests"]);
+    let mut script = inflection_script();
+    script["slices"] = json!([script["slices"][0].clone()]);
+    script["slices"][0]["focused_command"] =
+        json!(".venv/bin/python -m pytest -rA test_kebabize.py");
+    init_with_agent(&r, &script);
+    let o = r.forge(&["run", "words", "--goal", "kebab case"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains("Run `words` DONE: 1 slice(s)"),
+        "{}",
+        o.stdout
+    );
+    assert_clone_suite_passes(
+        &r,
+        &[
+            ".venv/bin/python",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+    );
+}

@@ -112,7 +112,13 @@ impl Run<'_> {
         let cases: Vec<gates::BaseCases> = self
             .full_checks("run-base", &tree)?
             .iter()
-            .map(|r| gates::BaseCases::of(&r.report, r.ok, r.report_error.as_deref()))
+            .map(|r| {
+                // pytest's "no tests ran" is a clean run of zero cases (the message Forge
+                // adds for a report without cases is no error of the base's).
+                let empty = ran_no_tests(r);
+                let error = r.report_error.as_deref().filter(|_| !empty);
+                gates::BaseCases::of(&r.report, r.ok || empty, error)
+            })
             .collect();
         self.base_cases = Some(cases.clone());
         Ok(cases)
@@ -510,6 +516,20 @@ fn steering_files(dir: &std::path::Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// pytest's own word that it found no test (exit 5 and its `no tests ran` banner, which makes
+/// the report pytest's; no case; nothing else wrong): on a project with no test yet, a clean run of zero cases. Only where a gate compares
+/// with what the base had (the pre-red baseline, the suite as it was before the run) is this
+/// taken as passing; every other gate still asks for cases.
+pub(super) fn ran_no_tests(r: &CommandResult) -> bool {
+    r.exit_code == Some(5)
+        && !r.timed_out
+        && r.report.format == Some(Format::Pytest)
+        && !r.report.has_cases()
+        && r.report.counts() == crate::report::Counts::default()
+        && r.report.infra_error.is_none()
+        && r.report.incomplete.is_none()
 }
 
 /// How a check failed, in a few words: exit, failing cases, infrastructure error.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::agent::{self, Role};
-use super::checks::command_failure;
+use super::checks::{command_failure, ran_no_tests};
 use super::gates::{self, GateResult};
 use super::state::{SliceStatus, Step};
 use super::{RedEnd, Run, SliceEnd};
@@ -114,9 +114,8 @@ impl Run<'_> {
         let start = self.start_sha(i)?;
         let tree = self.seen.tree(&self.project.root, &start)?;
         let res = self.check(&s.id, "baseline", &s.focused_command, s.report, &tree)?;
-        if !res.ok
-            && let Some(file) = names_new_test_file(&s.focused_command, &s.test_areas, &tree)
-        {
+        let ok = res.ok || ran_no_tests(&res);
+        if !ok && let Some(file) = names_new_test_file(&s.focused_command, &s.test_areas, &tree) {
             return self.baseline_for_new_file(i, &file, &tree);
         }
         let names: Vec<String> = res
@@ -128,14 +127,14 @@ impl Run<'_> {
             .collect();
         let counted = res.report.counts().passed;
         self.state.slices[i].progress_mut().baseline_cases = names.clone();
-        let r = if res.ok && names.is_empty() && counted > 0 {
+        let r = if ok && names.is_empty() && counted > 0 {
             GateResult::fail(
                 gates::PRE_RED_BASELINE,
                 json!({"reason": format!("`{}` passes, but its report counts {counted} passing case(s) without naming them: Forge could not check that red and green keep them; make the command name its cases (pytest: -rA or -v)", s.focused_command), "command": s.focused_command, "log": res.log}),
                 true,
                 "the planner chose this command: start a new run whose goal asks for a focused command that names its cases (pytest: -rA or -v)",
             )
-        } else if res.ok {
+        } else if ok {
             GateResult::pass(
                 gates::PRE_RED_BASELINE,
                 json!({"reason": format!("`{}` passes", s.focused_command), "command": s.focused_command, "log": res.log, "passed": counted, "cases": names}),
@@ -165,7 +164,8 @@ impl Run<'_> {
         let s = self.state.slices[i].clone();
         let full = self.full_checks(&s.id, tree)?;
         self.state.slices[i].progress_mut().baseline_cases = Vec::new();
-        let failed: Vec<&crate::verify::CommandResult> = full.iter().filter(|r| !r.ok).collect();
+        let failed: Vec<&crate::verify::CommandResult> =
+            full.iter().filter(|r| !r.ok && !ran_no_tests(r)).collect();
         let r = match failed.first() {
             None => GateResult::pass(
                 gates::PRE_RED_BASELINE,
