@@ -1,6 +1,7 @@
 //! A temporary git repository with a Forge config, and the built `forge` binary to run in it.
 #![allow(dead_code)]
 
+pub mod projects;
 pub mod rig;
 pub mod shop;
 
