@@ -318,3 +318,26 @@ fn completions_and_man_pages_list_every_command() {
         assert!(text.contains(".TH"), "{page}");
     }
 }
+
+#[test]
+fn config_slips_name_the_line_and_the_next_step() {
+    let r = Repo::bare();
+    r.config("verify:\n  commands:\n    - {name: test, run: 'true', report: none}\nbreaker:\n  max_failures: 3\nbreaker:\n  max_failures: 5\n");
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr.contains(
+            ".forge/config.yaml: line 6: key `breaker` appears twice in the same mapping — keep one"
+        ),
+        "{o:?}"
+    );
+    r.config("# to do\n");
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr
+            .contains(".forge/config.yaml: is empty: it needs at least the commands")
+            && o.stderr.contains("forge init --force"),
+        "{o:?}"
+    );
+}
