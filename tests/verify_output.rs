@@ -246,6 +246,7 @@ fn github_format_annotates_failures_at_their_file_and_line() {
 fn junit_output_is_the_verify_result_in_junit_xml() {
     let r = Repo::with_command(&replay("libtest/failures.txt", 101), "libtest");
     r.change("checkout", &["guest pays by card", "member gets discount"]);
+    std::fs::create_dir(r.path().join("out")).unwrap();
     let o = r.forge(&["verify", "--junit", "out/forge.xml", "--quiet"]);
     assert_eq!(o.code, 0, "{o:?}");
     let xml = r.read("out/forge.xml");
@@ -267,6 +268,45 @@ fn junit_output_is_the_verify_result_in_junit_xml() {
     let xml = r.read("j.xml");
     assert!(xml.contains("errors=\"1\""), "{xml}");
     assert!(xml.contains("<error message=\"exit 127\">"), "{xml}");
+}
+
+#[test]
+fn a_junit_path_that_cannot_be_written_stops_before_anything_runs() {
+    let r = Repo::with_command("touch ran", "none");
+    let o = r.forge(&["verify", "--junit", "reprots/forge.xml"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr.contains("reprots/forge.xml: the folder ")
+            && o.stderr.contains("reprots does not exist; create it first"),
+        "{o:?}"
+    );
+    assert!(
+        !r.exists("ran"),
+        "the suite ran before the path was checked"
+    );
+    assert!(!r.exists("reprots"), "--junit created a folder");
+    // A folder given where a file is meant.
+    std::fs::create_dir(r.path().join("reports")).unwrap();
+    let o = r.forge(&["verify", "--junit", "reports"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(o.stderr.contains("is a folder"), "{o:?}");
+    assert!(!r.exists("ran"));
+    // A folder this user cannot write in (root writes anywhere: nothing to prove then).
+    use std::os::unix::fs::PermissionsExt;
+    let locked = r.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(locked.join("probe"), "").is_err() {
+        let o = r.forge(&["verify", "--junit", "locked/forge.xml"]);
+        assert_eq!(o.code, 2, "{o:?}");
+        assert!(o.stderr.contains("cannot write in"), "{o:?}");
+        assert!(!r.exists("ran"));
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A folder that exists: written.
+    let o = r.forge(&["verify", "--junit", "reports/forge.xml"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(r.exists("reports/forge.xml") && r.exists("ran"));
 }
 
 #[test]
