@@ -79,6 +79,9 @@ pub struct CommandResult {
     /// quotes from, never the log read back.
     #[serde(skip)]
     pub output: Option<Vec<u8>>,
+    /// Cut short by a person's Ctrl-C: no verdict rests on it.
+    #[serde(skip)]
+    pub interrupted: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -179,6 +182,13 @@ pub fn run_with(
         }
         progress.finished(&result);
         commands.push(result);
+        // Ctrl-C: no verdict, so nothing for the caller to count or record.
+        if crate::exec::interrupted() {
+            return Err(Error::Interrupted {
+                ran: commands.iter().filter(|c| !c.interrupted).count(),
+                of: selected.iter().filter(|s| **s).count(),
+            });
+        }
     }
 
     let cases: Vec<TestCase> = commands
@@ -514,6 +524,7 @@ pub fn run_command_at(
         report,
         tail,
         output: out.captured.clone(),
+        interrupted: out.interrupted,
     };
     result.ok = out.success()
         && result.tests.failed == 0

@@ -227,6 +227,8 @@ pub fn run(args: Args) -> Result<i32> {
             output == OutputFormat::Json,
         );
     }
+    // Ctrl-C ends the running command and reports, rather than killing Forge under it.
+    forge::exec::stop_on_interrupt();
     let max_failures = args.max_failures.unwrap_or(config.breaker.max_failures);
     // Fail closed before spending minutes on tests: a breaker file that does not parse stops here.
     if let Some(c) = &args.change {
