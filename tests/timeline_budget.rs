@@ -270,7 +270,6 @@ fn a_change_named_by_hand_must_exist() {
     for args in [
         &["budget", "status", "--change", "nope"][..],
         &["budget", "check", "--change", "nope"],
-        &["budget", "record", "--change", "nope", "--usd", "1"],
     ] {
         let o = r.forge(args);
         assert_eq!(o.code, 2, "{args:?}: {o:?}");

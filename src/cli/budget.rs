@@ -198,9 +198,8 @@ pub fn run(cmd: Command) -> Result<i32> {
             model,
             from,
         } => {
-            if let Some(c) = &change {
-                forge::verify::check_change_exists(&project, c)?;
-            }
+            // Recording spend on a new name starts that change's ledger (and so the change):
+            // unlike reading one, it is not a typo's silent wrong answer.
             let change = change.or_else(|| forge::hooks::active_change(&project));
             if change.is_none() && session.is_none() {
                 return Err(Error::usage(
