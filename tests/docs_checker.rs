@@ -325,3 +325,23 @@ fn links_and_section_names_between_the_docs_resolve() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// The README says where `cargo build --release` puts the binary: under the target that
+/// `.cargo/config.toml` names, not `target/release/`.
+#[test]
+fn the_readme_names_where_the_release_binary_lands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = std::fs::read_to_string(root.join(".cargo/config.toml")).unwrap();
+    let triple = config
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("target = \""))
+        .and_then(|r| r.strip_suffix('"'))
+        .expect("[build] target in .cargo/config.toml");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let install = &readme[readme.find("## Install").unwrap()..];
+    let install = &install[..install[3..].find("\n## ").unwrap()];
+    assert!(
+        install.contains(&format!("target/{triple}/release/forge")),
+        "{install}"
+    );
+}
