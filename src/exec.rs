@@ -300,6 +300,11 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
             }
+        } else {
+            // The pipe went quiet: what is buffered reaches the log, so a person following it
+            // (`tail -f`, the path `forge verify` names as a command starts) sees it now, while a
+            // chatty command still costs one write per 64 KiB.
+            let _ = log.flush();
         }
         if status.is_none()
             && let Ok(Some(s)) = child.try_wait()

@@ -124,7 +124,9 @@ pub struct Request<'a> {
 /// Hears about each command as it starts and ends, so a person watching sees progress. Called
 /// on the thread that runs the commands, in order.
 pub trait Progress {
-    fn started(&mut self, _cmd: &CommandConfig) {}
+    /// `log` is where the command's output goes, relative to the project: a person can follow
+    /// it while the command runs.
+    fn started(&mut self, _cmd: &CommandConfig, _log: &str) {}
     fn finished(&mut self, _result: &CommandResult) {}
 }
 
@@ -167,11 +169,12 @@ pub fn run_with(
             not_run.push(cmd.name.clone());
             continue;
         }
-        progress.started(cmd);
-        let mut result = run_command_at(
+        let log_path = exec::unique_log_path(&logs, &cmd.name);
+        progress.started(cmd, &project.rel(&log_path));
+        let mut result = run_command_logged(
             project,
             req.place.unwrap_or(&in_project),
-            &logs,
+            (&logs, &log_path),
             Some(KEEP_LOGS),
             &format!("`verify.commands[{i}].run` in .forge/config.yaml"),
             cmd,
@@ -418,6 +421,21 @@ pub fn run_command_at(
     origin: &str,
     cmd: &CommandConfig,
 ) -> Result<CommandResult> {
+    let log_path = exec::unique_log_path(logs, &cmd.name);
+    run_command_logged(project, place, (logs, &log_path), keep, origin, cmd)
+}
+
+/// [`run_command_at`], its output logged to `log.1` in the folder `log.0` (chosen by the
+/// caller, who shows it before the command ends).
+fn run_command_logged(
+    project: &Project,
+    place: &Place,
+    log: (&Path, &Path),
+    keep: Option<usize>,
+    origin: &str,
+    cmd: &CommandConfig,
+) -> Result<CommandResult> {
+    let (logs, log_path) = log;
     let cwd = place.cwd.clone().unwrap_or_else(|| project.root.clone());
     // A report left by an earlier run must never pass for this run's. The command (code an agent
     // may have written) chose what lies at the report's path: it is removed and read with no
@@ -430,14 +448,13 @@ pub fn run_command_at(
     {
         unsafe_report = Some(format!("the report path {rel} {why}"));
     }
-    let log_path = exec::unique_log_path(logs, &cmd.name);
     if let Some(keep) = keep {
-        exec::recycle_log(logs, keep, &log_path);
+        exec::recycle_log(logs, keep, log_path);
     }
     let mut opts = ExecOptions::new(
         cwd.clone(),
         Duration::from_secs(cmd.timeout),
-        log_path,
+        log_path.to_path_buf(),
         TAIL_BYTES,
     );
     opts.env = vec![("FORGE_VERIFY".into(), "1".into())];
