@@ -31,6 +31,41 @@ pub struct Config {
     pub sandbox: crate::sandbox::SandboxConfig,
 }
 
+/// What an empty config file needs: the parser's own "unexpected end of input" names no next
+/// step.
+const EMPTY: &str = "is empty: it needs at least the commands `forge verify` runs, e.g.\n  verify:\n    commands:\n      - {name: test, run: cargo test}\nor run `forge init --force` to write a commented one for this project";
+
+/// Nothing but blank lines, comments and document markers.
+fn is_blank(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "..." || l == "\u{feff}")
+}
+
+/// The parser's message, except where it speaks of its own options: a duplicate key is a
+/// person's slip (two `verify:` sections, say), and "set DuplicateKeyPolicy in Options" is
+/// advice for Forge's code, not for them.
+fn yaml_error(e: serde_saphyr::Error) -> String {
+    use serde_saphyr::Error as E;
+    let mut inner = &e;
+    loop {
+        match inner {
+            E::WithSnippet { error, .. } | E::AliasError { error, .. } => inner = error,
+            E::DuplicateMappingKey { key, location } => {
+                let key = key
+                    .as_deref()
+                    .map(|k| format!("key `{k}`"))
+                    .unwrap_or_else(|| "a key".into());
+                return format!(
+                    "line {}: {key} appears twice in the same mapping — keep one",
+                    location.line()
+                );
+            }
+            _ => return e.to_string(),
+        }
+    }
+}
+
 impl Config {
     pub fn load(path: &Path) -> Result<Config> {
         let text = match std::fs::read_to_string(path) {
@@ -130,7 +165,10 @@ impl Config {
 
     /// Parses and validates; the error message names the key.
     pub fn parse(text: &str) -> std::result::Result<Config, String> {
-        let config: Config = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+        if is_blank(text) {
+            return Err(EMPTY.into());
+        }
+        let config: Config = serde_saphyr::from_str(text).map_err(yaml_error)?;
         config.validate()?;
         Ok(config)
     }
@@ -167,6 +205,35 @@ mod tests {
         }
         let ok = "verify:\n  commands:\n    - name: t\n      run: \"true\"\nrun:\n  check_caches: [target, web/node_modules]\n";
         assert!(Config::parse(ok).is_ok(), "{:?}", Config::parse(ok));
+    }
+
+    #[test]
+    fn a_duplicate_key_names_its_line_and_the_fix() {
+        let e = Config::parse(
+            "verify:\n  commands:\n    - {name: t, run: x}\nverify:\n  commands: []\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "line 4: key `verify` appears twice in the same mapping — keep one"
+        );
+        let e = Config::parse("verify:\n  commands:\n    - name: t\n      run: x\n      name: u\n")
+            .unwrap_err();
+        assert!(e.starts_with("line 5: key `name` appears twice"), "{e}");
+        assert!(!e.contains("DuplicateKeyPolicy"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_config_says_what_to_put_there() {
+        for text in ["", "\n\n", "# ours\n  # nothing yet\n", "---\n"] {
+            let e = Config::parse(text).unwrap_err();
+            assert!(
+                e.starts_with("is empty: it needs at least the commands")
+                    && e.contains("verify:\n    commands:")
+                    && e.contains("forge init --force"),
+                "{text:?}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -9,6 +9,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_GATE: i32 = 1;
 /// Exit code of a usage, configuration or state error: nothing ran, or nothing was recorded.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code after Ctrl-C: 128 + SIGINT, what a shell reports for a program the signal ended.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -32,6 +34,13 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// A person pressed Ctrl-C: `ran` of the `of` selected commands ran to their end, and
+    /// nothing was recorded.
+    #[error(
+        "interrupted — {ran} of {of} command(s) ran to the end; nothing was counted (no breaker attempt, nothing on the timeline)"
+    )]
+    Interrupted { ran: usize, of: usize },
+
     /// An I/O failure, with the path or operation it concerns.
     #[error("{context}: {source}")]
     Io {
@@ -53,10 +62,14 @@ impl Error {
         Error::Usage(message.into())
     }
 
-    /// Every library error is a refusal to proceed on bad input or state: exit 2, distinct from
-    /// the breaker's 1 so scripts can tell "fix your setup" from "a human must step in".
+    /// Every library error but Ctrl-C is a refusal to proceed on bad input or state: exit 2,
+    /// distinct from the breaker's 1 so scripts can tell "fix your setup" from "a human must
+    /// step in".
     pub fn exit_code(&self) -> i32 {
-        EXIT_USAGE
+        match self {
+            Error::Interrupted { .. } => EXIT_INTERRUPTED,
+            _ => EXIT_USAGE,
+        }
     }
 }
 

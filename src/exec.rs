@@ -83,6 +83,35 @@ pub struct ExecOutcome {
     /// Processes the command left behind that Forge killed (contained commands only).
     pub leftovers: usize,
     pub log_path: PathBuf,
+    /// Ended by Forge because a person pressed Ctrl-C ([`stop_on_interrupt`]).
+    pub interrupted: bool,
+}
+
+/// Set by the SIGINT handler [`stop_on_interrupt`] installs.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: nix::libc::c_int) {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// From now on, Ctrl-C ends the running command's group (as a timeout does, SIGTERM then
+/// SIGKILL) and [`interrupted`] says so, instead of killing Forge at once: a command runs in
+/// its own process group, which the terminal's SIGINT never reaches, so Forge dying first would
+/// leave the suite running with no one to report on it. A second Ctrl-C kills Forge as usual.
+pub fn stop_on_interrupt() {
+    let handler: extern "C" fn(nix::libc::c_int) = on_interrupt;
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        let mut sa: nix::libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as nix::libc::sighandler_t;
+        sa.sa_flags = nix::libc::SA_RESETHAND | nix::libc::SA_RESTART;
+        nix::libc::sigaction(nix::libc::SIGINT, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Whether a person pressed Ctrl-C since [`stop_on_interrupt`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 impl ExecOutcome {
@@ -196,6 +225,7 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
     let mut buf = vec![0u8; 4 * 1024];
     let mut status: Option<ExitStatus> = None;
     let mut timed_out = false;
+    let mut interrupted = false;
     // What the clock is waiting for next.
     let mut stage = Stage::Running;
     let mut deadline = start + opts.timeout;
@@ -203,6 +233,13 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
 
     while !eof {
         let now = Instant::now();
+        if stage == Stage::Running && self::interrupted() {
+            interrupted = true;
+            let _ = killpg(pgid, Signal::SIGTERM);
+            stage = Stage::Terminating;
+            deadline = now + KILL_GRACE;
+            continue;
+        }
         if now >= deadline {
             match stage {
                 Stage::Running => {
@@ -263,6 +300,11 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => eof = true,
             }
+        } else {
+            // The pipe went quiet: what is buffered reaches the log, so a person following it
+            // (`tail -f`, the path `forge verify` names as a command starts) sees it now, while a
+            // chatty command still costs one write per 64 KiB.
+            let _ = log.flush();
         }
         if status.is_none()
             && let Ok(Some(s)) = child.try_wait()
@@ -297,6 +339,7 @@ pub fn run_shell(command: &str, opts: &ExecOptions) -> Result<ExecOutcome> {
         captured,
         leftovers,
         log_path: opts.log_path.clone(),
+        interrupted,
     })
 }
 

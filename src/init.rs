@@ -229,9 +229,15 @@ pub fn config_text(d: Option<&Detected>) -> String {
             s.push_str(
                 "      timeout: 600        # seconds; the whole process group is killed after\n",
             );
+            // Every format the report parser reads, from its own list: the comment cannot drift.
+            let formats: Vec<&str> = crate::report::Format::ALL
+                .iter()
+                .map(|f| f.name())
+                .collect();
             s.push_str(&format!(
-                "      report: {:<13}# auto | libtest | nextest | pytest | junit | go-json | jest-json | vitest-json | tap | none\n",
-                d.report
+                "      report: {:<13}# {}\n",
+                d.report,
+                formats.join(" | ")
             ));
             match d.report_path {
                 Some(p) => s.push_str(&format!("      report_path: {p}   # the report file the command writes\n")),
@@ -471,6 +477,30 @@ mod tests {
                 .as_deref(),
             Some(".golangci.yml")
         );
+    }
+
+    #[test]
+    fn the_report_comment_lists_every_format_the_parser_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]").unwrap();
+        let text = config_text(Some(&detect(dir.path()).unwrap()));
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("report: "))
+            .unwrap();
+        let listed: Vec<&str> = line
+            .split_once('#')
+            .unwrap()
+            .1
+            .split(" | ")
+            .map(str::trim)
+            .collect();
+        for f in crate::report::Format::ALL {
+            assert!(listed.contains(&f.name()), "{} missing: {line}", f.name());
+        }
+        for name in ["jest", "vitest", "mocha"] {
+            assert!(listed.contains(&name), "{line}");
+        }
     }
 
     #[test]

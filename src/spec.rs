@@ -244,6 +244,138 @@ mod tests {
         out
     }
 
+    /// The test a marker on the line above `def` names, in file `file`.
+    fn marked(def: &str, file: &str) -> Option<String> {
+        markers(&format!("# @scenario c/x\n{def}\n"), file)[0]
+            .test
+            .clone()
+    }
+
+    #[test]
+    fn markers_find_tests_in_bats_shell_rspec_junit_kotlin_phpunit_and_exunit() {
+        // bats
+        assert_eq!(
+            marked("@test \"refund raises the balance\" {", "t.bats").as_deref(),
+            Some("refund raises the balance")
+        );
+        // Shell functions, both spellings.
+        assert_eq!(
+            marked("test_refund() {", "t.sh").as_deref(),
+            Some("test_refund")
+        );
+        assert_eq!(
+            marked("test_refund () {", "t.sh").as_deref(),
+            Some("test_refund")
+        );
+        assert_eq!(
+            marked("function test_refund {", "t.sh").as_deref(),
+            Some("test_refund")
+        );
+        // RSpec
+        assert_eq!(
+            marked("  it \"raises the balance\" do", "refund_spec.rb").as_deref(),
+            Some("raises the balance")
+        );
+        assert_eq!(
+            marked("describe 'Refund' do", "refund_spec.rb").as_deref(),
+            Some("Refund")
+        );
+        // JUnit and Kotlin
+        assert_eq!(
+            marked("    @Test void raisesTheBalance() {", "RefundTest.java").as_deref(),
+            Some("raisesTheBalance")
+        );
+        assert_eq!(
+            marked(
+                "    @Test\n    public void raisesTheBalance() {",
+                "RefundTest.java"
+            )
+            .as_deref(),
+            Some("raisesTheBalance")
+        );
+        assert_eq!(
+            marked("    @Test fun raisesTheBalance() {", "RefundTest.kt").as_deref(),
+            Some("raisesTheBalance")
+        );
+        assert_eq!(
+            marked(
+                "    @Test fun `refund raises the balance`() {",
+                "RefundTest.kt"
+            )
+            .as_deref(),
+            Some("refund raises the balance")
+        );
+        // PHPUnit
+        assert_eq!(
+            marked(
+                "    public function testRefundRaises(): void",
+                "RefundTest.php"
+            )
+            .as_deref(),
+            Some("testRefundRaises")
+        );
+        // ExUnit
+        assert_eq!(
+            marked("  test \"refund raises the balance\" do", "refund_test.exs").as_deref(),
+            Some("refund raises the balance")
+        );
+        assert_eq!(
+            marked(
+                "  test \"refund raises\", %{conn: conn} do",
+                "refund_test.exs"
+            )
+            .as_deref(),
+            Some("refund raises")
+        );
+        // A shell `test` command is not a test definition, nor is a call.
+        assert_eq!(marked("test \"$a\" = b && echo ok", "t.sh"), None);
+        assert_eq!(marked("check \"guest pays\" 1 1", "t.sh"), None);
+        // Markers stacked on one test both sit on it; a marker on a line of code does not
+        // borrow the test below the next marker.
+        let m = markers("# @scenario c/a\n# @scenario c/b\ndef test_x():\n", "t.py");
+        assert_eq!(
+            (m[0].test.as_deref(), m[1].test.as_deref()),
+            (Some("test_x"), Some("test_x"))
+        );
+        let m = markers(
+            "# @scenario c/a\ncheck 1 1\n# @scenario c/b\ntest_b() {\n",
+            "t.sh",
+        );
+        assert_eq!(
+            (m[0].test.as_deref(), m[1].test.as_deref()),
+            (None, Some("test_b"))
+        );
+        // Where both spellings could apply, the JS call decides as before.
+        assert_eq!(
+            marked("it('pays', function named() {})", "a.js").as_deref(),
+            Some("pays")
+        );
+    }
+
+    #[test]
+    fn a_marker_is_described_the_same_by_the_listing_and_by_coverage() {
+        let on_nothing = &markers("# @scenario c/x\ncheck \"pays\" 1 1\n", "t.sh")[0];
+        assert!(
+            on_nothing.describe().starts_with(
+                "marked at t.sh:1, not on a test Forge can identify: it ties to nothing"
+            ),
+            "{}",
+            on_nothing.describe()
+        );
+        let scenario = Scenario {
+            change: "c".into(),
+            id: "x".into(),
+            title: "x".into(),
+            requirement: String::new(),
+            file: "spec.md".into(),
+            line: 1,
+        };
+        let cov = coverage(&[scenario], std::slice::from_ref(on_nothing), &[]);
+        assert_eq!(cov[0].evidence, [on_nothing.describe()]);
+        let on_test = &markers("# @scenario c/x\ntest_pays() {\n", "t.sh")[0];
+        assert_eq!(on_test.describe(), "marked at t.sh:1 on test test_pays");
+    }
+
     #[test]
     fn markers_find_the_test_they_annotate() {
         let rust = "// @scenario checkout/guest-pays-by-card\n#[test]\nfn pays_with_visa() {}\n";

@@ -79,6 +79,9 @@ pub struct CommandResult {
     /// quotes from, never the log read back.
     #[serde(skip)]
     pub output: Option<Vec<u8>>,
+    /// Cut short by a person's Ctrl-C: no verdict rests on it.
+    #[serde(skip)]
+    pub interrupted: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -121,7 +124,9 @@ pub struct Request<'a> {
 /// Hears about each command as it starts and ends, so a person watching sees progress. Called
 /// on the thread that runs the commands, in order.
 pub trait Progress {
-    fn started(&mut self, _cmd: &CommandConfig) {}
+    /// `log` is where the command's output goes, relative to the project: a person can follow
+    /// it while the command runs.
+    fn started(&mut self, _cmd: &CommandConfig, _log: &str) {}
     fn finished(&mut self, _result: &CommandResult) {}
 }
 
@@ -164,11 +169,12 @@ pub fn run_with(
             not_run.push(cmd.name.clone());
             continue;
         }
-        progress.started(cmd);
-        let mut result = run_command_at(
+        let log_path = exec::unique_log_path(&logs, &cmd.name);
+        progress.started(cmd, &project.rel(&log_path));
+        let mut result = run_command_logged(
             project,
             req.place.unwrap_or(&in_project),
-            &logs,
+            (&logs, &log_path),
             Some(KEEP_LOGS),
             &format!("`verify.commands[{i}].run` in .forge/config.yaml"),
             cmd,
@@ -179,6 +185,13 @@ pub fn run_with(
         }
         progress.finished(&result);
         commands.push(result);
+        // Ctrl-C: no verdict, so nothing for the caller to count or record.
+        if crate::exec::interrupted() {
+            return Err(Error::Interrupted {
+                ran: commands.iter().filter(|c| !c.interrupted).count(),
+                of: selected.iter().filter(|s| **s).count(),
+            });
+        }
     }
 
     let cases: Vec<TestCase> = commands
@@ -412,6 +425,21 @@ pub fn run_command_at(
     origin: &str,
     cmd: &CommandConfig,
 ) -> Result<CommandResult> {
+    let log_path = exec::unique_log_path(logs, &cmd.name);
+    run_command_logged(project, place, (logs, &log_path), keep, origin, cmd)
+}
+
+/// [`run_command_at`], its output logged to `log.1` in the folder `log.0` (chosen by the
+/// caller, who shows it before the command ends).
+fn run_command_logged(
+    project: &Project,
+    place: &Place,
+    log: (&Path, &Path),
+    keep: Option<usize>,
+    origin: &str,
+    cmd: &CommandConfig,
+) -> Result<CommandResult> {
+    let (logs, log_path) = log;
     let cwd = place.cwd.clone().unwrap_or_else(|| project.root.clone());
     // A report left by an earlier run must never pass for this run's. The command (code an agent
     // may have written) chose what lies at the report's path: it is removed and read with no
@@ -432,14 +460,13 @@ pub fn run_command_at(
     {
         unsafe_report = Some(format!("the report path {rel} {why}"));
     }
-    let log_path = exec::unique_log_path(logs, &cmd.name);
     if let Some(keep) = keep {
-        exec::recycle_log(logs, keep, &log_path);
+        exec::recycle_log(logs, keep, log_path);
     }
     let mut opts = ExecOptions::new(
         cwd.clone(),
         Duration::from_secs(cmd.timeout),
-        log_path,
+        log_path.to_path_buf(),
         TAIL_BYTES,
     );
     opts.env = vec![("FORGE_VERIFY".into(), "1".into())];
@@ -526,6 +553,7 @@ pub fn run_command_at(
         report,
         tail,
         output: out.captured.clone(),
+        interrupted: out.interrupted,
     };
     result.ok = out.success()
         && result.tests.failed == 0

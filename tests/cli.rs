@@ -356,3 +356,62 @@ fn completions_and_man_pages_list_every_command() {
         assert!(text.contains(".TH"), "{page}");
     }
 }
+
+#[test]
+fn config_slips_name_the_line_and_the_next_step() {
+    let r = Repo::bare();
+    r.config("verify:\n  commands:\n    - {name: test, run: 'true', report: none}\nbreaker:\n  max_failures: 3\nbreaker:\n  max_failures: 5\n");
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr.contains(
+            ".forge/config.yaml: line 6: key `breaker` appears twice in the same mapping — keep one"
+        ),
+        "{o:?}"
+    );
+    r.config("# to do\n");
+    let o = r.forge(&["verify"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr
+            .contains(".forge/config.yaml: is empty: it needs at least the commands")
+            && o.stderr.contains("forge init --force"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn scenarios_and_verify_say_the_same_of_a_marker() {
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    r.change(
+        "refunds",
+        &["refund raises the balance", "refund is logged"],
+    );
+    r.write(
+        "tests/run.sh",
+        "echo 'TAP version 13'\n# @scenario refunds/refund-raises-the-balance\ncheck 1 1\n# @scenario refunds/refund-is-logged\ntest_logged() {\n  :\n}\necho 'ok 1 - test_logged'\necho '1..1'\n",
+    );
+    let o = r.forge(&["change", "scenarios", "refunds"]);
+    let on_nothing =
+        "marked at tests/run.sh:2, not on a test Forge can identify: it ties to nothing";
+    assert!(o.stdout.contains(on_nothing), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains("marked at tests/run.sh:4 on test test_logged"),
+        "{}",
+        o.stdout
+    );
+    let v = r.forge(&["verify", "--change", "refunds", "--json"]).json();
+    let s = &v["scenarios"];
+    assert_eq!(s[0]["id"], "refund-raises-the-balance", "{v}");
+    assert_eq!(s[0]["status"], "uncovered");
+    assert!(
+        s[0]["evidence"][0]
+            .as_str()
+            .unwrap()
+            .starts_with(on_nothing),
+        "{v}"
+    );
+    // The shell function the other marker sits on is the TAP case that passed.
+    assert_eq!(s[1]["status"], "covered", "{v}");
+}

@@ -241,3 +241,107 @@ fn unknown_setups_and_orphan_continues_are_errors() {
         "{msg}"
     );
 }
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped, spaces as `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a markdown file's headings (outside code blocks), and its headings' titles.
+fn headings(text: &str) -> Vec<(String, String)> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced && let Some(h) = line.strip_prefix('#') {
+            let title = h.trim_start_matches('#').trim().to_string();
+            out.push((slug(&title), title));
+        }
+    }
+    out
+}
+
+/// Every link between the docs lands on a heading that exists, and every mention of a README
+/// section by name (`README "Install"`) names one.
+#[test]
+fn links_and_section_names_between_the_docs_resolve() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let mut broken = Vec::new();
+    for f in &files {
+        let text = read(f);
+        let dir = f.parent().unwrap();
+        for (i, _) in text.match_indices("](") {
+            let rest = &text[i + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.starts_with("http") || target.contains(' ') {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            if !file.is_empty() && !file.ends_with(".md") {
+                continue;
+            }
+            let to = if file.is_empty() {
+                f.clone()
+            } else {
+                dir.join(file)
+            };
+            if !to.is_file() {
+                broken.push(format!("{}: {target}: no such file", f.display()));
+                continue;
+            }
+            if !anchor.is_empty() && !headings(&read(&to)).iter().any(|(s, _)| s == anchor) {
+                broken.push(format!("{}: {target}: no such heading", f.display()));
+            }
+        }
+        for (i, _) in text.match_indices("README \"") {
+            let rest = &text[i + 8..];
+            let name = &rest[..rest.find('"').unwrap_or(0)];
+            let readme = headings(&read(&root.join("README.md")));
+            if !readme.iter().any(|(_, t)| t == name) {
+                broken.push(format!(
+                    "{}: README \"{name}\": no such section",
+                    f.display()
+                ));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The README says where `cargo build --release` puts the binary: under the target that
+/// `.cargo/config.toml` names, not `target/release/`.
+#[test]
+fn the_readme_names_where_the_release_binary_lands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = std::fs::read_to_string(root.join(".cargo/config.toml")).unwrap();
+    let triple = config
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("target = \""))
+        .and_then(|r| r.strip_suffix('"'))
+        .expect("[build] target in .cargo/config.toml");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let install = &readme[readme.find("## Install").unwrap()..];
+    let install = &install[..install[3..].find("\n## ").unwrap()];
+    assert!(
+        install.contains(&format!("target/{triple}/release/forge")),
+        "{install}"
+    );
+}

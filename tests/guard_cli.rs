@@ -91,6 +91,36 @@ impl Person {
         self.pre_tool_use("Bash", json!({"command": command, "description": "x"}))
     }
 
+    /// A line pasted into the person's terminal (bash, `forge` on PATH), as they would paste
+    /// the allow-once command a deny offers.
+    fn paste(&self, line: &str) -> Output {
+        let bin = common::forge_bin();
+        let path = format!(
+            "{}:{}",
+            bin.parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut c = Command::new("bash");
+        c.args(["-c", line])
+            .current_dir(self.repo.path())
+            .env("PATH", path)
+            .env("TMPDIR", self.repo.tmp())
+            .env("HOME", self.home.path())
+            .env("FORGE_CONFIG_DIR", self.home.path().join("forge"))
+            .env("FORGE_ACTOR", "human:Ada")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDE_PROJECT_DIR");
+        for (var, _) in forge::caller::AGENT_MARKERS {
+            c.env_remove(var);
+        }
+        let out = c.output().unwrap();
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
     fn timeline(&self) -> String {
         let o = self.forge(&["timeline", "--kind", "guard", "--json"]);
         assert_eq!(o.code, 0, "{o:?}");
@@ -145,6 +175,61 @@ fn an_exception_a_person_grants_lets_exactly_that_call_through_once() {
     let o = p.forge(&["guard", "allow-once", "--for", "soon", "--", "x"]);
     assert_eq!(o.code, 2, "{o:?}");
     assert!(o.stderr.contains("10m"), "{o:?}");
+}
+
+/// The allow-once command a deny reason offers, cut from the reason.
+fn offered(reason: &str) -> &str {
+    reason
+        .split_once(" — if the person wants it anyway: ")
+        .unwrap_or_else(|| panic!("no allow-once command offered: {reason}"))
+        .1
+}
+
+#[test]
+fn a_deny_offers_the_allow_once_command_that_lets_exactly_that_call_through() {
+    let p = Person::new(CONFIG);
+    // Quotes of both kinds and a `$` survive the shell quoting.
+    let line = r#"git push --force origin "it's-$HOME""#;
+    let (d, reason) = p.bash(line);
+    assert_eq!(d, "deny", "{reason}");
+    let paste = offered(&reason);
+    assert_eq!(
+        paste,
+        r#"forge guard allow-once -- 'git push --force origin "it'\''s-$HOME"'"#
+    );
+    // `forge guard check` offers the same command.
+    let o = p.forge(&["guard", "check", "--", line]);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(o.stdout.trim_end().ends_with(paste), "{o:?}");
+    let o = p.paste(paste);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert_eq!(p.bash(line).0, "allow");
+    assert_eq!(p.bash(line).0, "deny", "once");
+
+    // A file tool's call: its input as JSON.
+    let outside = p.home.path().join("notes.txt");
+    let input = json!({"file_path": outside, "content": "it's done\n"});
+    let (d, reason) = p.pre_tool_use("Write", input.clone());
+    assert_eq!(d, "deny", "{reason}");
+    let paste = offered(&reason);
+    assert!(
+        paste.starts_with("forge guard allow-once --tool Write --input '{"),
+        "{paste}"
+    );
+    let o = p.paste(paste);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert_eq!(p.pre_tool_use("Write", input).0, "allow");
+
+    // Rules that keep Forge's own controls from an agent offer no way round them.
+    let (d, reason) = p.bash("echo 0 > .forge/changes/x/verify-attempts.yaml");
+    assert_eq!(d, "deny", "{reason}");
+    assert!(!reason.contains("allow-once"), "{reason}");
+    let (d, reason) = p.bash("forge hooks uninstall claude");
+    assert_eq!(d, "deny", "{reason}");
+    assert!(
+        !reason.contains("if the person wants it anyway"),
+        "{reason}"
+    );
 }
 
 #[test]

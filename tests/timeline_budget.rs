@@ -264,6 +264,63 @@ fn budget_record_status_and_check() {
 }
 
 #[test]
+fn a_change_named_by_hand_must_exist() {
+    let r = failing_repo();
+    r.change("payment", &["card declined"]);
+    for args in [
+        &["budget", "status", "--change", "nope"][..],
+        &["budget", "check", "--change", "nope"],
+    ] {
+        let o = r.forge(args);
+        assert_eq!(o.code, 2, "{args:?}: {o:?}");
+        assert!(
+            o.stderr
+                .contains("no change named `nope` (known: checkout, payment)"),
+            "{args:?}: {o:?}"
+        );
+    }
+    assert!(!r.exists(".forge/changes/nope"), "nothing written for it");
+}
+
+#[test]
+fn status_without_an_active_change_says_so_and_shows_the_last_bare_verify() {
+    let r = failing_repo();
+    // A change's FAIL is not the answer for the working tree as a whole.
+    assert_eq!(r.forge(&["verify", "--change", "checkout"]).code, 0);
+    let o = r.forge(&["status"]);
+    assert!(
+        o.stdout.contains(
+            "Active change: none (set one with `forge change use <name>`)\nLast verify:   none recorded\n"
+        ),
+        "{}",
+        o.stdout
+    );
+    r.write("tests/run.sh", &tap_script(&[("guest pays by card", true)]));
+    assert_eq!(r.forge(&["verify"]).code, 0);
+    let o = r.forge(&["status"]);
+    assert!(
+        o.stdout
+            .contains("Last verify:   PASS — 1 passed, 0 failed, 0 skipped (")
+            && o.stdout
+                .contains("; a bare `forge verify`, no change: the breaker did not count it)"),
+        "{}",
+        o.stdout
+    );
+    // An active change that is gone is named as gone, with the ones there are.
+    assert_eq!(r.forge(&["change", "use", "checkout"]).code, 0);
+    std::fs::remove_dir_all(r.path().join(".forge/changes/checkout")).unwrap();
+    r.change("payment", &["card declined"]);
+    let o = r.forge(&["status"]);
+    assert!(
+        o.stdout.contains(
+            "Active change: checkout — no such change now (known: payment); set one with `forge change use <name>`"
+        ),
+        "{}",
+        o.stdout
+    );
+}
+
+#[test]
 fn html_page_is_written() {
     let r = failing_repo();
     for _ in 0..3 {
@@ -490,6 +547,7 @@ fn budget_set_and_raise_edit_one_value_and_are_a_persons_act() {
             .contains("{ usd: null, tokens: null }")
     );
     // On the timeline as the person's act, once each (no second record from the hooks' check).
+    r.change("c", &["x"]);
     assert_eq!(r.forge(&["budget", "status", "--change", "c"]).code, 0);
     let v = r.forge(&["timeline", "--kind", "budget", "--json"]).json();
     let evs: Vec<_> = v

@@ -659,3 +659,48 @@ fn a_command_that_was_not_found_covers_no_scenario() {
         v["scenarios"][0]
     );
 }
+
+/// Ctrl-C reaches Forge, not the command's own process group: Forge ends the command, says how
+/// far it got and that nothing was counted, and exits 130.
+#[test]
+fn ctrl_c_ends_the_command_says_so_and_counts_nothing() {
+    let r = Repo::bare();
+    r.config("verify:\n  commands:\n    - {name: lint, run: 'true', report: none}\n    - {name: test, run: 'echo $$ > sleeper.pid; sleep 60', report: none}\n");
+    r.change("checkout", &["guest pays by card"]);
+    let child = r
+        .forge_cmd(&["verify", "--change", "checkout"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_file = r.path().join("sleeper.pid");
+    let t0 = std::time::Instant::now();
+    while !pid_file.exists() || r.read("sleeper.pid").trim().is_empty() {
+        assert!(t0.elapsed().as_secs() < 20, "the command never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sleeper: i32 = r.read("sleeper.pid").trim().parse().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains(
+            "forge: interrupted — 1 of 2 command(s) ran to the end; nothing was counted (no breaker attempt, nothing on the timeline)"
+        ),
+        "{stderr}"
+    );
+    assert!(t0.elapsed().as_secs() < 30, "waited for the command");
+    // The command's group is gone, and nothing was recorded.
+    assert!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(sleeper), None).is_err(),
+        "the command outlived Forge"
+    );
+    assert!(!r.exists(".forge/changes/checkout/verify-attempts.yaml"));
+    let tl = r.forge(&["timeline", "--kind", "verify", "--json"]);
+    assert_eq!(tl.stdout.trim(), "[]", "{tl:?}");
+}

@@ -54,13 +54,20 @@ fn each_command_is_reported_as_it_ends_while_the_next_runs() {
     assert_eq!(rest.last().unwrap(), "Verdict: PASS");
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    // Piped: one plain line per start, nothing animated.
-    assert_eq!(
-        err,
-        format!(
-            "forge: first started: {}\nforge: second started: while [ ! -f go ]; do sleep 0.05; done; echo done\n",
+    // Piped: one plain line per start (with its log), nothing animated.
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "forge: first started: {} (log: .tmp/.forge/logs/",
             replay("libtest/pass.txt", 0)
-        )
+        )) && lines[0].ends_with("-first.log)"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("forge: second started: while [ ! -f go ]; do sleep 0.05; done; echo done (log: .tmp/.forge/logs/")
+            && lines[1].ends_with("-second.log)"),
+        "{err}"
     );
 }
 
@@ -246,6 +253,7 @@ fn github_format_annotates_failures_at_their_file_and_line() {
 fn junit_output_is_the_verify_result_in_junit_xml() {
     let r = Repo::with_command(&replay("libtest/failures.txt", 101), "libtest");
     r.change("checkout", &["guest pays by card", "member gets discount"]);
+    std::fs::create_dir(r.path().join("out")).unwrap();
     let o = r.forge(&["verify", "--junit", "out/forge.xml", "--quiet"]);
     assert_eq!(o.code, 0, "{o:?}");
     let xml = r.read("out/forge.xml");
@@ -267,6 +275,45 @@ fn junit_output_is_the_verify_result_in_junit_xml() {
     let xml = r.read("j.xml");
     assert!(xml.contains("errors=\"1\""), "{xml}");
     assert!(xml.contains("<error message=\"exit 127\">"), "{xml}");
+}
+
+#[test]
+fn a_junit_path_that_cannot_be_written_stops_before_anything_runs() {
+    let r = Repo::with_command("touch ran", "none");
+    let o = r.forge(&["verify", "--junit", "reprots/forge.xml"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr.contains("reprots/forge.xml: the folder ")
+            && o.stderr.contains("reprots does not exist; create it first"),
+        "{o:?}"
+    );
+    assert!(
+        !r.exists("ran"),
+        "the suite ran before the path was checked"
+    );
+    assert!(!r.exists("reprots"), "--junit created a folder");
+    // A folder given where a file is meant.
+    std::fs::create_dir(r.path().join("reports")).unwrap();
+    let o = r.forge(&["verify", "--junit", "reports"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(o.stderr.contains("is a folder"), "{o:?}");
+    assert!(!r.exists("ran"));
+    // A folder this user cannot write in (root writes anywhere: nothing to prove then).
+    use std::os::unix::fs::PermissionsExt;
+    let locked = r.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(locked.join("probe"), "").is_err() {
+        let o = r.forge(&["verify", "--junit", "locked/forge.xml"]);
+        assert_eq!(o.code, 2, "{o:?}");
+        assert!(o.stderr.contains("cannot write in"), "{o:?}");
+        assert!(!r.exists("ran"));
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A folder that exists: written.
+    let o = r.forge(&["verify", "--junit", "reports/forge.xml"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(r.exists("reports/forge.xml") && r.exists("ran"));
 }
 
 #[test]
@@ -328,4 +375,42 @@ fn json_fields_are_always_present() {
     );
     assert!(v["commands"][0]["signal"].is_null());
     assert!(v["commands"][0]["report_error"].is_null());
+}
+
+/// Where stderr is not a terminal, the line a command starts with names its log, which fills
+/// while the command runs (a person can `tail -f` a slow suite) and is the log its block names.
+#[test]
+fn the_started_line_names_the_log_a_person_can_follow() {
+    use std::io::BufRead;
+    let r = Repo::with_command("echo hello-from-the-suite; sleep 2; exit 1", "none");
+    let mut child = r
+        .forge_cmd(&["verify"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let log = line
+        .strip_prefix("forge: test started: echo hello-from-the-suite; sleep 2; exit 1 (log: ")
+        .and_then(|l| l.trim_end().strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    assert!(
+        log.starts_with(".tmp/.forge/logs/") && log.ends_with("-test.log"),
+        "{log}"
+    );
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(r.path().join(&log))
+        .unwrap_or_default()
+        .contains("hello-from-the-suite")
+    {
+        assert!(t0.elapsed().as_secs() < 10, "the log did not fill");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "read while it runs");
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("log: {log}")), "{stdout}");
 }

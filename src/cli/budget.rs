@@ -135,6 +135,11 @@ fn standings(
     change: Option<String>,
     session: Option<String>,
 ) -> Result<Vec<budget::Standing>> {
+    // A change named by hand must exist: a typo would otherwise read as a ledger with no
+    // spend ("ok"), which is a wrong answer, not an empty one.
+    if let Some(c) = &change {
+        forge::verify::check_change_exists(project, c)?;
+    }
     let change = change.or_else(|| forge::hooks::active_change(project));
     budget::standings(
         project,
@@ -193,6 +198,8 @@ pub fn run(cmd: Command) -> Result<i32> {
             model,
             from,
         } => {
+            // Recording spend on a new name starts that change's ledger (and so the change):
+            // unlike reading one, it is not a typo's silent wrong answer.
             let change = change.or_else(|| forge::hooks::active_change(&project));
             if change.is_none() && session.is_none() {
                 return Err(Error::usage(

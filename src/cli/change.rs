@@ -221,10 +221,7 @@ fn scenarios(project: &Project, name: Option<&str>, json: bool) -> Result<()> {
             println!("    no @scenario marker (a test whose name contains the id also covers it)");
         }
         for m in &r.markers {
-            match &m.test {
-                Some(t) => println!("    marked at {}:{} on test {t}", m.file, m.line),
-                None => println!("    marked at {}:{}", m.file, m.line),
-            }
+            println!("    {}", m.describe());
         }
     }
     Ok(())

@@ -216,10 +216,11 @@ pub fn run(cmd: Command) -> Result<i32> {
                 super::print_json(&result);
             } else {
                 println!(
-                    "{} [{}] {}",
+                    "{} [{}] {}{}",
                     result.decision.as_str(),
                     result.rule,
-                    result.reason
+                    result.reason,
+                    result.way_out()
                 );
             }
             Ok(result.decision.exit_code())

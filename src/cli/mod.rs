@@ -147,6 +147,10 @@ fn simple_hook() -> Option<hooks::HookArgs> {
 fn finish(result: forge::error::Result<i32>) -> i32 {
     match result {
         Ok(code) => code,
+        Err(e @ Error::Interrupted { .. }) => {
+            eprintln!("forge: {e}");
+            e.exit_code()
+        }
         Err(e) => {
             eprintln!("forge: error: {e}");
             e.exit_code()

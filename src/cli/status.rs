@@ -36,18 +36,25 @@ pub fn run(args: Args) -> Result<i32> {
     .rev()
     .take(5)
     .collect::<Vec<_>>();
-    let last_verify = match &change {
-        Some(c) => timeline::read(
-            &project.root,
-            &Filter {
-                change: Some(c.clone()),
-                kind: Some("verify".into()),
-                ..Filter::default()
-            },
-        )?
-        .pop(),
-        None => None,
-    };
+    // Without an active change, the last bare `forge verify` (recorded with no change) is the
+    // one that speaks for the working tree; a change's verdict would be another question's.
+    let last_verify = timeline::read(
+        &project.root,
+        &Filter {
+            change: change.clone(),
+            kind: Some("verify".into()),
+            ..Filter::default()
+        },
+    )?
+    .into_iter()
+    .rev()
+    .find(|e| change.is_some() || e.change.is_none());
+    // An active change whose folder is gone (deleted, renamed, another branch): its breaker
+    // and verdict would be a stale answer to a question nobody asks now.
+    let known = forge::spec::list_changes(&project)?;
+    let missing = change
+        .as_ref()
+        .filter(|c| !known.iter().any(|k| &k.name == *c));
     let runs = forge::run::state::list(&project).map_err(|e| e.to_string());
     let level = forge::sandbox::level();
     let sandbox = forge::sandbox::in_force(config.sandbox.mode, &level);
@@ -66,13 +73,31 @@ pub fn run(args: Args) -> Result<i32> {
         }));
         return Ok(EXIT_OK);
     }
-    match &change {
-        Some(c) => println!("Active change: {c}"),
-        None => println!("Active change: none (set one with `forge change use <name>`)"),
+    match (&change, missing) {
+        (Some(c), Some(_)) => println!(
+            "Active change: {c} — no such change now (known: {}); set one with `forge change use <name>`",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ),
+        (Some(c), None) => println!("Active change: {c}"),
+        (None, _) => println!("Active change: none (set one with `forge change use <name>`)"),
     }
-    match &last_verify {
-        Some(e) => println!("Last verify:   {} ({})", timeline::summary(e), e.ts),
-        None => println!("Last verify:   none recorded"),
+    match (&last_verify, &change) {
+        (Some(e), Some(_)) => println!("Last verify:   {} ({})", timeline::summary(e), e.ts),
+        (Some(e), None) => println!(
+            "Last verify:   {} ({}; a bare `forge verify`, no change: the breaker did not count it)",
+            timeline::summary(e),
+            e.ts
+        ),
+        (None, Some(_)) => println!("Last verify:   none recorded for this change"),
+        (None, None) => println!("Last verify:   none recorded"),
     }
     match &breaker_state {
         Ok(Some(s)) if s.open => println!(

@@ -48,7 +48,7 @@ Bare `forge verify` is a reporter: it exits 0 even on FAIL; --strict (or --gate)
 --change the circuit breaker counts consecutive FAILs of that change in \
 .forge/changes/<change>/verify-attempts.yaml: it exits 0 while the streak builds and 1 at the threshold \
 (CIRCUIT OPEN) and while open. A PASS closes it; so does --reset-breaker, a person's act.",
-    after_help = "Examples:\n  forge verify\n  forge verify lint                 # only the command named `lint`\n  forge verify --change checkout\n  forge verify --change checkout --max-failures 5\n  forge verify --change checkout --json | jq .breaker\n  forge verify --strict --format github --junit target/forge-junit.xml   # in CI\n  forge verify --reset-breaker --change checkout   # after a person has intervened\n\nExit codes: 0 PASS, or FAIL below the threshold (or without --change and --strict); 1 CIRCUIT OPEN, or FAIL with --strict; 2 usage, config or state error."
+    after_help = "Examples:\n  forge verify\n  forge verify lint                 # only the command named `lint`\n  forge verify --change checkout\n  forge verify --change checkout --max-failures 5\n  forge verify --change checkout --json | jq .breaker\n  forge verify --strict --format github --junit forge-junit.xml   # in CI\n  forge verify --reset-breaker --change checkout   # after a person has intervened\n\nExit codes: 0 PASS, or FAIL below the threshold (or without --change and --strict); 1 CIRCUIT OPEN, or FAIL with --strict; 2 usage, config or state error."
 )]
 pub struct Args {
     /// Run only these commands (by `name` in .forge/config.yaml); scenario coverage is skipped.
@@ -72,7 +72,8 @@ pub struct Args {
     /// The report's form.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     format: OutputFormat,
-    /// Also write the result as JUnit XML to this file (for CI test dashboards).
+    /// Also write the result as JUnit XML to this file (for CI test dashboards); its folder must
+    /// exist.
     #[arg(long, value_name = "PATH")]
     junit: Option<PathBuf>,
     /// No progress lines or spinner on stderr (the report is unchanged).
@@ -226,12 +227,16 @@ pub fn run(args: Args) -> Result<i32> {
             output == OutputFormat::Json,
         );
     }
+    // Ctrl-C ends the running command and reports, rather than killing Forge under it.
+    forge::exec::stop_on_interrupt();
     let max_failures = args.max_failures.unwrap_or(config.breaker.max_failures);
     // Fail closed before spending minutes on tests: a breaker file that does not parse stops here.
     if let Some(c) = &args.change {
         validate_change_name(c)?;
         breaker::load(&project, c)?;
     }
+    // A report that cannot be written is a usage error found before the suite runs, not after.
+    let junit = args.junit.as_deref().map(junit_target).transpose()?;
     let stdout_tty = std::io::stdout().is_terminal();
     let stderr_tty = std::io::stderr().is_terminal();
     let out_style = Style {
@@ -306,8 +311,9 @@ pub fn run(args: Args) -> Result<i32> {
         }
         print!("{end}");
     }
-    if let Some(path) = &args.junit {
-        write_junit(path, &report)?;
+    if let Some(path) = &junit {
+        junit_target(path)?;
+        forge::state::write_atomic(path, verify::junit_xml(&report).as_bytes())?;
     }
     if let Some(o) = &outcome
         && o.state.open
@@ -326,22 +332,39 @@ pub fn run(args: Args) -> Result<i32> {
     Ok(breaker_code.max(strict_code))
 }
 
-/// Writes the JUnit XML atomically, creating the folder it goes in.
-fn write_junit(path: &std::path::Path, report: &verify::VerifyReport) -> Result<()> {
+/// Where `--junit` writes, checked: its folder must exist and take a new file. Forge creates
+/// no folder for it, so a mistyped path is an error rather than a stray tree.
+fn junit_target(path: &std::path::Path) -> Result<std::path::PathBuf> {
     let path = if path.is_absolute() {
         path.to_path_buf()
     } else {
         super::cwd()?.join(path)
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Error::io(
-                format!("--junit: cannot create the folder {}", dir.display()),
-                e,
-            )
-        })?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("/"),
+    };
+    if !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "--junit {}: the folder {} does not exist; create it first (Forge does not create folders for the report)",
+            path.display(),
+            dir.display()
+        )));
     }
-    forge::state::write_atomic(&path, verify::junit_xml(report).as_bytes())
+    if path.is_dir() {
+        return Err(Error::usage(format!(
+            "--junit {} is a folder: name the XML file to write in it",
+            path.display()
+        )));
+    }
+    tempfile::tempfile_in(&dir).map_err(|e| {
+        Error::usage(format!(
+            "--junit {}: cannot write in {} ({e})",
+            path.display(),
+            dir.display()
+        ))
+    })?;
+    Ok(path)
 }
 
 fn reset(project: &Project, change: &str, max_failures: u32, json: bool) -> Result<i32> {

@@ -89,6 +89,10 @@ pub struct GuardResult {
     pub rule: String,
     pub reason: String,
     pub findings: Vec<Finding>,
+    /// On a deny, the command a person pastes to let exactly this call through once
+    /// (`forge guard allow-once -- '…'`), so the way out needs no reading of the docs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow_once: Option<String>,
 }
 
 /// The rule id of a decision a person's allow-once exception made.
@@ -120,12 +124,14 @@ impl GuardResult {
                 rule: f.rule,
                 reason: f.reason,
                 findings,
+                allow_once: None,
             },
             None => GuardResult {
                 decision: Decision::Allow,
                 rule: "default-allow".into(),
                 reason: "no rule forbids it".into(),
                 findings,
+                allow_once: None,
             },
         }
     }
@@ -143,18 +149,61 @@ impl GuardResult {
                 reason,
                 contained: false,
             }],
+            allow_once: None,
         }
     }
 
     /// The one-line message an agent (and a person) sees.
     pub fn message(&self) -> String {
         format!(
-            "Forge guard {} [{}]: {}",
+            "Forge guard {} [{}]: {}{}",
             self.decision.as_str(),
             self.rule,
-            self.reason
+            self.reason,
+            self.way_out()
         )
     }
+
+    /// ` — if the person wants it anyway: forge guard allow-once -- '…'`, or nothing.
+    pub fn way_out(&self) -> String {
+        match &self.allow_once {
+            Some(c) => format!(" — if the person wants it anyway: {c}"),
+            None => String::new(),
+        }
+    }
+}
+
+/// Longest allow-once command offered in full: a `Write` of a large file would otherwise repeat
+/// its whole content in the reason; past this the person is shown the command's shape.
+const ALLOW_ONCE_MAX: usize = 2000;
+
+/// The command that grants a person's exception for exactly `call` of `tool` (canonical), as
+/// `forge guard allow-once` records it, so pasting it makes the same call pass once. None for
+/// the rules that guard Forge itself: an agent handed a ready bypass of its own harness (its
+/// breaker state, its hooks, a person's commands) would only relay it.
+fn allow_once_command(rule: &str, tool: &str, call: &str) -> Option<String> {
+    if rules::forge::guards_forge(rule) {
+        return None;
+    }
+    let cmd = if tool == "Bash" {
+        format!("forge guard allow-once -- {}", tools::shell_quote(call))
+    } else {
+        format!(
+            "forge guard allow-once --tool {} --input {}",
+            tools::shell_quote(tool),
+            tools::shell_quote(call)
+        )
+    };
+    Some(if cmd.len() <= ALLOW_ONCE_MAX {
+        cmd
+    } else if tool == "Bash" {
+        "forge guard allow-once -- '<the exact command>'".to_string()
+    } else {
+        format!(
+            "forge guard allow-once --tool {} --input '<the exact tool input as JSON>'",
+            tools::shell_quote(tool)
+        )
+    })
 }
 
 /// Where a rule came from, for its default id and for trust.
@@ -675,9 +724,12 @@ impl Guard {
 
     /// A person's allow-once exception for exactly this call turns a deny or ask into allow
     /// (and is used up).
-    fn exception(&self, tool: &str, call: &str, r: GuardResult) -> GuardResult {
+    fn exception(&self, tool: &str, call: &str, mut r: GuardResult) -> GuardResult {
         if r.decision == Decision::Allow {
             return r;
+        }
+        if r.decision == Decision::Deny {
+            r.allow_once = allow_once_command(&r.rule, canonical_tool(tool), call);
         }
         let Some(dir) = &self.user_dir else { return r };
         match exceptions::take(dir, &self.paths.root, canonical_tool(tool), call) {
@@ -693,6 +745,7 @@ impl Guard {
                     r.reason
                 ),
                 findings: r.findings,
+                allow_once: None,
             },
             None => r,
         }

@@ -123,10 +123,7 @@ pub fn coverage(
                 });
                 Coverage::Uncovered
             } else if let Some(m) = mine.first() {
-                evidence.push(format!(
-                    "the marker at {}:{} is not on a test Forge can identify: put it on the line above the test's definition (fn, def, func, it/test/describe, class, mod)",
-                    m.file, m.line
-                ));
+                evidence.push(m.describe());
                 Coverage::Uncovered
             } else {
                 evidence.push(format!(

@@ -21,6 +21,24 @@ pub struct Marker {
     pub scope: Vec<String>,
 }
 
+impl Marker {
+    /// What this marker ties to, in the words both `forge change scenarios` and verify's
+    /// coverage use: one place decides, so a listing cannot call a marker fine that verify
+    /// then finds tied to nothing.
+    pub fn describe(&self) -> String {
+        match &self.test {
+            Some(t) => format!("marked at {}:{} on test {t}", self.file, self.line),
+            None => format!(
+                "marked at {}:{}, not on a test Forge can identify: it ties to nothing; put it on the line above the test's definition ({MARKABLE})",
+                self.file, self.line
+            ),
+        }
+    }
+}
+
+/// The definitions a marker can sit on, as a person reads them in advice.
+pub const MARKABLE: &str = "fn, def, func, fun, void, function, name() {, class, mod, it/test/describe/context, bats @test";
+
 const MARKER: &[u8] = b"@scenario";
 
 /// Files that document rather than test: a marker in prose proves nothing.
@@ -94,13 +112,9 @@ pub fn markers_in(bytes: &[u8], file: &str, out: &mut Vec<Marker>) {
                 continue;
             }
             let before = &line[..line.len() - after.len() - MARKER.len()];
-            let found = test_name_in(before).map(|t| (i, t)).or_else(|| {
-                lines[i + 1..]
-                    .iter()
-                    .take(12)
-                    .enumerate()
-                    .find_map(|(k, l)| test_name_in(l).map(|t| (i + 1 + k, t)))
-            });
+            let found = test_name_in(before)
+                .map(|t| (i, t))
+                .or_else(|| definition_below(&lines, i));
             let (test, scope) = match found {
                 Some((at, t)) => (Some(t), scope_of(&lines, at, file)),
                 None => (None, Vec::new()),
@@ -117,12 +131,43 @@ pub fn markers_in(bytes: &[u8], file: &str, out: &mut Vec<Marker>) {
     }
 }
 
+/// The test definition a marker on line `at` sits above: the first within 12 lines — unless
+/// code that defines nothing comes first and then another marker, which then is the one above
+/// that definition (a marker on a line of shell must not borrow the next marker's test).
+/// Markers stacked directly on one definition all sit on it.
+fn definition_below(lines: &[&str], at: usize) -> Option<(usize, String)> {
+    let mut code_between = false;
+    for (k, l) in lines[at + 1..].iter().take(12).enumerate() {
+        if let Some(t) = test_name_in(l) {
+            return Some((at + 1 + k, t));
+        }
+        if l.contains("@scenario") {
+            if code_between {
+                return None;
+            }
+            continue;
+        }
+        let t = l.trim_start();
+        let comment =
+            t.starts_with("//") || t.starts_with('#') || t.starts_with("/*") || t.starts_with('*');
+        if !t.is_empty() && !comment && !t.starts_with('@') {
+            code_between = true;
+        }
+    }
+    None
+}
+
 /// The name a test definition on this line gives: `fn name`, `def name`, `func Name`,
-/// `it("name"`, `test('name'`.
+/// `it("name"`, `test('name'`; RSpec's and ExUnit's `it "name" do`, `test "name" do`; bats'
+/// `@test "name" {`; JUnit's `void name(`, Kotlin's `fun name(` (or `` fun `a name`( ``),
+/// PHPUnit's and shell's `function name`, a shell function `name() {`.
 fn test_name_in(line: &str) -> Option<String> {
     let t = line.trim_start();
     if t.starts_with("//") || t.starts_with('#') && !t.starts_with("#[") {
         return None;
+    }
+    if let Some(after) = t.strip_prefix("@test ") {
+        return quoted(after.trim_start());
     }
     for kw in ["fn ", "def ", "func ", "class ", "mod "] {
         if let Some(pos) = find_word(t, kw) {
@@ -167,7 +212,58 @@ fn test_name_in(line: &str) -> Option<String> {
             }
         }
     }
+    // RSpec and ExUnit blocks: `it "name" do`, `test "name" do`, `describe "x" do`. The line
+    // must start with the word, so shell's `test "$a" = b` inside a function is not one.
+    for word in ["it ", "test ", "describe ", "context ", "specify "] {
+        if let Some(after) = t.strip_prefix(word)
+            && (t.trim_end().ends_with(" do") || t.contains(" do |") || t.contains(", do:"))
+            && let Some(name) = quoted(after.trim_start())
+        {
+            return Some(name);
+        }
+    }
+    // JUnit (`@Test void total()`, `public void testTotal()`), Kotlin (`fun total()`,
+    // `` fun `total is summed`() ``), PHPUnit and shell (`function testTotal()`,
+    // `function check {`).
+    for kw in ["void ", "fun ", "function "] {
+        if let Some(pos) = find_word(t, kw) {
+            let after = t[pos + kw.len()..].trim_start();
+            if let Some(body) = after.strip_prefix('`') {
+                if let Some(end) = body.find('`') {
+                    return Some(body[..end].to_string());
+                }
+                continue;
+            }
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+                .collect();
+            if !name.is_empty() {
+                return Some(name);
+            }
+        }
+    }
+    // A shell function: `name() {` or `name () {`, at the start of the line.
+    let name: String = t
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    if !name.is_empty() {
+        let rest = t[name.len()..].trim_start();
+        if let Some(body) = rest.strip_prefix("()")
+            && (body.trim_start().starts_with('{') || body.trim().is_empty())
+        {
+            return Some(name);
+        }
+    }
     None
+}
+
+/// The text of a leading `"…"` or `'…'` string.
+fn quoted(s: &str) -> Option<String> {
+    let q = s.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let body = &s[1..];
+    body.find(q).map(|end| body[..end].to_string())
 }
 
 /// Position of `word` in `s` where it starts a word (not inside an identifier).

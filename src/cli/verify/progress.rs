@@ -1,6 +1,6 @@
 //! What a person watching `forge verify` sees while it runs: the report's header and each
 //! command's block on stdout as soon as that command ends, and on stderr a line when each
-//! command starts — on a terminal an elapsed-time spinner instead, redrawn in place and erased
+//! command starts, naming the log its output fills — on a terminal an elapsed-time spinner instead, redrawn in place and erased
 //! when the command ends. Nothing is animated unless stderr is a terminal.
 
 use std::io::Write;
@@ -92,14 +92,14 @@ fn err(line: &str) {
 }
 
 impl Progress for Live {
-    fn started(&mut self, cmd: &CommandConfig) {
+    fn started(&mut self, cmd: &CommandConfig, log: &str) {
         self.finish_header();
         if self.quiet {
             return;
         }
         if !self.stderr_tty {
             err(&format!(
-                "forge: {} started: {}\n",
+                "forge: {} started: {} (log: {log})\n",
                 cmd.name,
                 forge::text::clip(&cmd.run, 200)
             ));

@@ -32,6 +32,20 @@ pub const KILL_FORGE: Rule = Rule {
     summary: "signalling Forge or the agent client (`pkill -f 'forge run'`, `kill $(pgrep forge)`, `killall forge`)",
 };
 
+/// Whether `rule` is one of the rules above, which keep Forge's own controls out of an agent's
+/// reach: a deny of theirs offers no allow-once command.
+pub fn guards_forge(rule: &str) -> bool {
+    [
+        FORGE_STATE,
+        AGENT_CONFIG,
+        SANDBOX_CONTROL,
+        HUMAN_ONLY,
+        KILL_FORGE,
+    ]
+    .iter()
+    .any(|r| r.id == rule)
+}
+
 /// What Forge's and the agents' processes look like to `pgrep`/`pkill` (names) and with `-f`
 /// (whole command lines).
 /// `node` is the process of the agent clients written in JavaScript (Claude Code, Gemini CLI)

@@ -197,3 +197,27 @@ fn relaxing_project_rules_apply_only_once_a_person_trusts_them() {
     let g = s.guard(Some(&changed));
     assert_eq!(g.check_command(line, &s.root).decision, Decision::Deny);
 }
+
+#[test]
+fn a_deny_offers_a_paste_ready_allow_once_command_and_its_shape_when_too_long() {
+    let s = setup();
+    let r = s.guard(None).check_command("git reset --hard", &s.root);
+    assert_eq!(
+        r.allow_once.as_deref(),
+        Some("forge guard allow-once -- 'git reset --hard'")
+    );
+    assert!(r.message().ends_with(
+        " — if the person wants it anyway: forge guard allow-once -- 'git reset --hard'"
+    ));
+    // A large file's content is not repeated into the reason.
+    let big = serde_json::json!({"file_path": "/etc/motd", "content": "x".repeat(5000)});
+    let r = s.guard(None).check_tool("Write", &big, &s.root);
+    assert_eq!(r.decision, Decision::Deny);
+    assert_eq!(
+        r.allow_once.as_deref(),
+        Some("forge guard allow-once --tool Write --input '<the exact tool input as JSON>'")
+    );
+    // An allow offers none.
+    let r = s.guard(None).check_command("ls", &s.root);
+    assert_eq!((r.decision, r.allow_once), (Decision::Allow, None));
+}
