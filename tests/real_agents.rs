@@ -578,6 +578,115 @@ fn red_script(repo: &Path) -> Value {
     ]})
 }
 
+/// `forge run` on a real Python package with its own `.venv` (inflection, vendored), with
+/// `forge init`'s config, the kernel sandbox as the config leaves it, and the real Claude Code
+/// client as red and green (the planner and verifier scripted): the slice lands, and what landed
+/// passes the project's suite.
+#[test]
+fn claude_as_red_and_green_lands_a_slice_on_a_real_python_package() {
+    let test = "claude_as_red_and_green_lands_a_slice_on_a_real_python_package";
+    let rig = match find_rig() {
+        Ok(p) => p,
+        Err(why) => return unavailable(test, &why),
+    };
+    for tool in ["python3", "node", "npm"] {
+        if !have(tool) {
+            return unavailable(test, &format!("`{tool}` is not available"));
+        }
+    }
+    if !common::projects::pytest_available(test) {
+        return;
+    }
+    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(claude) = ensure_claude(test, &rig) else {
+        return;
+    };
+    let r = common::projects::python_project("inflection");
+    let mut plan = common::projects::inflection_script();
+    plan["slices"] = json!([plan["slices"][0].clone()]);
+    let scripted = common::projects::scripted_agent(&r, &plan);
+    let flags = "--output-format json --permission-mode acceptEdits";
+    let first = format!(
+        r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --session-id "$FORGE_AGENT_SESSION" {flags}"#
+    );
+    let again = format!(
+        r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --resume "$FORGE_AGENT_SESSION" {flags}"#
+    );
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let mut agents = format!(
+        "  default:\n    command: {}\n    timeout: 120\n",
+        q(&scripted)
+    );
+    for role in ["red", "green"] {
+        agents.push_str(&format!(
+            "  {role}:\n    command: {}\n    resume_command: {}\n    timeout: 120\n",
+            q(&first),
+            q(&again)
+        ));
+    }
+    common::projects::init_with_agents(&r, &agents);
+    let repo = r.path().canonicalize().unwrap();
+    let p = |rel: &str| repo.join(rel).display().to_string();
+    let last_line = "_irregular('zombie', 'zombies')";
+    let model = json!({"by_prompt": [
+        {"name": "red", "when": ["role: red", "Slice `kebabize`"],
+         "turns": [
+            tool("Write", json!({"file_path": p("test_kebabize.py"), "content":
+                "import inflection\n\n\ndef test_kebabize_splits_camel_case():\n    assert inflection.kebabize(\"DeviceType\") == \"device-type\"\n"})),
+            text("wrote the failing test")]},
+        {"name": "green", "when": ["role: green", "Slice `kebabize`"],
+         "turns": [
+            tool("Read", json!({"file_path": p("inflection/__init__.py")})),
+            tool("Edit", json!({"file_path": p("inflection/__init__.py"), "old_string": last_line,
+                "new_string": format!("{last_line}\n\n\ndef kebabize(word: str) -> str:\n    \"\"\"Make a kebab-case word from a CamelCase one.\"\"\"\n    return dasherize(underscore(word))")})),
+            text("kebabize added")]}
+    ]});
+    let dir = tempfile::Builder::new()
+        .prefix("forge-rig-out-")
+        .tempdir()
+        .unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, model.to_string()).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new("bash")
+        .arg(Path::new(RUN_FIX).join("claude-offline-run.sh"))
+        .arg(rig.parent().unwrap())
+        .arg(&claude)
+        .arg(&script)
+        .arg(&out)
+        .arg(forge_bin())
+        .args(["run", "words", "--goal", "kebab case"])
+        .current_dir(&repo)
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    drop(guard);
+    let run = Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        out,
+        dir: Some(dir),
+    };
+    assert_eq!(run.code, 0, "forge run failed{}", run.dump());
+    assert!(
+        run.stdout
+            .contains("Run `words` DONE: 1 slice(s), 1 commit(s)."),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        git_out(&r, &["log", "-1", "--format=%s"]),
+        "feat(kebabize): kebabize turns a word into kebab case"
+    );
+    let suite = Command::new(r.path().join(".venv/bin/python"))
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    assert!(suite.status.success(), "{suite:?}");
+}
+
 /// The claude `-p --output-format json` result in an agent log (the log's last JSON line).
 fn claude_result(r: &Repo, stem: &str) -> Value {
     let log = r.read(&format!(".tmp/.forge/runs/shop/agents/{stem}.log"));
