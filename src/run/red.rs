@@ -133,7 +133,7 @@ impl Run<'_> {
                 RedOutcome::NewApi { case, message } => {
                     let r = GateResult::pass(
                         gates::SINGLE_RED_FAILURE,
-                        json!({"reason": format!("the one test red added, {case}, does not compile only because it names what does not exist yet"), "path": "new-api", "failing_case": case, "message": message, "command": s.focused_command, "log": res.log}),
+                        json!({"reason": format!("one new test, which names what does not exist yet: {case}"), "path": "new-api", "failing_case": case, "message": message, "command": s.focused_command, "log": res.log}),
                     );
                     self.gate(Some(i), &r)?;
                     new_api = true;
