@@ -6,6 +6,7 @@
 //! Parsers are streaming: a line parser sees one line at a time and keeps only the cases; JUnit
 //! XML is read event by event; memory grows with the cases kept, never with the input size.
 
+pub mod compile;
 mod gojson;
 mod jest;
 mod jest_console;
@@ -222,8 +223,9 @@ fn location_token(token: &str) -> Option<Location> {
     })
 }
 
-/// Two paths name the same file when one ends with the other at a `/`.
-fn same_path(a: &str, b: &str) -> bool {
+/// Two paths name the same file when one ends with the other at a `/` (a compiler prints
+/// `./x_test.go` or an absolute path for the repository's `x_test.go`).
+pub fn same_path(a: &str, b: &str) -> bool {
     let a = a.trim_start_matches("./");
     let b = b.trim_start_matches("./");
     a == b || a.ends_with(&format!("/{b}")) || b.ends_with(&format!("/{a}"))

@@ -74,7 +74,7 @@ pub(super) fn red(run: &Run, s: &Slice, attempt: u32, feedback: Option<&str>) ->
     slice_section(&mut o, s);
     let _ = write!(
         o,
-        "\nWrite exactly one new test that fails because the behaviour is missing. Rules the gates check:\n\n1. Change only files in the test areas ({}). Production code changes are reverted.\n2. Do not commit; Forge makes the commits.\n3. After your change, `{}` must show exactly one failing test case — not a compile, import, syntax or setup error, and not two failures.\n4. A verifier then checks that the failure is the intended one: {}.\n",
+        "\nWrite exactly one new test that fails because the behaviour is missing. Rules the gates check:\n\n1. Change only files in the test areas ({}). Production code changes are reverted.\n2. Do not commit; Forge makes the commits.\n3. After your change, `{}` must show exactly one failing test case — not a compile, import, syntax or setup error, and not two failures.\n4. A verifier then checks that the failure is the intended one: {}.\n\nIn a compiled language (Rust, Go, Java, Kotlin, TypeScript), a test that calls a function that does not exist yet is a valid red: it fails to compile, only in your test file. Then add exactly one test, do not write a stub in the code, and let every compile error be a name that does not exist yet (`cannot find function`, `undefined:`, `cannot find symbol`, `has no exported member`): any other compile error (syntax, types, an import of a library the project does not use) is rejected as infrastructure.\n",
         s.test_areas.join(", "),
         s.focused_command,
         s.expected_red_failure
@@ -83,7 +83,13 @@ pub(super) fn red(run: &Run, s: &Slice, attempt: u32, feedback: Option<&str>) ->
     o
 }
 
-pub(super) fn verifier(run: &Run, s: &Slice, case: &str, res: &CommandResult) -> String {
+pub(super) fn verifier(
+    run: &Run,
+    s: &Slice,
+    case: &str,
+    res: &CommandResult,
+    new_api: bool,
+) -> String {
     let mut o = String::new();
     let _ = write!(
         o,
@@ -93,8 +99,15 @@ pub(super) fn verifier(run: &Run, s: &Slice, case: &str, res: &CommandResult) ->
     slice_section(&mut o, s);
     let _ = write!(
         o,
-        "\nThe red agent added a test. `{}` now fails with exactly one failing case: `{case}`. Its output ends with:\n\n```\n{}\n```\n\nDecide whether this failure is the intended missing behaviour ({}) rather than a setup error, a typo or a wrong expectation. Do not change any file. Write your answer as JSON to `$FORGE_OUTPUT`:\n\n```json\n{{\"verdict\": \"intended\", \"command\": \"{}\", \"failing_case\": \"{case}\",\n \"error_excerpt\": \"<a line quoted from the output>\", \"expected_behavior\": \"<what the test expects>\",\n \"rejected_causes\": [\"<why it is not a setup error>\", \"<why it is not a typo>\"]}}\n```\n\nUse `\"verdict\": \"not-intended\"` if the failure is not the missing behaviour. Forge checks each field against what it saw: the command, the case that failed, and that the excerpt is quoted from the output.\n",
+        "\nThe red agent added a test. `{}` now {}. Its output ends with:\n\n```\n{}\n```\n\nDecide whether this failure is the intended missing behaviour ({}) rather than a setup error, a typo or a wrong expectation. Do not change any file. Write your answer as JSON to `$FORGE_OUTPUT`:\n\n```json\n{{\"verdict\": \"intended\", \"command\": \"{}\", \"failing_case\": \"{case}\",\n \"error_excerpt\": \"<a line quoted from the output>\", \"expected_behavior\": \"<what the test expects>\",\n \"rejected_causes\": [\"<why it is not a setup error>\", \"<why it is not a typo>\"]}}\n```\n\nUse `\"verdict\": \"not-intended\"` if the failure is not the missing behaviour. Forge checks each field against what it saw: the command, the case that failed, and that the excerpt is quoted from the output.\n",
         s.focused_command,
+        if new_api {
+            format!(
+                "does not compile, only because the one test red added, `{case}`, names what does not exist yet (in a compiled language, the red of a new function or type): cite `{case}` as the failing case and quote a compiler error line"
+            )
+        } else {
+            format!("fails with exactly one failing case: `{case}`")
+        },
         crate::text::clip(&super::checks::tail_lines(&res.tail, 60), 8000),
         s.expected_red_failure,
         s.focused_command.replace('"', "\\\"")
@@ -133,7 +146,7 @@ pub(super) fn green(run: &Run, s: &Slice, attempt: u32, feedback: Option<&str>) 
     slice_section(&mut o, s);
     let _ = write!(
         o,
-        "\nThe verified failing test is `{}` in {}. Make it pass by changing code. Rules the gates check:\n\n1. Change only files in the code areas ({}). Test, spec and fixture changes are reverted; the verified tests must stay byte-identical.\n2. Do not commit; Forge makes one commit with the test and your change.\n3. `{}`{} must pass.\n",
+        "\nThe verified failing test is `{}` in {}. Make it pass by changing code (if it does not compile yet because it names what does not exist, add that). Rules the gates check:\n\n1. Change only files in the code areas ({}). Test, spec and fixture changes are reverted; the verified tests must stay byte-identical.\n2. Do not commit; Forge makes one commit with the test and your change.\n3. `{}`{} must pass.\n",
         p.failing_case.clone().unwrap_or_default(),
         p.red_tests.join(", "),
         s.code_areas.join(", "),

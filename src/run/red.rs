@@ -95,17 +95,15 @@ impl Run<'_> {
                 &candidate,
             )?;
             let baseline = self.state.slices[i].progress().baseline_cases.clone();
-            let mut outcome = gates::classify_red(
-                res.exit_code == Some(0),
-                res.timed_out,
-                &res.report,
-                res.report_error.as_deref(),
-            );
+            let unbuilt = self.unbuilt(&res, &start_tree, &candidate, &tests)?;
+            let mut outcome = classify(&res, unbuilt.as_ref());
             let except = match &outcome {
                 RedOutcome::One { case, .. } => Some(case.clone()),
                 _ => None,
             };
-            if !matches!(outcome, RedOutcome::NotRed(_)) {
+            // A red that does not compile ran no case: the cases that passed before are held
+            // to at green, where the test compiles.
+            if matches!(outcome, RedOutcome::One { .. } | RedOutcome::AlreadyGreen) {
                 let problems = evidence_problems(
                     &res,
                     &Expect {
@@ -122,6 +120,7 @@ impl Run<'_> {
                     ));
                 }
             }
+            let mut new_api = false;
             let case = match outcome {
                 RedOutcome::One { case, message } => {
                     let r = GateResult::pass(
@@ -129,6 +128,15 @@ impl Run<'_> {
                         json!({"reason": format!("exactly one failing case: {case}"), "failing_case": case, "message": message, "command": s.focused_command, "log": res.log, "counts": res.report.counts()}),
                     );
                     self.gate(Some(i), &r)?;
+                    case
+                }
+                RedOutcome::NewApi { case, message } => {
+                    let r = GateResult::pass(
+                        gates::SINGLE_RED_FAILURE,
+                        json!({"reason": format!("one new test, which names what does not exist yet: {case}"), "path": "new-api", "failing_case": case, "message": message, "command": s.focused_command, "log": res.log}),
+                    );
+                    self.gate(Some(i), &r)?;
+                    new_api = true;
                     case
                 }
                 RedOutcome::NotRed(why) => {
@@ -170,7 +178,7 @@ impl Run<'_> {
             let vsession = agent::new_session_id();
             // What the command printed, as Forge read it from the pipe.
             let output = captured_text(&res);
-            let prompt = prompts::verifier(self, &s, &case, &res);
+            let prompt = prompts::verifier(self, &s, &case, &res, new_api);
             let a = self.call_agent(
                 Role::Verifier,
                 Some(i),
@@ -400,6 +408,83 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// What Forge read of a red check that did not compile, for the new-API path: the compiler's
+/// errors in the output it read from the pipe, the files red changed, and the tests red added
+/// (each file's content in the candidate against START_SHA's, from the object store).
+pub(super) struct UnbuiltSeen {
+    diagnostics: Vec<crate::report::compile::Diagnostic>,
+    red_files: Vec<String>,
+    added: Vec<(String, Option<Vec<String>>)>,
+}
+
+impl Run<'_> {
+    /// [`UnbuiltSeen`] for a check that failed with no failing case and printed compile errors;
+    /// `None` otherwise (the only case the new-API path can apply to).
+    pub(super) fn unbuilt(
+        &self,
+        res: &CommandResult,
+        start: &Snapshot,
+        candidate: &Snapshot,
+        tests: &[String],
+    ) -> Result<Option<UnbuiltSeen>> {
+        if res.exit_code == Some(0) || res.timed_out || res.report.counts().failed > 0 {
+            return Ok(None);
+        }
+        let diagnostics = crate::report::compile::diagnostics(&captured_text(res));
+        if diagnostics.is_empty() {
+            return Ok(None);
+        }
+        let file = |t: &Snapshot, p: &str| match t.entries.get(p) {
+            Some(crate::evidence::Entry::File { oid, .. }) => Some(oid.clone()),
+            _ => None,
+        };
+        let oids: Vec<String> = tests
+            .iter()
+            .flat_map(|p| [file(start, p), file(candidate, p)])
+            .flatten()
+            .collect();
+        let refs: Vec<&str> = oids.iter().map(String::as_str).collect();
+        let blobs = self.seen.odb(&self.project.root).read(&refs, "blob")?;
+        let text = |oid: Option<String>| {
+            oid.and_then(|o| blobs.get(&o))
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        };
+        let added = tests
+            .iter()
+            .filter_map(|p| {
+                let after = text(file(candidate, p))?;
+                let before = text(file(start, p));
+                Some((
+                    p.clone(),
+                    crate::report::compile::tests_added(p, before.as_deref(), &after),
+                ))
+            })
+            .collect();
+        Ok(Some(UnbuiltSeen {
+            diagnostics,
+            red_files: tests.to_vec(),
+            added,
+        }))
+    }
+}
+
+/// The single-red-failure classification of a red check (see [`gates::classify_red`]).
+pub(super) fn classify(res: &CommandResult, unbuilt: Option<&UnbuiltSeen>) -> RedOutcome {
+    gates::classify_red(
+        res.exit_code == Some(0),
+        res.timed_out,
+        &res.report,
+        res.report_error.as_deref(),
+        unbuilt
+            .map(|u| gates::Unbuilt {
+                diagnostics: &u.diagnostics,
+                red_files: &u.red_files,
+                added: &u.added,
+            })
+            .as_ref(),
+    )
 }
 
 /// The paths of `tracked` and of `after`: every file that is, or just became, part of the tree.

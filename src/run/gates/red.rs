@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::report::compile::Diagnostic;
 use crate::report::{Report, Status};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -13,21 +14,37 @@ pub enum RedOutcome {
         case: String,
         message: Option<String>,
     },
+    /// The command does not compile, and only because red's test names what does not exist
+    /// yet: the red of new API in a compiled language. `case` is the one test red added; no
+    /// case ran, so the cases that passed before are checked again only at green.
+    NewApi { case: String, message: String },
     /// The command passes: the already-green path (coverage review).
     AlreadyGreen,
     /// Not a red: infrastructure, syntax, import or setup; several failures; or no case found.
     NotRed(String),
 }
 
-/// Classifies the focused command's run after red: exit status and the parsed report.
+/// Classifies the focused command's run after red: exit status and the parsed report, and
+/// what Forge read of a compile that failed (`None` where nothing was read).
 pub fn classify_red(
     exit_ok: bool,
     timed_out: bool,
     report: &Report,
     report_error: Option<&str>,
+    unbuilt: Option<&Unbuilt>,
 ) -> RedOutcome {
     if timed_out {
         return RedOutcome::NotRed("the focused command timed out".into());
+    }
+    if let Some(u) = unbuilt
+        && !exit_ok
+        && report.counts().failed == 0
+        && !u.diagnostics.is_empty()
+    {
+        return match new_api(u) {
+            Ok((case, message)) => RedOutcome::NewApi { case, message },
+            Err(why) => RedOutcome::NotRed(why),
+        };
     }
     if let Some(e) = &report.infra_error {
         return RedOutcome::NotRed(format!(
@@ -56,6 +73,100 @@ pub fn classify_red(
         (n, _) => RedOutcome::NotRed(format!(
             "{n} test cases fail ({}); red must add exactly one failing test",
             failing.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// A focused command that did not compile, as Forge saw it after red.
+#[derive(Debug, Clone, Copy)]
+pub struct Unbuilt<'a> {
+    /// Every error the compiler printed ([`crate::report::compile::diagnostics`]).
+    pub diagnostics: &'a [Diagnostic],
+    /// The files red changed, repository-relative.
+    pub red_files: &'a [String],
+    /// The tests red added, by name, per file; `None` for a file whose language Forge cannot
+    /// read tests from ([`crate::report::compile::tests_added`]).
+    pub added: &'a [(String, Option<Vec<String>>)],
+}
+
+const NOT_A_RED: &str = "infrastructure, syntax, import or setup failure (not a red)";
+
+/// The red of new API: in a compiled language a test of a function that does not exist yet
+/// cannot fail any other way than by not compiling, and red may not add a stub. It is the one
+/// red failure when every error the compiler printed lies in a file red changed and says only
+/// that a name does not exist (`E0425`, `undefined: X`, `cannot find symbol`, `TS2305`…), and
+/// red added exactly one test, which is the case: green must make it compile and then pass by
+/// that name. Any other compile error (syntax, types, a file red did not touch, a crate the
+/// project does not depend on) stays infrastructure. `Ok((case, message))`, or why not.
+pub fn new_api(u: &Unbuilt) -> Result<(String, String), String> {
+    for d in u.diagnostics {
+        let at = match (&d.file, d.line) {
+            (Some(f), Some(l)) => format!("{f}:{l}"),
+            (Some(f), None) => f.clone(),
+            (None, _) => {
+                return Err(format!(
+                    "{NOT_A_RED}: the compiler's error `{}` points at no file",
+                    crate::text::clip(&d.header, 200)
+                ));
+            }
+        };
+        let file = d.file.as_deref().unwrap_or_default();
+        if !u
+            .red_files
+            .iter()
+            .any(|r| crate::report::same_path(file, r))
+        {
+            return Err(format!(
+                "{NOT_A_RED}: the compile error `{}` is in {at}, a file red did not change",
+                crate::text::clip(&d.header, 200)
+            ));
+        }
+        if !d.missing {
+            return Err(format!(
+                "{NOT_A_RED}: the compile error `{}` at {at} is not a name that does not exist yet (only a test that calls what does not exist yet may fail to compile)",
+                crate::text::clip(&d.header, 200)
+            ));
+        }
+    }
+    let unknown: Vec<&str> = u
+        .added
+        .iter()
+        .filter(|(_, a)| a.is_none())
+        .map(|(f, _)| f.as_str())
+        .collect();
+    let added: Vec<&str> = u
+        .added
+        .iter()
+        .filter_map(|(_, a)| a.as_ref())
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    match added.as_slice() {
+        [one] => {
+            let headers: Vec<&str> = u.diagnostics.iter().map(|d| d.header.as_str()).collect();
+            Ok((
+                one.to_string(),
+                crate::text::clip(
+                    &format!("does not compile yet: {}", headers.join("; ")),
+                    600,
+                ),
+            ))
+        }
+        [] => Err(format!(
+            "the test does not compile because it names what does not exist yet, but Forge finds no test red added{}: it cannot name the failing case",
+            if unknown.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (it cannot read tests from {}: Rust, Go, Java, Kotlin and TypeScript only)",
+                    unknown.join(", ")
+                )
+            }
+        )),
+        many => Err(format!(
+            "{} tests added ({}) and none compiles: a red that does not compile must add exactly one test",
+            many.len(),
+            many.join(", ")
         )),
     }
 }
@@ -302,7 +413,11 @@ fn squash(s: &str) -> String {
 /// Whether a cited test name names the case that failed: equal, or equal but for the suite or
 /// module path one of them carries (`tests::adds` vs `adds`, `cart_test.py::test_x` vs `test_x`).
 pub fn same_case(cited: &str, actual: &str) -> bool {
-    let (c, a) = (cited.trim(), actual.trim());
+    // JUnit reports from Gradle name a method `kebab()`, the source `kebab`.
+    let (c, a) = (
+        cited.trim().trim_end_matches("()"),
+        actual.trim().trim_end_matches("()"),
+    );
     if c == a {
         return true;
     }
@@ -322,6 +437,10 @@ mod tests {
     use super::*;
     use crate::report::TestCase;
     use serde_json::json;
+
+    fn report_with(cases: &[(&str, Status)]) -> Report {
+        report(cases)
+    }
 
     fn report(cases: &[(&str, Status)]) -> Report {
         Report {
@@ -442,28 +561,152 @@ mod tests {
         use Status::*;
         let one = report(&[("adds", Passed), ("member discount", Failed)]);
         assert!(
-            matches!(classify_red(false, false, &one, None), RedOutcome::One { case, .. } if case == "member discount")
+            matches!(classify_red(false, false, &one, None, None), RedOutcome::One { case, .. } if case == "member discount")
         );
         let two = report(&[("a", Failed), ("b", Failed)]);
         assert!(
-            matches!(classify_red(false, false, &two, None), RedOutcome::NotRed(m) if m.contains("2 test cases fail"))
+            matches!(classify_red(false, false, &two, None, None), RedOutcome::NotRed(m) if m.contains("2 test cases fail"))
         );
         let green = report(&[("a", Passed)]);
         assert_eq!(
-            classify_red(true, false, &green, None),
+            classify_red(true, false, &green, None, None),
             RedOutcome::AlreadyGreen
         );
         let mut infra = report(&[]);
         infra.infra_error = Some("error[E0432]: unresolved import `crate::cart`".into());
         assert!(
-            matches!(classify_red(false, false, &infra, None), RedOutcome::NotRed(m) if m.contains("infrastructure"))
+            matches!(classify_red(false, false, &infra, None, None), RedOutcome::NotRed(m) if m.contains("infrastructure"))
         );
         assert!(
-            matches!(classify_red(false, false, &report(&[]), None), RedOutcome::NotRed(m) if m.contains("no failing test case"))
+            matches!(classify_red(false, false, &report(&[]), None, None), RedOutcome::NotRed(m) if m.contains("no failing test case"))
         );
         assert!(
-            matches!(classify_red(false, true, &one, None), RedOutcome::NotRed(m) if m.contains("timed out"))
+            matches!(classify_red(false, true, &one, None, None), RedOutcome::NotRed(m) if m.contains("timed out"))
         );
+    }
+
+    /// Issue 29: a test of a new function in a compiled language fails by not compiling; that
+    /// is the red when every error is a missing name in red's file and red added one test.
+    /// Real cargo 1.95 and go outputs (tests/fixtures/reports/).
+    #[test]
+    fn a_test_of_new_api_that_does_not_compile_is_the_one_red() {
+        use crate::report::compile::diagnostics;
+        use crate::report::{Format, parse_bytes};
+        let fixture = |rel: &str| {
+            std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/reports")
+                    .join(rel),
+            )
+            .unwrap()
+        };
+        let red = vec!["tests/new_fn.rs".to_string()];
+        let one = vec![(
+            "tests/new_fn.rs".to_string(),
+            Some(vec!["kebab_joins_words".to_string()]),
+        )];
+        let judge = |rel: &str, red: &[String], added: &[(String, Option<Vec<String>>)]| {
+            let out = fixture(rel);
+            let report = parse_bytes(out.as_bytes(), Format::Auto).unwrap();
+            let d = diagnostics(&out);
+            let u = Unbuilt {
+                diagnostics: &d,
+                red_files: red,
+                added,
+            };
+            classify_red(false, false, &report, None, Some(&u))
+        };
+        for f in ["compile/cargo-new-fn.txt", "compile/cargo-new-api.txt"] {
+            match judge(f, &red, &one) {
+                RedOutcome::NewApi { case, message } => {
+                    assert_eq!(case, "kebab_joins_words");
+                    assert!(
+                        message.starts_with("does not compile yet: error[E04"),
+                        "{message}"
+                    );
+                }
+                other => panic!("{f}: {other:?}"),
+            }
+        }
+        let not_red = |o: RedOutcome, want: &str| match o {
+            RedOutcome::NotRed(why) => assert!(why.contains(want), "{why}"),
+            other => panic!("{other:?}"),
+        };
+        let infra = "infrastructure, syntax, import or setup failure (not a red)";
+        // Each neighbour stays infrastructure.
+        for f in [
+            "compile/cargo-syntax-error.txt",
+            "compile/cargo-missing-and-type-error.txt",
+            "compile/cargo-unlinked-crate.txt",
+        ] {
+            not_red(judge(f, &red, &one), infra);
+            not_red(
+                judge(f, &red, &one),
+                "is not a name that does not exist yet",
+            );
+        }
+        // A missing name in a file red did not change.
+        let elsewhere = vec!["tests/other.rs".to_string()];
+        not_red(
+            judge("compile/cargo-new-fn.txt", &elsewhere, &one),
+            "a file red did not change",
+        );
+        not_red(
+            judge("libtest/compile-error.txt", &red, &one),
+            "src/lib.rs:17, a file red did not change",
+        );
+        // Red must add exactly one test, which Forge can name.
+        let two = vec![(
+            "tests/new_fn.rs".to_string(),
+            Some(vec!["a".to_string(), "b".to_string()]),
+        )];
+        not_red(
+            judge("compile/cargo-new-fn.txt", &red, &two),
+            "2 tests added (a, b)",
+        );
+        not_red(
+            judge("compile/cargo-new-fn.txt", &red, &[]),
+            "finds no test red added",
+        );
+        let unknown = vec![("tests/new_fn.rs".to_string(), None)];
+        not_red(
+            judge("compile/cargo-new-fn.txt", &red, &unknown),
+            "cannot read tests from tests/new_fn.rs",
+        );
+        // Go: the package with red's test does not build; another package's tests pass.
+        let go_red = vec!["checkout_test.go".to_string()];
+        let go_one = vec![(
+            "checkout_test.go".to_string(),
+            Some(vec!["TestChargeCard".to_string()]),
+        )];
+        for f in [
+            "go-json/build-failure.jsonl",
+            "go-json/go1.19-build-failure.jsonl",
+        ] {
+            assert!(
+                matches!(judge(f, &go_red, &go_one), RedOutcome::NewApi { case, .. } if case == "TestChargeCard"),
+                "{f}"
+            );
+        }
+        // Without what Forge read of the compile, or when a case failed, the old rules hold.
+        let out = fixture("compile/cargo-new-fn.txt");
+        let report = parse_bytes(out.as_bytes(), Format::Auto).unwrap();
+        not_red(classify_red(false, false, &report, None, None), infra);
+        let d = diagnostics(&out);
+        let u = Unbuilt {
+            diagnostics: &d,
+            red_files: &red,
+            added: &one,
+        };
+        let failing = report_with(&[("adds", Status::Failed)]);
+        assert!(matches!(
+            classify_red(false, false, &failing, None, Some(&u)),
+            RedOutcome::One { .. }
+        ));
+        assert!(matches!(
+            classify_red(false, true, &report, None, Some(&u)),
+            RedOutcome::NotRed(_)
+        ));
     }
 
     #[test]
@@ -503,5 +746,7 @@ mod tests {
         assert!(same_case("tests/test_cart.py::test_adds", "test_adds"));
         assert!(!same_case("adds", "tests::subtracts"));
         assert!(!same_case("dds", "tests::adds"));
+        // Gradle's JUnit XML names `kebabJoinsWords()`; the source declares `kebabJoinsWords`.
+        assert!(same_case("kebabJoinsWords", "kebabJoinsWords()"));
     }
 }
