@@ -798,6 +798,11 @@ fn summary_raw(e: &Event) -> String {
             "no price for model {}: add it under budget.prices",
             s("model")
         ),
+        "budget" if s("event") == "estimated-price" => format!(
+            "no price for model {}: priced as {} until budget.prices gives one",
+            s("model"),
+            s("like")
+        ),
         "budget" => format!(
             "${:.4} {} ({} tokens) from {}",
             d.get("usd").and_then(|v| v.as_f64()).unwrap_or(0.0),

@@ -563,7 +563,8 @@ fn budget_left_seen_by_an_agent(limit: Option<f64>) -> String {
         source: "manual".into(),
         model: None,
         tokens: Default::default(),
-        usd: Some(1.25),
+        usd: 1.25,
+        estimate: None,
     };
     forge::budget::record(&project, Some("r1"), Some("run-r1"), &[paid]).unwrap();
     let budget = forge::budget::BudgetConfig {
