@@ -530,7 +530,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ("hook", "an agent session's start"),
     (
         "budget",
-        "spend, a change of the limits, a model with no price",
+        "spend, a change of the limits, a model priced by estimate",
     ),
     ("note", "a person's note"),
     ("gate", "a gate result of `forge run`"),
