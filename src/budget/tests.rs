@@ -316,7 +316,7 @@ fn remaining_dollars_are_the_tightest_usd_limit_left() {
 }
 
 #[test]
-fn ledgers_flag_unpriced_models_and_standings_compare_to_limits() {
+fn ledgers_flag_estimated_prices_and_standings_compare_to_limits() {
     let dir = tempfile::tempdir().unwrap();
     let p = Project::at(dir.path());
     let spends = vec![
@@ -632,4 +632,17 @@ fn a_cursor_written_before_the_raised_figures_still_reads() {
     v.as_object_mut().unwrap().remove("open");
     std::fs::write(&file, v.to_string()).unwrap();
     assert!(ingest_transcript(&t, &cur, &cfg).unwrap().is_empty());
+}
+
+#[test]
+fn a_ledger_written_before_estimates_still_parses() {
+    // Ledgers are committed, and one that does not parse denies every tool call: the keys of
+    // earlier versions (`unpriced_*`, tokens then booked at $0) read as the estimated ones.
+    let old = "usd: 0.5\ntokens: 100\ninput_tokens: 100\noutput_tokens: 0\ncache_write_tokens: 0\ncache_write_1h_tokens: 0\ncache_read_tokens: 0\nunpriced_tokens: 100\nrecords: 1\nunpriced_models: [\"mystery\"]\n";
+    let l = Ledger::parse(old).unwrap();
+    assert_eq!(
+        (l.estimated_tokens, l.estimated_models.as_slice()),
+        (100, &["mystery".to_string()][..])
+    );
+    assert!(l.render().contains("estimated_tokens: 100\n"));
 }
