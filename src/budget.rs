@@ -16,8 +16,10 @@ use crate::state::{self, StateDoc};
 
 mod claude;
 mod limits;
+pub mod prices;
 pub use claude::{ingest_transcript, subagent_transcripts};
 pub use limits::{LimitChange, LimitKey, NewValue, change_limit};
+pub use prices::{AS_OF, Basis, Estimate, Rate, base_model, rate};
 
 /// `budget:` in `.forge/config.yaml`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
@@ -30,7 +32,8 @@ pub struct BudgetConfig {
     /// Fraction of a limit at which Forge warns (default 0.8).
     #[serde(default)]
     pub warn_at: Option<f64>,
-    /// USD per million tokens, by model name (prefix), overriding the built-in table.
+    /// USD per million tokens, by model name (prefix): adds to the built-in table
+    /// ([`prices::TABLE`]) or overrides its row of the same name.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
 }
@@ -82,29 +85,6 @@ impl BudgetConfig {
     }
 }
 
-/// Built-in prices, USD per million tokens (input, output, cache write, cache read), matched by
-/// the longest model-name prefix. Checked against a real run: Claude Code reported $0.03972
-/// for 7,289 input and 131 output tokens of `claude-opus-4-8`.
-const PRICES: &[(&str, f64, f64, f64, f64)] = &[
-    ("claude-opus-4-5", 5.0, 25.0, 6.25, 0.5),
-    ("claude-opus-4-6", 5.0, 25.0, 6.25, 0.5),
-    ("claude-opus-4-7", 5.0, 25.0, 6.25, 0.5),
-    ("claude-opus-4-8", 5.0, 25.0, 6.25, 0.5),
-    ("claude-opus-4", 15.0, 75.0, 18.75, 1.5),
-    ("claude-sonnet-4", 3.0, 15.0, 3.75, 0.3),
-    ("claude-3-7-sonnet", 3.0, 15.0, 3.75, 0.3),
-    ("claude-3-5-sonnet", 3.0, 15.0, 3.75, 0.3),
-    ("claude-haiku-4", 1.0, 5.0, 1.25, 0.1),
-    ("claude-3-5-haiku", 0.8, 4.0, 1.0, 0.08),
-    ("gpt-5-mini", 0.25, 2.0, 0.25, 0.025),
-    ("gpt-5-nano", 0.05, 0.4, 0.05, 0.005),
-    ("gpt-5", 1.25, 10.0, 1.25, 0.125),
-    ("gpt-4.1", 2.0, 8.0, 2.0, 0.5),
-    ("o3", 2.0, 8.0, 2.0, 0.5),
-    ("gemini-2.5-pro", 1.25, 10.0, 1.25, 0.31),
-    ("gemini-2.5-flash", 0.30, 2.50, 0.30, 0.075),
-];
-
 /// Token counts of one model call (or a sum of them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tokens {
@@ -150,18 +130,20 @@ pub struct Spend {
     pub source: String,
     pub model: Option<String>,
     pub tokens: Tokens,
-    /// USD; `None` when the model is not in the price table (the tokens still count).
-    pub usd: Option<f64>,
+    /// USD: the client's own figure where it gives one, else Forge's price. Never zero for
+    /// want of a price: see [`rate`].
+    pub usd: f64,
+    /// Set when some of `usd` is an estimate: the model has no price of its own and the client
+    /// gave none.
+    pub estimate: Option<Estimate>,
 }
 
 impl Spend {
     /// Why this record cannot be a real call's cost, if it cannot: a negative, NaN, infinite
     /// or absurd figure.
     pub fn invalid(&self) -> Option<String> {
-        if let Some(u) = self.usd
-            && !(u.is_finite() && (0.0..=MAX_CALL_USD).contains(&u))
-        {
-            return Some(format!("{} USD from {}", u, self.source));
+        if !(self.usd.is_finite() && (0.0..=MAX_CALL_USD).contains(&self.usd)) {
+            return Some(format!("{} USD from {}", self.usd, self.source));
         }
         let t = &self.tokens;
         if [t.input, t.output, t.cache_write, t.cache_read]
@@ -174,59 +156,41 @@ impl Spend {
     }
 }
 
-/// `claude-opus-4-8[1m]` → `claude-opus-4-8`: the `modelUsage` keys carry a context suffix.
-fn base_model(m: &str) -> &str {
-    m.split('[').next().unwrap_or(m).trim()
+/// Prices `tokens` of `model` at its rate ([`rate`]): USD, and the estimate made when the model
+/// has no price of its own.
+pub fn price(config: &BudgetConfig, model: Option<&str>, t: &Tokens) -> (f64, Option<Estimate>) {
+    let r = rate(config, model);
+    (r.cost(t), r.estimate())
 }
 
-/// Prices `tokens` of `model`: config prices first, then the built-in table.
-pub fn price(config: &BudgetConfig, model: Option<&str>, t: &Tokens) -> Option<f64> {
-    let m = base_model(model?);
-    let from_config = config
-        .prices
-        .iter()
-        .filter(|(k, _)| m.starts_with(k.as_str()))
-        .max_by_key(|(k, _)| k.len())
-        .map(|(_, p)| *p);
-    let p = from_config.or_else(|| {
-        PRICES
-            .iter()
-            .filter(|(k, ..)| m.starts_with(k))
-            .max_by_key(|(k, ..)| k.len())
-            .map(|(_, i, o, w, r)| Price {
-                input: *i,
-                output: *o,
-                cache_write: Some(*w),
-                cache_write_1h: None,
-                cache_read: Some(*r),
-            })
-    })?;
-    let hour = t.cache_write_1h.min(t.cache_write);
-    Some(
-        (t.input as f64 * p.input
-            + t.output as f64 * p.output
-            + (t.cache_write - hour) as f64 * p.cache_write.unwrap_or(p.input * 1.25)
-            + hour as f64 * p.cache_write_1h.unwrap_or(p.input * 2.0)
-            + t.cache_read as f64 * p.cache_read.unwrap_or(p.input * 0.1))
-            / 1e6,
-    )
-}
-
-/// What to tell a person about a model with no price, once: that its tokens count toward token
-/// limits only, and the config lines that price it.
-pub fn price_hint(model: Option<&str>) -> String {
+/// What to tell a person, once, about a model priced by estimate: which price Forge took, that
+/// the USD limits still hold, and the config lines that give the model its own price.
+pub fn price_hint(model: Option<&str>, e: &Estimate) -> String {
+    let at = format!(
+        "`{}` (${}/${} per million input/output tokens)",
+        e.like, e.price.input, e.price.output
+    );
+    let how = match &e.family {
+        Some(f) => format!("the dearest known model of its family ({f}), {at}"),
+        None => format!("the dearest model in the price table, {at}"),
+    };
     match model {
         Some(m) => format!(
-            "model `{m}` has no price, so its tokens count toward token limits only. Add its price (USD per million tokens) to .forge/config.yaml:\n  budget:\n    prices:\n      {}: {{ input: 3.0, output: 15.0 }}   # the model's own rates",
+            "model `{m}` has no price in Forge's table (of {AS_OF}), so Forge prices it as {how}; USD limits still apply. Set its own price (USD per million tokens) in .forge/config.yaml:\n  budget:\n    prices:\n      {}: {{ input: 3.0, output: 15.0 }}   # the model's own rates",
             serde_json::to_string(base_model(m)).unwrap_or_default()
         ),
-        None => "spend of an unnamed model has no price, so its tokens count toward token limits only: name the model (`forge budget record … --model M`; Codex's JSON does not name it)".to_string(),
+        None => format!(
+            "spend of an unnamed model is priced as {how}; USD limits still apply. Name the model (`forge budget record … --model M`; Codex's JSON does not name it)"
+        ),
     }
 }
 
 /// Spend from a `claude -p --output-format json` result: `modelUsage` per model, with the cost
 /// Claude Code computed.
-pub fn from_claude_json(v: &Value) -> std::result::Result<Vec<Spend>, String> {
+pub fn from_claude_json(
+    v: &Value,
+    config: &BudgetConfig,
+) -> std::result::Result<Vec<Spend>, String> {
     let models = v
         .get("modelUsage")
         .and_then(|m| m.as_object())
@@ -234,19 +198,26 @@ pub fn from_claude_json(v: &Value) -> std::result::Result<Vec<Spend>, String> {
     let mut out = Vec::new();
     for (model, u) in models {
         let n = |k: &str| u.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
+        let tokens = Tokens {
+            input: n("inputTokens"),
+            output: n("outputTokens"),
+            cache_write: n("cacheCreationInputTokens"),
+            // `modelUsage` does not split cache writes by time to live; `costUSD` is Claude
+            // Code's own price, which does.
+            cache_write_1h: 0,
+            cache_read: n("cacheReadInputTokens"),
+        };
+        // Claude Code's own price, which knows its models; Forge's only where it gives none.
+        let (usd, estimate) = match u.get("costUSD").and_then(|x| x.as_f64()) {
+            Some(c) => (c, None),
+            None => price(config, Some(model), &tokens),
+        };
         out.push(Spend {
             source: "claude-json".into(),
             model: Some(base_model(model).to_string()),
-            tokens: Tokens {
-                input: n("inputTokens"),
-                output: n("outputTokens"),
-                cache_write: n("cacheCreationInputTokens"),
-                // `modelUsage` does not split cache writes by time to live; `costUSD` is Claude
-                // Code's own price, which does.
-                cache_write_1h: 0,
-                cache_read: n("cacheReadInputTokens"),
-            },
-            usd: u.get("costUSD").and_then(|x| x.as_f64()),
+            tokens,
+            usd,
+            estimate,
         });
     }
     Ok(out)
@@ -278,10 +249,12 @@ pub fn from_codex_jsonl(text: &str, model: Option<&str>, config: &BudgetConfig) 
     if t.total() == 0 {
         return vec![];
     }
+    let (usd, estimate) = price(config, model, &t);
     vec![Spend {
         source: "codex-json".into(),
         model: model.map(str::to_string),
-        usd: price(config, model, &t),
+        usd,
+        estimate,
         tokens: t,
     }]
 }
@@ -310,10 +283,12 @@ pub fn from_gemini_json(
             cache_write_1h: 0,
             cache_read: cached,
         };
+        let (usd, estimate) = price(config, Some(model), &t);
         out.push(Spend {
             source: "gemini-json".into(),
             model: Some(model.clone()),
-            usd: price(config, Some(model), &t),
+            usd,
+            estimate,
             tokens: t,
         });
     }
@@ -333,11 +308,13 @@ pub struct Ledger {
     #[serde(default)]
     pub cache_write_1h_tokens: u64,
     pub cache_read_tokens: u64,
-    /// Tokens of models with no known price: counted, flagged, never priced at zero silently.
-    pub unpriced_tokens: u64,
+    /// Tokens of models with no price of their own, priced by estimate ([`rate`]). A ledger
+    /// written before estimates (`unpriced_tokens`) counted them at $0.
+    #[serde(alias = "unpriced_tokens")]
+    pub estimated_tokens: u64,
     pub records: u64,
-    #[serde(default)]
-    pub unpriced_models: Vec<String>,
+    #[serde(default, alias = "unpriced_models")]
+    pub estimated_models: Vec<String>,
 }
 
 impl StateDoc for Ledger {
@@ -350,12 +327,12 @@ impl StateDoc for Ledger {
     }
     fn render(&self) -> String {
         let models: Vec<String> = self
-            .unpriced_models
+            .estimated_models
             .iter()
             .map(|m| serde_json::to_string(m).unwrap_or_default())
             .collect();
         format!(
-            "usd: {}\ntokens: {}\ninput_tokens: {}\noutput_tokens: {}\ncache_write_tokens: {}\ncache_write_1h_tokens: {}\ncache_read_tokens: {}\nunpriced_tokens: {}\nrecords: {}\nunpriced_models: [{}]\n",
+            "usd: {}\ntokens: {}\ninput_tokens: {}\noutput_tokens: {}\ncache_write_tokens: {}\ncache_write_1h_tokens: {}\ncache_read_tokens: {}\nestimated_tokens: {}\nrecords: {}\nestimated_models: [{}]\n",
             self.usd,
             self.tokens,
             self.input_tokens,
@@ -363,7 +340,7 @@ impl StateDoc for Ledger {
             self.cache_write_tokens,
             self.cache_write_1h_tokens,
             self.cache_read_tokens,
-            self.unpriced_tokens,
+            self.estimated_tokens,
             self.records,
             models.join(", ")
         )
@@ -372,7 +349,7 @@ impl StateDoc for Ledger {
 
 impl Ledger {
     fn add(&mut self, s: &Spend) {
-        self.usd += s.usd.unwrap_or(0.0);
+        self.usd += s.usd;
         self.tokens += s.tokens.total();
         self.input_tokens += s.tokens.input;
         self.output_tokens += s.tokens.output;
@@ -380,11 +357,11 @@ impl Ledger {
         self.cache_write_1h_tokens += s.tokens.cache_write_1h;
         self.cache_read_tokens += s.tokens.cache_read;
         self.records += 1;
-        if s.usd.is_none() {
-            self.unpriced_tokens += s.tokens.total();
+        if s.estimate.is_some() {
+            self.estimated_tokens += s.tokens.total();
             let m = s.model.clone().unwrap_or_else(|| "unknown".into());
-            if !self.unpriced_models.contains(&m) {
-                self.unpriced_models.push(m);
+            if !self.estimated_models.contains(&m) {
+                self.estimated_models.push(m);
             }
         }
     }
@@ -412,15 +389,14 @@ pub fn load_ledger(path: &Path) -> Result<Ledger> {
 }
 
 /// Adds spend to the change's and the session's ledgers (each atomic, locked, fail-closed).
-/// Returns the unpriced models this project had not seen before — `None` for spend that names
-/// no model — so the caller tells the person once, with [`price_hint`], rather than on every
-/// record.
+/// Returns the models priced by estimate that this project had not seen before, so the caller
+/// tells the person once ([`PriceNotice`]), rather than on every record.
 pub fn record(
     project: &Project,
     change: Option<&str>,
     session: Option<&str>,
     spends: &[Spend],
-) -> Result<Vec<Option<String>>> {
+) -> Result<Vec<PriceNotice>> {
     if spends.is_empty() {
         return Ok(Vec::new());
     }
@@ -440,10 +416,29 @@ pub fn record(
             Ok((l, ()))
         })?;
     }
-    first_sight_of_unpriced(project, spends)
+    first_sight_of_estimates(project, spends)
 }
 
-/// The models seen unpriced so far in this project (`.tmp/.forge/unpriced-models.json`).
+/// A model priced by estimate, seen for the first time in this project: said once, on stderr
+/// (hooks) or stdout (`forge budget record`), and on the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriceNotice {
+    pub model: Option<String>,
+    pub estimate: Estimate,
+}
+
+impl PriceNotice {
+    pub fn hint(&self) -> String {
+        price_hint(self.model.as_deref(), &self.estimate)
+    }
+
+    /// The timeline event's data (kind `budget`).
+    pub fn event(&self) -> Value {
+        serde_json::json!({"event": "estimated-price", "model": self.model, "like": self.estimate.like, "family": self.estimate.family, "hint": self.hint()})
+    }
+}
+
+/// The models priced by estimate so far in this project (`.tmp/.forge/estimated-models.json`).
 struct Named(Vec<Option<String>>);
 
 impl StateDoc for Named {
@@ -457,23 +452,30 @@ impl StateDoc for Named {
     }
 }
 
-fn first_sight_of_unpriced(project: &Project, spends: &[Spend]) -> Result<Vec<Option<String>>> {
-    let mut unpriced: Vec<Option<String>> = Vec::new();
-    for s in spends.iter().filter(|s| s.usd.is_none()) {
-        let m = s.model.as_deref().map(|m| base_model(m).to_string());
-        if !unpriced.contains(&m) {
-            unpriced.push(m);
+fn first_sight_of_estimates(project: &Project, spends: &[Spend]) -> Result<Vec<PriceNotice>> {
+    let mut found: Vec<PriceNotice> = Vec::new();
+    for s in spends {
+        let Some(e) = &s.estimate else { continue };
+        let model = s.model.as_deref().map(|m| base_model(m).to_string());
+        if !found.iter().any(|n| n.model == model) {
+            found.push(PriceNotice {
+                model,
+                estimate: e.clone(),
+            });
         }
     }
-    if unpriced.is_empty() {
-        return Ok(unpriced);
+    if found.is_empty() {
+        return Ok(found);
     }
-    let path = project.tmp_dir().join("unpriced-models.json");
+    let path = project.tmp_dir().join("estimated-models.json");
     state::update_or_recover(&path, |seen: std::result::Result<Option<Named>, String>| {
         // A broken list only means a model is named again.
         let mut seen = seen.ok().flatten().map_or_else(Vec::new, |n| n.0);
-        let new: Vec<Option<String>> = unpriced.into_iter().filter(|m| !seen.contains(m)).collect();
-        seen.extend(new.iter().cloned());
+        let new: Vec<PriceNotice> = found
+            .into_iter()
+            .filter(|n| !seen.contains(&n.model))
+            .collect();
+        seen.extend(new.iter().map(|n| n.model.clone()));
         Ok((Named(seen), new))
     })
 }
@@ -542,7 +544,8 @@ pub struct Standing {
     pub usd_limit: Option<f64>,
     pub tokens: u64,
     pub tokens_limit: Option<u64>,
-    pub unpriced_tokens: u64,
+    /// Tokens priced by estimate (models with no price of their own).
+    pub estimated_tokens: u64,
     pub over: bool,
     pub warn: bool,
 }
@@ -562,7 +565,7 @@ impl Standing {
             usd_limit: limit.usd,
             tokens: l.tokens,
             tokens_limit: limit.tokens,
-            unpriced_tokens: l.unpriced_tokens,
+            estimated_tokens: l.estimated_tokens,
             over,
             warn,
         }
@@ -577,10 +580,10 @@ impl Standing {
             Some(t) => parts.push(format!("{} of {t} tokens", self.tokens)),
             None => parts.push(format!("{} tokens", self.tokens)),
         }
-        if self.unpriced_tokens > 0 {
+        if self.estimated_tokens > 0 {
             parts.push(format!(
-                "{} tokens of unpriced models",
-                self.unpriced_tokens
+                "{} tokens priced by estimate",
+                self.estimated_tokens
             ));
         }
         format!("{}: {}", self.scope, parts.join(", "))

@@ -530,7 +530,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ("hook", "an agent session's start"),
     (
         "budget",
-        "spend, a change of the limits, a model with no price",
+        "spend, a change of the limits, a model priced by estimate",
     ),
     ("note", "a person's note"),
     ("gate", "a gate result of `forge run`"),
@@ -797,6 +797,11 @@ fn summary_raw(e: &Event) -> String {
         "budget" if s("event") == "unpriced-model" => format!(
             "no price for model {}: add it under budget.prices",
             s("model")
+        ),
+        "budget" if s("event") == "estimated-price" => format!(
+            "no price for model {}: priced as {} until budget.prices gives one",
+            s("model"),
+            s("like")
         ),
         "budget" => format!(
             "${:.4} {} ({} tokens) from {}",

@@ -1156,7 +1156,11 @@ fn the_documented_agent_command_hands_claude_the_dollars_left() {
     assert_eq!(code, Some(1), "{res}");
     assert_eq!(res["subtype"], "error_max_budget_usd", "{res}");
     // Its cost still reaches Forge (the result carries modelUsage).
-    assert!(!forge::budget::from_claude_json(&res).unwrap().is_empty());
+    assert!(
+        !forge::budget::from_claude_json(&res, &Default::default())
+            .unwrap()
+            .is_empty()
+    );
     let Some((code, res)) = run(None) else {
         return;
     };

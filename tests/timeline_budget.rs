@@ -241,7 +241,18 @@ fn budget_record_status_and_check() {
         "codex-json",
         &format!("{SPEND}/codex-exec.jsonl"),
     ]);
-    assert!(o.stdout.contains("NO PRICE"), "{}", o.stdout);
+    // Codex's JSON names no model: priced as the dearest in the table, never free, and said.
+    assert!(
+        o.stdout.contains(
+            "Recorded $0.0090 (440 tokens, no model, ESTIMATED at the price of `claude-opus-4-1`)"
+        ),
+        "{o:?}"
+    );
+    assert!(
+        o.stderr
+            .contains("forge: warning: spend of an unnamed model is priced as"),
+        "{o:?}"
+    );
     r.forge(&["budget", "record", "--change", "checkout", "--usd", "0.02"]);
     let o = r.forge(&["budget", "check", "--change", "checkout"]);
     assert_eq!(o.code, 1, "{o:?}");
@@ -249,7 +260,7 @@ fn budget_record_status_and_check() {
     let v = r
         .forge(&["budget", "status", "--change", "checkout", "--json"])
         .json();
-    assert_eq!(v[0]["unpriced_tokens"], 440);
+    assert_eq!(v[0]["estimated_tokens"], 440);
     assert_eq!(
         r.forge(&["budget", "record", "--change", "checkout", "--usd", "-1"])
             .code,
@@ -621,7 +632,8 @@ fn budget_left_seen_by_an_agent(limit: Option<f64>) -> String {
         source: "manual".into(),
         model: None,
         tokens: Default::default(),
-        usd: Some(1.25),
+        usd: 1.25,
+        estimate: None,
     };
     forge::budget::record(&project, Some("r1"), Some("run-r1"), &[paid]).unwrap();
     let budget = forge::budget::BudgetConfig {
@@ -661,7 +673,7 @@ fn forge_run_tells_agents_the_dollars_left() {
 }
 
 #[test]
-fn hooks_count_subagent_transcripts_and_name_an_unpriced_model_once() {
+fn hooks_count_subagent_transcripts_and_name_an_estimated_price_once() {
     let r = Repo::with_command("true", "none");
     // The real session with a subagent, where Claude Code keeps it (the hook payload names
     // only the session's own transcript).
@@ -699,7 +711,8 @@ fn hooks_count_subagent_transcripts_and_name_an_unpriced_model_once() {
         .collect();
     assert_eq!(sources, ["claude-transcript", "claude-subagent"]);
 
-    // A model with no price: named on the first record, with how to price it; not again.
+    // A model with no price: priced as the dearest in the table, named on the first record
+    // with how to price it; not again.
     let t = r.path().join("unpriced.jsonl");
     let line = |id: &str| {
         json!({"type": "assistant", "requestId": format!("req_{id}"), "message": {"id": format!("msg_{id}"),
@@ -714,7 +727,9 @@ fn hooks_count_subagent_transcripts_and_name_an_unpriced_model_once() {
     p["transcript_path"] = json!(t);
     let o = hook(&r, "post-tool-use", &p);
     assert!(
-        o.stderr.contains("model `mystery-model-9` has no price") && o.stderr.contains("prices:"),
+        o.stderr
+            .contains("forge: warning: model `mystery-model-9` has no price in Forge's table")
+            && o.stderr.contains("prices:"),
         "{o:?}"
     );
     std::fs::write(&t, line("1") + &line("2")).unwrap();
@@ -734,11 +749,196 @@ fn hooks_count_subagent_transcripts_and_name_an_unpriced_model_once() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["data"]["event"] == "unpriced-model")
+        .filter(|e| e["data"]["event"] == "estimated-price")
         .count();
     assert_eq!(named, 1, "{v}");
+    let ledger = r.read(".forge/sessions/sub-2/budget.yaml");
+    // Two messages of 100 input and 10 output tokens at claude-opus-4-1's $15/$75.
     assert!(
-        r.read(".forge/sessions/sub-2/budget.yaml")
-            .contains("unpriced_tokens: 220")
+        ledger.contains("usd: 0.0045\n") && ledger.contains("estimated_tokens: 220"),
+        "{ledger}"
     );
+}
+
+/// A repo whose session may spend $0.05, and the `claude-placeholder` fixture session (Claude
+/// Code 2.1.220's default model, a subagent on a slow stream) where Claude Code keeps it.
+fn placeholder_session() -> (Repo, std::path::PathBuf, Value) {
+    let r = Repo::with_command("true", "none");
+    r.config(
+        "verify:\n  commands:\n    - {name: test, run: 'true'}\nbudget:\n  session: {usd: 0.05}\n",
+    );
+    let home = r.path().join("home/.claude/projects/-proj");
+    std::fs::create_dir_all(&home).unwrap();
+    common::copy_dir(
+        std::path::Path::new(&format!("{SPEND}/claude-placeholder")),
+        &home,
+    );
+    let transcript = home.join("5e1b0c6a-2f4d-4c1e-9a7b-3d2f1e0c9b8a.jsonl");
+    let post = json!({"session_id": "slow-1", "transcript_path": transcript, "cwd": r.path(),
+        "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"},
+        "tool_response": {"stdout": "ok", "stderr": "", "interrupted": false, "isImage": false}});
+    (r, home, post)
+}
+
+fn ledger_field(ledger: &str, key: &str) -> f64 {
+    ledger
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("no {key} in {ledger}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn hooks_book_a_slow_streams_final_figures_and_its_difference_once() {
+    let (r, home, post) = placeholder_session();
+    let sub =
+        home.join("5e1b0c6a-2f4d-4c1e-9a7b-3d2f1e0c9b8a/subagents/agent-b7c2e19f40a6d3185.jsonl");
+    let whole = std::fs::read_to_string(&sub).unwrap();
+    let lines: Vec<&str> = whole.split_inclusive('\n').collect();
+    // The first hook call sees the subagent mid-stream: message A's two placeholder lines.
+    std::fs::write(&sub, lines[..3].concat()).unwrap();
+    assert_eq!(hook(&r, "post-tool-use", &post).code, 0);
+    let first = r.read(".forge/sessions/slow-1/budget.yaml");
+    // Main message 96, and message A's floor from its content so far (not the placeholder 1).
+    let early = ledger_field(&first, "output_tokens") as u64;
+    assert!(early > 96 + 1 && early < 96 + 212, "{first}");
+    // The rest arrives: A's final 212 and B's floor of 300 (1,200 characters; its final
+    // figure never came). Booked once, as the difference.
+    std::fs::write(&sub, &whole).unwrap();
+    assert_eq!(hook(&r, "post-tool-use", &post).code, 0);
+    assert_eq!(hook(&r, "post-tool-use", &post).code, 0);
+    let ledger = r.read(".forge/sessions/slow-1/budget.yaml");
+    assert_eq!(
+        ledger_field(&ledger, "output_tokens"),
+        96.0 + 212.0 + 300.0,
+        "{ledger}"
+    );
+    // claude-opus-5-5 (4/20; 5-minute writes 5, 1-hour 8, reads 0.2) is priced, not free.
+    let usd = (3.0 * 4.0
+        + 96.0 * 20.0
+        + 20000.0 * 8.0
+        + 13.0 * 4.0
+        + 512.0 * 20.0
+        + 6000.0 * 5.0
+        + 6000.0 * 0.2)
+        / 1e6;
+    assert!(
+        (ledger_field(&ledger, "usd") - usd).abs() < 1e-9,
+        "{ledger} vs {usd}"
+    );
+    assert_eq!(ledger_field(&ledger, "estimated_tokens"), 0.0, "{ledger}");
+    // That is over the session's $0.05: the next tool call is denied.
+    let mut pre = post.clone();
+    pre["hook_event_name"] = json!("PreToolUse");
+    let o = hook(&r, "pre-tool-use", &pre);
+    assert!(o.stdout.contains("[budget-session]"), "{o:?}");
+}
+
+#[test]
+fn a_usd_limit_trips_on_a_model_forge_has_no_price_of() {
+    // claude-opus-7: not in the table. Its lines with `costUSD` are booked at the client's
+    // cost, the one without at the dearest opus price; the limit trips and the person is told
+    // once which model and how to price it.
+    let (r, home, mut post) = placeholder_session();
+    post["session_id"] = json!("unlisted-1");
+    post["transcript_path"] = json!(home.join("unlisted-model.jsonl"));
+    let o = hook(&r, "post-tool-use", &post);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stderr
+            .contains("forge: warning: model `claude-opus-7` has no price in Forge's table")
+            && o.stderr
+                .contains("the dearest known model of its family (claude-opus), `claude-opus-4-1`")
+            && o.stderr.contains("\"claude-opus-7\": { input:"),
+        "{o:?}"
+    );
+    let ledger = r.read(".forge/sessions/unlisted-1/budget.yaml");
+    assert!(
+        (ledger_field(&ledger, "usd") - 0.07875).abs() < 1e-9,
+        "{ledger}"
+    );
+    assert!(
+        ledger.contains("estimated_models: [\"claude-opus-7\"]"),
+        "{ledger}"
+    );
+    let mut pre = post.clone();
+    pre["hook_event_name"] = json!("PreToolUse");
+    let o = hook(&r, "pre-tool-use", &pre);
+    assert!(
+        o.stdout.contains("[budget-session]") && o.stdout.contains("$0.0788 of $0.05"),
+        "{o:?}"
+    );
+    let o = r.forge(&["budget", "status", "--session", "unlisted-1"]);
+    assert!(o.stdout.contains("tokens priced by estimate"), "{o:?}");
+    let v = r
+        .forge(&[
+            "timeline",
+            "--session",
+            "unlisted-1",
+            "--kind",
+            "budget",
+            "--json",
+        ])
+        .json();
+    let named: Vec<&Value> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["event"] == "estimated-price")
+        .collect();
+    assert_eq!(named.len(), 1, "{v}");
+    assert_eq!(named[0]["data"]["like"], "claude-opus-4-1");
+}
+
+#[test]
+fn budget_prices_shows_the_table_its_date_and_what_the_config_changes() {
+    let r = Repo::with_command("true", "none");
+    r.config("verify:\n  commands:\n    - {name: test, run: 'true'}\nbudget:\n  prices:\n    claude-opus-5: {input: 6, output: 30}\n    my-local-model: {input: 0.5, output: 1.5}\n");
+    let o = r.forge(&["budget", "prices"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout
+            .contains(&format!("built-in table of {}", forge::budget::AS_OF)),
+        "{o:?}"
+    );
+    let row = |m: &str| {
+        o.stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(m))
+            .unwrap_or_else(|| panic!("no {m}: {}", o.stdout))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        row("claude-opus-5-5"),
+        "claude-opus-5-5 4 20 5 8 0.2 built-in"
+    );
+    assert_eq!(
+        row("claude-opus-5"),
+        "claude-opus-5 6 30 7.5 12 0.6 config (overrides built-in)"
+    );
+    assert_eq!(
+        row("my-local-model"),
+        "my-local-model 0.5 1.5 0.625 1 0.05 config"
+    );
+    assert!(
+        o.stdout.contains("claude-opus: `claude-opus-4-1`"),
+        "{}",
+        o.stdout
+    );
+    let v = r.forge(&["budget", "prices", "--json"]).json();
+    assert_eq!(v["as_of"], forge::budget::AS_OF);
+    let rows = v["rows"].as_array().unwrap();
+    let opus5 = rows.iter().find(|x| x["model"] == "claude-opus-5").unwrap();
+    assert_eq!(
+        (
+            opus5["output"].as_f64(),
+            opus5["built_in"]["output"].as_f64()
+        ),
+        (Some(30.0), Some(25.0))
+    );
+    assert_eq!(v["families"]["gpt"], "gpt-6-astra");
+    assert_eq!(v["dearest"], "claude-opus-4-1");
 }

@@ -17,11 +17,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{BudgetConfig, Spend, Tokens, price};
+use super::{Basis, BudgetConfig, Rate, Spend, Tokens, rate};
 use crate::error::{Error, Result};
 use crate::state::{self, StateDoc};
 
-/// Where a transcript was read up to, and the message ids already counted.
+/// Where a transcript was read up to, the message ids already counted, and what was booked for
+/// the most recent messages, whose later lines may still raise it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Cursor {
     path: String,
@@ -29,9 +30,60 @@ struct Cursor {
     /// `message.id` + `requestId` of the most recent assistant messages: Claude Code writes one
     /// message with several content blocks as several lines repeating the same usage.
     seen: VecDeque<String>,
+    /// The last [`OPEN_KEEP`] of them, with what was booked: a later line of one books the
+    /// difference when it raises the figure. (A cursor written before this field has none.)
+    #[serde(default)]
+    open: VecDeque<Booked>,
 }
 
 const SEEN_KEEP: usize = 4096;
+
+/// A message's lines are written together, as its content blocks finish: a message this many
+/// messages back gets no more of them.
+const OPEN_KEEP: usize = 64;
+
+/// What was booked for one assistant message.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Booked {
+    id: String,
+    /// Output tokens booked: the most any of its lines reported, and never fewer than the floor
+    /// from its content ([`content_chars`] / 4). On slow streams Claude Code writes a
+    /// placeholder (`output_tokens: 1`) on the early lines and the real figure on a later one.
+    out: u64,
+    /// Characters of content its lines carried.
+    chars: u64,
+    /// USD booked.
+    usd: f64,
+    /// The client's own cost (`costUSD` on a line) for a model Forge has no price of, the
+    /// largest given, with the output tokens of the line that gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client: Option<(f64, u64)>,
+    /// The `uuid`s of its lines already read: a line seen twice counts once.
+    lines: Vec<String>,
+}
+
+/// Characters of what the model wrote in a message's content (text, thinking, tool-call input):
+/// a floor for its output tokens (about 4 characters a token) when the usage on the line is a
+/// placeholder.
+fn content_chars(content: &Value) -> u64 {
+    let n = |s: &str| s.chars().count() as u64;
+    match content {
+        Value::String(s) => n(s),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| match b.get("type").and_then(|t| t.as_str()) {
+                Some("text") => b.get("text").and_then(|x| x.as_str()).map_or(0, n),
+                Some("thinking") => b.get("thinking").and_then(|x| x.as_str()).map_or(0, n),
+                Some("tool_use") => b.get("input").map_or(0, |i| n(&i.to_string())),
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+/// Characters per output token, for the floor.
+const CHARS_PER_TOKEN: u64 = 4;
 
 impl StateDoc for Cursor {
     fn parse(text: &str) -> std::result::Result<Self, String> {
@@ -68,21 +120,29 @@ pub fn ingest_transcript(
     config: &BudgetConfig,
 ) -> Result<Vec<Spend>> {
     let mut spends = ingest_file(transcript, cursor_dir, config, "claude-transcript")?;
-    let mut sub: BTreeMap<String, Tokens> = BTreeMap::new();
+    let mut sub: BTreeMap<String, Spend> = BTreeMap::new();
     for f in subagent_transcripts(transcript) {
         for s in ingest_file(&f, cursor_dir, config, "claude-subagent")? {
-            sub.entry(s.model.unwrap_or_default())
-                .or_default()
-                .add(&s.tokens);
+            let model = s.model.clone().unwrap_or_default();
+            match sub.get_mut(&model) {
+                Some(acc) => merge(acc, &s),
+                None => {
+                    sub.insert(model, s);
+                }
+            }
         }
     }
-    spends.extend(sub.into_iter().map(|(model, t)| Spend {
-        source: "claude-subagent".into(),
-        usd: price(config, Some(&model), &t),
-        model: Some(model),
-        tokens: t,
-    }));
+    spends.extend(sub.into_values());
     Ok(spends)
+}
+
+/// Adds `s` to `acc`, spend of the same model.
+fn merge(acc: &mut Spend, s: &Spend) {
+    acc.tokens.add(&s.tokens);
+    acc.usd += s.usd;
+    if acc.estimate.is_none() {
+        acc.estimate.clone_from(&s.estimate);
+    }
 }
 
 /// The token counts of one assistant message's `usage`.
@@ -151,7 +211,8 @@ fn ingest_file(
             file.seek(SeekFrom::Start(cur.offset))
                 .map_err(|e| Error::io(format!("cannot read {}", transcript.display()), e))?;
             let mut reader = BufReader::new(file.take(len - cur.offset));
-            let mut per_model: BTreeMap<String, Tokens> = BTreeMap::new();
+            let mut per_model: BTreeMap<String, Spend> = BTreeMap::new();
+            let mut rates: BTreeMap<String, Rate> = BTreeMap::new();
             let mut line = Vec::new();
             loop {
                 line.clear();
@@ -173,35 +234,138 @@ fn ingest_file(
                 }
                 let msg = &v["message"];
                 let Some(u) = msg.get("usage") else { continue };
-                let id = format!(
-                    "{}/{}",
-                    msg.get("id").and_then(|x| x.as_str()).unwrap_or(""),
-                    v.get("requestId").and_then(|x| x.as_str()).unwrap_or("")
-                );
-                if cur.seen.contains(&id) {
-                    continue;
-                }
-                if cur.seen.len() == SEEN_KEEP {
-                    cur.seen.pop_front();
-                }
-                cur.seen.push_back(id);
                 let model = msg
                     .get("model")
                     .and_then(|x| x.as_str())
                     .unwrap_or("unknown")
                     .to_string();
-                per_model.entry(model).or_default().add(&usage_tokens(u));
+                let r = rates
+                    .entry(model.clone())
+                    .or_insert_with(|| rate(config, Some(&model)));
+                let l = Line {
+                    id: format!(
+                        "{}/{}",
+                        msg.get("id").and_then(|x| x.as_str()).unwrap_or(""),
+                        v.get("requestId").and_then(|x| x.as_str()).unwrap_or("")
+                    ),
+                    uuid: v.get("uuid").and_then(|x| x.as_str()).map(str::to_string),
+                    tokens: usage_tokens(u),
+                    chars: content_chars(&msg["content"]),
+                    // The client's figure, where Forge has no price of its own for the model.
+                    client: if r.basis == Basis::Listed {
+                        None
+                    } else {
+                        v.get("costUSD").and_then(|x| x.as_f64())
+                    },
+                };
+                if let Some(s) = cur.book(&l, r) {
+                    match per_model.get_mut(&model) {
+                        Some(acc) => merge(acc, &s),
+                        None => {
+                            per_model.insert(
+                                model.clone(),
+                                Spend {
+                                    source: source.into(),
+                                    model: Some(model),
+                                    ..s
+                                },
+                            );
+                        }
+                    }
+                }
             }
-            let spends = per_model
-                .into_iter()
-                .map(|(model, t)| Spend {
-                    source: source.into(),
-                    usd: price(config, Some(&model), &t),
-                    model: Some(model),
-                    tokens: t,
-                })
-                .collect();
+            let spends = per_model.into_values().collect();
             Ok((cur, spends))
         },
     )
+}
+
+/// What one assistant line of a transcript says.
+struct Line {
+    /// `message.id` + `requestId`.
+    id: String,
+    uuid: Option<String>,
+    tokens: Tokens,
+    chars: u64,
+    client: Option<f64>,
+}
+
+impl Cursor {
+    /// Books one line: all of a message not counted before, or what a later line of a message
+    /// counted before adds to it (the raised output figure, never less than the content's
+    /// floor). `None` when it adds nothing.
+    fn book(&mut self, l: &Line, r: &Rate) -> Option<Spend> {
+        let out_usd = |tokens: u64| tokens as f64 * r.price.output / 1e6;
+        if let Some(b) = self.open.iter_mut().find(|b| b.id == l.id) {
+            if let Some(u) = &l.uuid {
+                if b.lines.contains(u) {
+                    return None;
+                }
+                b.lines.push(u.clone());
+            }
+            b.chars += l.chars;
+            let out = b.out.max(l.tokens.output).max(b.chars / CHARS_PER_TOKEN);
+            if let Some(c) = l.client
+                && b.client.is_none_or(|(had, _)| c > had)
+            {
+                b.client = Some((c, l.tokens.output));
+            }
+            let usd = match b.client {
+                Some((c, o)) => (c + out_usd(out.saturating_sub(o))).max(b.usd),
+                None => b.usd + out_usd(out - b.out),
+            };
+            let (d_out, d_usd) = (out - b.out, usd - b.usd);
+            b.out = out;
+            b.usd = usd;
+            if d_out == 0 && d_usd <= 0.0 {
+                return None;
+            }
+            return Some(Spend {
+                source: String::new(),
+                model: None,
+                tokens: Tokens {
+                    output: d_out,
+                    ..Tokens::default()
+                },
+                usd: d_usd,
+                estimate: r
+                    .estimate()
+                    .filter(|_| b.client.is_none_or(|(_, o)| out > o)),
+            });
+        }
+        if self.seen.contains(&l.id) {
+            return None; // counted long ago: no later line can still belong to it
+        }
+        if self.seen.len() == SEEN_KEEP {
+            self.seen.pop_front();
+        }
+        self.seen.push_back(l.id.clone());
+        let mut t = l.tokens;
+        t.output = t.output.max(l.chars / CHARS_PER_TOKEN);
+        let (usd, estimate) = match l.client {
+            Some(c) => (
+                c + out_usd(t.output - l.tokens.output),
+                r.estimate().filter(|_| t.output > l.tokens.output),
+            ),
+            None => (r.cost(&t), r.estimate()),
+        };
+        if self.open.len() == OPEN_KEEP {
+            self.open.pop_front();
+        }
+        self.open.push_back(Booked {
+            id: l.id.clone(),
+            out: t.output,
+            chars: l.chars,
+            usd,
+            client: l.client.map(|c| (c, l.tokens.output)),
+            lines: l.uuid.iter().cloned().collect(),
+        });
+        Some(Spend {
+            source: String::new(),
+            model: None,
+            tokens: t,
+            usd,
+            estimate,
+        })
+    }
 }

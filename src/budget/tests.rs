@@ -12,12 +12,9 @@ fn built_in_prices_match_a_real_claude_run() {
         output: 131,
         ..Tokens::default()
     };
-    let usd = price(&BudgetConfig::default(), Some("claude-opus-4-8[1m]"), &t).unwrap();
+    let (usd, estimate) = price(&BudgetConfig::default(), Some("claude-opus-4-8[1m]"), &t);
     assert!((usd - 0.03972).abs() < 1e-9, "{usd}");
-    assert_eq!(
-        price(&BudgetConfig::default(), Some("mystery-model-9"), &t),
-        None
-    );
+    assert_eq!(estimate, None);
 }
 
 #[test]
@@ -26,11 +23,11 @@ fn claude_json_result() {
         &std::fs::read_to_string(format!("{FIX}/claude-p-result.json")).unwrap(),
     )
     .unwrap();
-    let s = from_claude_json(&v).unwrap();
+    let s = from_claude_json(&v, &BudgetConfig::default()).unwrap();
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].model.as_deref(), Some("claude-opus-4-8"));
     assert_eq!((s[0].tokens.input, s[0].tokens.output), (7289, 131));
-    assert_eq!(s[0].usd, Some(0.03972));
+    assert_eq!((s[0].usd, &s[0].estimate), (0.03972, &None));
 }
 
 #[test]
@@ -70,9 +67,13 @@ fn codex_and_gemini_results() {
     let text = std::fs::read_to_string(format!("{FIX}/codex-exec.jsonl")).unwrap();
     let s = from_codex_jsonl(&text, Some("gpt-5"), &BudgetConfig::default());
     assert_eq!((s[0].tokens.input, s[0].tokens.output), (400, 40));
-    assert!((s[0].usd.unwrap() - (400.0 * 1.25 + 40.0 * 10.0) / 1e6).abs() < 1e-12);
+    assert!((s[0].usd - (400.0 * 1.25 + 40.0 * 10.0) / 1e6).abs() < 1e-12);
+    // Codex does not name its model: an unnamed model is priced as the dearest in the table.
     let unknown = from_codex_jsonl(&text, None, &BudgetConfig::default());
-    assert_eq!(unknown[0].usd, None);
+    let dearest = rate(&BudgetConfig::default(), Some("mystery-model-9"));
+    assert!(unknown[0].usd > s[0].usd, "{unknown:?}");
+    assert_eq!(unknown[0].usd, dearest.cost(&unknown[0].tokens));
+    assert!(matches!(dearest.basis, Basis::Dearest { .. }));
     // Shape from the Gemini CLI headless documentation.
     let g: Value = serde_json::from_str(r#"{"response":"ok","stats":{"models":{"gemini-2.5-pro":{"api":{"totalRequests":2,"totalErrors":0,"totalLatencyMs":1800},"tokens":{"prompt":1200,"candidates":300,"total":1550,"cached":200,"thoughts":50,"tool":0}}},"tools":{"totalCalls":1},"files":{"totalLinesAdded":3,"totalLinesRemoved":0}}}"#).unwrap();
     let s = from_gemini_json(&g, &BudgetConfig::default()).unwrap();
@@ -84,7 +85,7 @@ fn codex_and_gemini_results() {
         ),
         (1000, 350, 200)
     );
-    assert!(s[0].usd.is_some());
+    assert!(s[0].usd > 0.0 && s[0].estimate.is_none());
 }
 
 #[test]
@@ -163,7 +164,7 @@ fn subagent_transcripts_count_and_cache_writes_are_priced_by_their_ttl() {
         &std::fs::read_to_string(format!("{FIX}/claude-subagents/result.json")).unwrap(),
     )
     .unwrap();
-    let total: f64 = s.iter().map(|x| x.usd.unwrap()).sum();
+    let total: f64 = s.iter().map(|x| x.usd).sum();
     let claude = result["total_cost_usd"].as_f64().unwrap();
     assert!(
         (total - claude).abs() < 1e-9,
@@ -176,7 +177,7 @@ fn subagent_transcripts_count_and_cache_writes_are_priced_by_their_ttl() {
             .unwrap();
         let theirs = u["costUSD"].as_f64().unwrap();
         assert!(
-            (ours.usd.unwrap() - theirs).abs() < 1e-9,
+            (ours.usd - theirs).abs() < 1e-9,
             "{model}: {ours:?} vs {theirs}"
         );
     }
@@ -213,8 +214,8 @@ fn a_one_hour_cache_write_costs_more_than_a_five_minute_one() {
         ..five
     };
     let m = Some("claude-sonnet-4-5");
-    assert_eq!(price(&cfg, m, &five), Some(3.75));
-    assert_eq!(price(&cfg, m, &hour), Some(6.0));
+    assert_eq!(price(&cfg, m, &five).0, 3.75);
+    assert_eq!(price(&cfg, m, &hour).0, 6.0);
     // A configured price may name its own 1-hour rate.
     let mut cfg = BudgetConfig::default();
     cfg.prices.insert(
@@ -227,46 +228,60 @@ fn a_one_hour_cache_write_costs_more_than_a_five_minute_one() {
             cache_read: None,
         },
     );
-    assert_eq!(price(&cfg, Some("my-model-1"), &hour), Some(3.0));
-    assert_eq!(price(&cfg, Some("my-model-1"), &five), Some(1.25));
+    assert_eq!(price(&cfg, Some("my-model-1"), &hour), (3.0, None));
+    assert_eq!(price(&cfg, Some("my-model-1"), &five), (1.25, None));
 }
 
 #[test]
-fn an_unpriced_model_is_named_once_per_project() {
+fn a_model_priced_by_estimate_is_named_once_per_project() {
     let dir = tempfile::tempdir().unwrap();
     let p = Project::at(dir.path());
-    let spend = |model: Option<&str>| Spend {
-        source: "codex-json".into(),
-        model: model.map(str::to_string),
-        tokens: Tokens {
+    let cfg = BudgetConfig::default();
+    let spend = |model: Option<&str>| {
+        let tokens = Tokens {
             input: 10,
             ..Tokens::default()
-        },
-        usd: None,
+        };
+        let (usd, estimate) = price(&cfg, model, &tokens);
+        Spend {
+            source: "codex-json".into(),
+            model: model.map(str::to_string),
+            tokens,
+            usd,
+            estimate,
+        }
     };
+    let named = |n: Vec<PriceNotice>| n.into_iter().map(|n| n.model).collect::<Vec<_>>();
     let first = record(
         &p,
         Some("c"),
         Some("s"),
-        &[spend(Some("mystery-9")), spend(None)],
+        &[spend(Some("mystery-9")), spend(None), spend(Some("gpt-5"))],
     )
     .unwrap();
-    assert_eq!(first, [Some("mystery-9".to_string()), None]);
+    assert_eq!(named(first), [Some("mystery-9".to_string()), None]);
     assert!(
         record(&p, Some("d"), Some("t"), &[spend(Some("mystery-9"))])
             .unwrap()
             .is_empty()
     );
-    assert_eq!(
-        record(&p, Some("c"), None, &[spend(Some("other"))]).unwrap(),
-        [Some("other".to_string())]
-    );
-    let hint = price_hint(Some("mystery-9"));
+    let other = record(&p, Some("c"), None, &[spend(Some("claude-opus-9"))]).unwrap();
+    assert_eq!(other[0].model.as_deref(), Some("claude-opus-9"));
+    let hint = other[0].hint();
     assert!(
-        hint.contains("budget:\n    prices:\n      \"mystery-9\": { input:"),
+        hint.contains("has no price in Forge's table (of ")
+            && hint.contains(
+                "dearest known model of its family (claude-opus), `claude-opus-4-1` ($15/$75"
+            )
+            && hint.contains("USD limits still apply")
+            && hint.contains("budget:\n    prices:\n      \"claude-opus-9\": { input:"),
         "{hint}"
     );
-    assert!(price_hint(None).contains("--model"));
+    assert_eq!(other[0].event()["event"], "estimated-price");
+    assert_eq!(other[0].event()["like"], "claude-opus-4-1");
+    let e = rate(&cfg, None).estimate().unwrap();
+    assert!(price_hint(None, &e).contains("--model"));
+    assert!(price_hint(Some("x"), &e).contains("the dearest model in the price table"));
 }
 
 #[test]
@@ -279,7 +294,8 @@ fn remaining_dollars_are_the_tightest_usd_limit_left() {
         source: "manual".into(),
         model: None,
         tokens: Tokens::default(),
-        usd: Some(1.5),
+        usd: 1.5,
+        estimate: None,
     };
     record(&p, Some("c"), Some("s"), &[paid]).unwrap();
     cfg.change.usd = Some(5.0);
@@ -300,7 +316,7 @@ fn remaining_dollars_are_the_tightest_usd_limit_left() {
 }
 
 #[test]
-fn ledgers_flag_unpriced_models_and_standings_compare_to_limits() {
+fn ledgers_flag_estimated_prices_and_standings_compare_to_limits() {
     let dir = tempfile::tempdir().unwrap();
     let p = Project::at(dir.path());
     let spends = vec![
@@ -308,7 +324,8 @@ fn ledgers_flag_unpriced_models_and_standings_compare_to_limits() {
             source: "manual".into(),
             model: None,
             tokens: Tokens::default(),
-            usd: Some(1.5),
+            usd: 1.5,
+            estimate: None,
         },
         Spend {
             source: "codex-json".into(),
@@ -317,13 +334,14 @@ fn ledgers_flag_unpriced_models_and_standings_compare_to_limits() {
                 input: 100,
                 ..Tokens::default()
             },
-            usd: None,
+            usd: 0.25,
+            estimate: rate(&BudgetConfig::default(), Some("mystery")).estimate(),
         },
     ];
     record(&p, Some("c"), Some("s"), &spends).unwrap();
     let l = load_ledger(&change_ledger_path(&p, "c")).unwrap();
-    assert_eq!((l.usd, l.unpriced_tokens, l.records), (1.5, 100, 2));
-    assert_eq!(l.unpriced_models, ["mystery"]);
+    assert_eq!((l.usd, l.estimated_tokens, l.records), (1.75, 100, 2));
+    assert_eq!(l.estimated_models, ["mystery"]);
     let cfg = BudgetConfig {
         change: Limit {
             usd: Some(1.0),
@@ -349,4 +367,282 @@ fn a_limit_is_shown_as_written_not_rounded_to_cents() {
     assert_eq!(LimitKey::SessionUsd.show(Some(0.095)), "$0.095");
     assert_eq!(LimitKey::ChangeUsd.show(Some(5.0)), "$5.00");
     assert_eq!(LimitKey::ChangeUsd.show(None), "no limit");
+}
+
+#[test]
+fn current_default_models_have_their_own_price() {
+    let cfg = BudgetConfig::default();
+    let m = Tokens {
+        input: 1_000_000,
+        output: 1_000_000,
+        ..Tokens::default()
+    };
+    // Claude Code ≥ 2.1.220 runs claude-opus-5 and claude-opus-5-5 by default; Codex the
+    // gpt-5.6 tiers; Gemini CLI gemini-3.1-pro and gemini-3-flash.
+    for (model, usd) in [
+        ("claude-opus-5", 30.0),
+        ("claude-opus-5[1m]", 30.0),
+        ("claude-opus-5-5", 24.0),
+        ("claude-opus-5-5-20260915", 24.0),
+        ("claude-sonnet-5-5", 12.0),
+        ("claude-haiku-5-5", 0.6),
+        ("gpt-5.6-terra", 14.0),
+        ("gemini-3.1-pro-preview", 14.0),
+        ("gemini-3-flash-preview", 3.5),
+    ] {
+        assert_eq!(price(&cfg, Some(model), &m), (usd, None), "{model}");
+    }
+    // Opus 5.5 reads its cache at 0.05 × input, not the usual 0.1 ×.
+    let read = Tokens {
+        cache_read: 1_000_000,
+        ..Tokens::default()
+    };
+    assert_eq!(price(&cfg, Some("claude-opus-5-5"), &read).0, 0.2);
+}
+
+#[test]
+fn an_unlisted_model_is_priced_by_its_family_and_never_free() {
+    let cfg = BudgetConfig::default();
+    for (model, family, like) in [
+        ("claude-opus-7", Some("claude-opus"), "claude-opus-4-1"),
+        (
+            "claude-3-opus-20240229",
+            Some("claude-opus"),
+            "claude-opus-4-1",
+        ),
+        ("claude-sonnet-9", Some("claude-sonnet"), "claude-sonnet-4"),
+        ("claude-haiku-9", Some("claude-haiku"), "claude-haiku-4"),
+        ("claude-fable-6", Some("claude-fable"), "claude-fable-5-1"),
+        ("gpt-7", Some("gpt"), "gpt-6-astra"),
+        ("o9-mini", Some("o-series"), "o1"),
+        ("gemini-4-pro", Some("gemini-pro"), "gemini-3.1-pro"),
+        (
+            "gemini-4-flash-lite",
+            Some("gemini-flash"),
+            "gemini-3-flash",
+        ),
+        ("mystery-model-9", None, "claude-opus-4-1"),
+        ("ollama-llama", None, "claude-opus-4-1"),
+    ] {
+        let r = rate(&cfg, Some(model));
+        let e = r.estimate().unwrap_or_else(|| panic!("{model} is listed"));
+        assert_eq!(
+            (e.family.as_deref(), e.like.as_str()),
+            (family, like),
+            "{model}"
+        );
+        assert_eq!(r.price, rate(&cfg, Some(like)).price, "{model}");
+        assert!(r.price.input > 0.0 && r.price.output > 0.0, "{model}");
+    }
+    // No model named at all: the dearest of the table.
+    assert_eq!(
+        rate(&cfg, None).basis,
+        Basis::Dearest {
+            like: "claude-opus-4-1".into()
+        }
+    );
+}
+
+#[test]
+fn the_table_has_one_row_per_model_every_family_a_row_and_a_date() {
+    use prices::{FAMILIES, TABLE};
+    for (i, r) in TABLE.iter().enumerate() {
+        assert!(
+            !TABLE[..i].iter().any(|o| o.model == r.model),
+            "{} twice",
+            r.model
+        );
+        assert!(
+            [
+                r.input,
+                r.output,
+                r.cache_write,
+                r.cache_write_1h,
+                r.cache_read
+            ]
+            .iter()
+            .all(|&x| x > 0.0),
+            "{}",
+            r.model
+        );
+        assert_eq!(
+            rate(&BudgetConfig::default(), Some(r.model)).basis,
+            Basis::Listed
+        );
+    }
+    let rows = prices::merged(&BudgetConfig::default());
+    for f in FAMILIES {
+        assert!(prices::dearest(&rows, Some(f)).is_some(), "{}", f.name);
+    }
+    let d: Vec<&str> = AS_OF.split('-').collect();
+    assert!(d.len() == 3 && d[0].len() == 4 && d.iter().all(|p| p.parse::<u32>().is_ok()));
+}
+
+#[test]
+fn config_prices_add_override_and_set_the_family_price() {
+    let mut cfg = BudgetConfig::default();
+    let p = |input, output| Price {
+        input,
+        output,
+        cache_write: None,
+        cache_write_1h: None,
+        cache_read: None,
+    };
+    cfg.prices.insert("claude-opus-5".into(), p(6.0, 30.0));
+    cfg.prices.insert("claude-opus-9".into(), p(50.0, 250.0));
+    let m = Tokens {
+        output: 1_000_000,
+        ..Tokens::default()
+    };
+    assert_eq!(price(&cfg, Some("claude-opus-5"), &m), (30.0, None));
+    assert_eq!(price(&cfg, Some("claude-opus-9-1"), &m), (250.0, None));
+    // An unlisted opus is now priced as the dearest opus the config knows.
+    let (usd, e) = price(&cfg, Some("claude-opus-8"), &m);
+    assert_eq!((usd, e.unwrap().like.as_str()), (250.0, "claude-opus-9"));
+    let rows = prices::merged(&cfg);
+    assert_eq!(rows.len(), prices::TABLE.len() + 1);
+}
+
+#[test]
+fn claude_json_takes_the_clients_cost_for_an_unlisted_model() {
+    let text = std::fs::read_to_string(format!("{FIX}/claude-p-result.json")).unwrap();
+    let v: Value = serde_json::from_str(&text.replace("claude-opus-4-8", "claude-opus-7")).unwrap();
+    let s = from_claude_json(&v, &BudgetConfig::default()).unwrap();
+    assert_eq!((s[0].usd, &s[0].estimate), (0.03972, &None));
+    // Without the client's cost: the family's dearest price, flagged as an estimate.
+    let mut v = v;
+    for (_, u) in v["modelUsage"].as_object_mut().unwrap() {
+        u.as_object_mut().unwrap().remove("costUSD");
+    }
+    let s = from_claude_json(&v, &BudgetConfig::default()).unwrap();
+    assert!(
+        (s[0].usd - (7289.0 * 15.0 + 131.0 * 75.0) / 1e6).abs() < 1e-12,
+        "{s:?}"
+    );
+    assert_eq!(s[0].estimate.as_ref().unwrap().like, "claude-opus-4-1");
+}
+
+const PLACEHOLDER: &str = "claude-placeholder";
+const PLACEHOLDER_SESSION: &str = "5e1b0c6a-2f4d-4c1e-9a7b-3d2f1e0c9b8a";
+const PLACEHOLDER_AGENT: &str =
+    "5e1b0c6a-2f4d-4c1e-9a7b-3d2f1e0c9b8a/subagents/agent-b7c2e19f40a6d3185.jsonl";
+
+#[test]
+fn a_placeholder_output_figure_is_never_booked() {
+    // A session on claude-opus-5-5 (4/20 per million, 5-minute writes 5, 1-hour 8, reads
+    // 0.2) whose subagent's stream was slow: message A's first two lines say
+    // `output_tokens: 1`, its third 212; message B's final figure never came, and its text is
+    // 1,200 characters (a floor of 300 tokens).
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new(&format!("{FIX}/{PLACEHOLDER}")), dir.path());
+    let main = dir.path().join(format!("{PLACEHOLDER_SESSION}.jsonl"));
+    let s =
+        ingest_transcript(&main, &dir.path().join("cursors"), &BudgetConfig::default()).unwrap();
+    let by = |src: &str| s.iter().find(|x| x.source == src).unwrap();
+    let (m, sub) = (by("claude-transcript"), by("claude-subagent"));
+    assert_eq!(m.model.as_deref(), Some("claude-opus-5-5"));
+    assert_eq!((m.tokens.output, m.estimate.is_none()), (96, true));
+    assert!((m.usd - (3.0 * 4.0 + 96.0 * 20.0 + 20000.0 * 8.0) / 1e6).abs() < 1e-12);
+    assert_eq!(sub.tokens.output, 212 + 300, "{sub:?}");
+    assert_eq!(
+        (
+            sub.tokens.input,
+            sub.tokens.cache_write,
+            sub.tokens.cache_read
+        ),
+        (13, 6000, 6000)
+    );
+    let want = (13.0 * 4.0 + 512.0 * 20.0 + 6000.0 * 5.0 + 6000.0 * 0.2) / 1e6;
+    assert!((sub.usd - want).abs() < 1e-12, "{} vs {want}", sub.usd);
+}
+
+/// Reads `file` in two parts, cut after line `cut`, and returns the summed spend: what the
+/// hooks book when a transcript grows between two calls.
+fn read_in_two(file: &Path, cut: usize) -> (u64, u64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.jsonl");
+    let text = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let cur = dir.path().join("cursors");
+    let cfg = BudgetConfig::default();
+    std::fs::write(&t, lines[..cut].concat()).unwrap();
+    let mut all = ingest_transcript(&t, &cur, &cfg).unwrap();
+    std::fs::write(&t, lines.concat()).unwrap();
+    all.extend(ingest_transcript(&t, &cur, &cfg).unwrap());
+    // Nothing new: nothing booked again.
+    assert!(ingest_transcript(&t, &cur, &cfg).unwrap().is_empty());
+    (
+        all.iter().map(|s| s.tokens.output).sum(),
+        all.iter().map(|s| s.tokens.total()).sum(),
+        all.iter().map(|s| s.usd).sum(),
+    )
+}
+
+#[test]
+fn a_later_line_that_raises_the_figure_books_the_difference_once() {
+    let f = Path::new(FIX).join(PLACEHOLDER).join(PLACEHOLDER_AGENT);
+    let whole = read_in_two(&f, 0);
+    assert_eq!(whole.0, 512);
+    let n = std::fs::read_to_string(&f).unwrap().lines().count();
+    for cut in 1..n {
+        let (out, total, usd) = read_in_two(&f, cut);
+        assert_eq!((out, total), (whole.0, whole.1), "cut after line {cut}");
+        assert!((usd - whole.2).abs() < 1e-12, "cut after line {cut}: {usd}");
+    }
+}
+
+#[test]
+fn a_transcript_line_of_an_unlisted_model_is_booked_at_the_clients_cost() {
+    // claude-opus-7: message C's lines carry `costUSD` (0.05 with a placeholder, then 0.06
+    // with the final 300 tokens); message D's carry none, so it is priced as the dearest opus
+    // (claude-opus-4-1, 15/75): 1,000 × 15 + 50 × 75 = $0.01875.
+    let f = Path::new(FIX)
+        .join(PLACEHOLDER)
+        .join("unlisted-model.jsonl");
+    let (out, _, usd) = read_in_two(&f, 0);
+    assert_eq!(out, 350);
+    assert!((usd - (0.06 + 0.01875)).abs() < 1e-12, "{usd}");
+    let n = std::fs::read_to_string(&f).unwrap().lines().count();
+    for cut in 1..n {
+        let (o, _, u) = read_in_two(&f, cut);
+        assert_eq!(o, 350, "cut after line {cut}");
+        assert!((u - usd).abs() < 1e-12, "cut after line {cut}: {u}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = ingest_transcript(&f, dir.path(), &BudgetConfig::default()).unwrap();
+    assert_eq!(s[0].estimate.as_ref().unwrap().like, "claude-opus-4-1");
+}
+
+#[test]
+fn a_cursor_written_before_the_raised_figures_still_reads() {
+    // What Forge wrote before it kept per-message figures: ids only.
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.jsonl");
+    std::fs::copy(format!("{FIX}/claude-transcript.jsonl"), &t).unwrap();
+    let cur = dir.path().join("cursors");
+    let cfg = BudgetConfig::default();
+    assert!(!ingest_transcript(&t, &cur, &cfg).unwrap().is_empty());
+    let file = std::fs::read_dir(&cur)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("open");
+    std::fs::write(&file, v.to_string()).unwrap();
+    assert!(ingest_transcript(&t, &cur, &cfg).unwrap().is_empty());
+}
+
+#[test]
+fn a_ledger_written_before_estimates_still_parses() {
+    // Ledgers are committed, and one that does not parse denies every tool call: the keys of
+    // earlier versions (`unpriced_*`, tokens then booked at $0) read as the estimated ones.
+    let old = "usd: 0.5\ntokens: 100\ninput_tokens: 100\noutput_tokens: 0\ncache_write_tokens: 0\ncache_write_1h_tokens: 0\ncache_read_tokens: 0\nunpriced_tokens: 100\nrecords: 1\nunpriced_models: [\"mystery\"]\n";
+    let l = Ledger::parse(old).unwrap();
+    assert_eq!(
+        (l.estimated_tokens, l.estimated_models.as_slice()),
+        (100, &["mystery".to_string()][..])
+    );
+    assert!(l.render().contains("estimated_tokens: 100\n"));
 }

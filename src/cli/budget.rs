@@ -54,6 +54,13 @@ pub enum Command {
         #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
         from: Vec<String>,
     },
+    /// The price table: the built-in rows and their date, what .forge/config.yaml adds or
+    /// overrides, and what a model with no row is priced at.
+    #[command(after_help = "Examples:\n  forge budget prices\n  forge budget prices --json")]
+    Prices {
+        #[arg(long)]
+        json: bool,
+    },
     /// Set a limit in .forge/config.yaml (a person's act, recorded on the timeline; refused to agents).
     #[command(
         after_help = "LIMIT is change.usd, change.tokens, session.usd, session.tokens or warn_at; VALUE a number, or `none` for no limit.\nOnly that value changes in .forge/config.yaml: comments and layout stay.\n\nExamples:\n  forge budget set change.usd 5\n  forge budget set session.tokens 3000000\n  forge budget set warn_at 0.9\n  forge budget set change.usd none"
@@ -156,6 +163,10 @@ pub fn run(cmd: Command) -> Result<i32> {
     match cmd {
         Command::Set { limit, value } => change_limit(&project, "set", &limit, &value),
         Command::Raise { limit, by } => change_limit(&project, "raise", &limit, &by),
+        Command::Prices { json } => {
+            prices(&config.budget, json);
+            Ok(EXIT_OK)
+        }
         Command::Status {
             change,
             session,
@@ -224,9 +235,8 @@ pub fn run(cmd: Command) -> Result<i32> {
                         })
                     };
                     match from[0].as_str() {
-                        "claude-json" => {
-                            budget::from_claude_json(&parse(&text)?).map_err(Error::usage)?
-                        }
+                        "claude-json" => budget::from_claude_json(&parse(&text)?, &config.budget)
+                            .map_err(Error::usage)?,
                         "gemini-json" => budget::from_gemini_json(&parse(&text)?, &config.budget)
                             .map_err(Error::usage)?,
                         "codex-json" => {
@@ -252,52 +262,48 @@ pub fn run(cmd: Command) -> Result<i32> {
                             input: t.unwrap_or(0),
                             ..Tokens::default()
                         };
+                        let (usd, estimate) = match u {
+                            Some(u) => (u, None),
+                            None => budget::price(&config.budget, model.as_deref(), &tk),
+                        };
                         vec![Spend {
                             source: "manual".into(),
                             model: model.clone(),
-                            usd: u.or_else(|| budget::price(&config.budget, model.as_deref(), &tk)),
+                            usd,
+                            estimate,
                             tokens: tk,
                         }]
                     }
                 }
             };
-            let unpriced =
-                budget::record(&project, change.as_deref(), session.as_deref(), &spends)?;
+            let notices = budget::record(&project, change.as_deref(), session.as_deref(), &spends)?;
             let rec = forge::timeline::Recorder::for_cli(&project);
             for s in &spends {
                 rec.record_or_warn(
                     change.as_deref(),
                     "budget",
-                    serde_json::json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "unpriced": s.usd.is_none()}),
+                    serde_json::json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "estimated": s.estimate}),
                 );
-                match s.usd {
-                    Some(u) => println!(
-                        "Recorded ${u:.4} ({} tokens, {}{}).",
-                        s.tokens.total(),
-                        s.model.as_deref().unwrap_or("no model"),
-                        if s.source == "claude-subagent" {
-                            ", subagents"
-                        } else {
-                            ""
-                        }
-                    ),
-                    None => println!(
-                        "Recorded {} tokens of {} with NO PRICE.",
-                        s.tokens.total(),
-                        s.model
-                            .as_deref()
-                            .map_or("an unnamed model".to_string(), |m| format!("`{m}`"))
-                    ),
-                }
+                println!(
+                    "Recorded ${:.4} ({} tokens, {}{}{}).",
+                    s.usd,
+                    s.tokens.total(),
+                    s.model.as_deref().unwrap_or("no model"),
+                    if s.source == "claude-subagent" {
+                        ", subagents"
+                    } else {
+                        ""
+                    },
+                    match &s.estimate {
+                        Some(e) => format!(", ESTIMATED at the price of `{}`", e.like),
+                        None => String::new(),
+                    }
+                );
             }
             // Named once per project, with the lines that price it.
-            for m in &unpriced {
-                println!("Note: {}", budget::price_hint(m.as_deref()));
-                rec.record_or_warn(
-                    change.as_deref(),
-                    "budget",
-                    serde_json::json!({"event": "unpriced-model", "model": m, "hint": budget::price_hint(m.as_deref())}),
-                );
+            for n in &notices {
+                eprintln!("forge: warning: {}", n.hint());
+                rec.record_or_warn(change.as_deref(), "budget", n.event());
             }
             if spends.is_empty() {
                 println!("No spend found in the input.");
@@ -305,4 +311,102 @@ pub fn run(cmd: Command) -> Result<i32> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// `forge budget prices`: the table in force, row by row, with where each row comes from.
+fn prices(b: &budget::BudgetConfig, json: bool) {
+    use budget::prices::{FAMILIES, TABLE, dearest, merged};
+    let rows = merged(b);
+    let source = |k: &str| match (
+        TABLE.iter().find(|r| r.model == k),
+        b.prices.contains_key(k),
+    ) {
+        (Some(_), true) => "config (overrides built-in)",
+        (None, _) => "config",
+        _ => "built-in",
+    };
+    let families: Vec<(&str, &str)> = FAMILIES
+        .iter()
+        .filter_map(|f| dearest(&rows, Some(f)).map(|(k, _)| (f.name, k.as_str())))
+        .collect();
+    let all = dearest(&rows, None).map_or("", |(k, _)| k.as_str());
+    // Rates as a person wrote them: 0.1 × 6 is 0.6, not 0.6000000000000001.
+    let round = |x: f64| (x * 1e9).round() / 1e9;
+    let full = |p: &budget::Price| {
+        (
+            round(p.cache_write.unwrap_or(p.input * 1.25)),
+            round(p.cache_write_1h.unwrap_or(p.input * 2.0)),
+            round(p.cache_read.unwrap_or(p.input * 0.1)),
+        )
+    };
+    if json {
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(k, p)| {
+                let (w, w1h, r) = full(p);
+                let built_in = TABLE.iter().find(|r| r.model == k).map(|r| {
+                    serde_json::json!({"input": r.input, "output": r.output, "cache_write": r.cache_write, "cache_write_1h": r.cache_write_1h, "cache_read": r.cache_read})
+                });
+                serde_json::json!({"model": k, "input": p.input, "output": p.output, "cache_write": w, "cache_write_1h": w1h, "cache_read": r, "source": source(k), "built_in": built_in})
+            })
+            .collect();
+        let fam: serde_json::Map<String, serde_json::Value> = families
+            .iter()
+            .map(|(f, k)| (f.to_string(), serde_json::json!(k)))
+            .collect();
+        super::print_json(
+            &serde_json::json!({"as_of": budget::AS_OF, "unit": "USD per million tokens", "rows": rows, "families": fam, "dearest": all}),
+        );
+        return;
+    }
+    println!(
+        "Prices in USD per million tokens: the built-in table of {}, with budget.prices from .forge/config.yaml. A model takes the row of the longest prefix of its name.",
+        budget::AS_OF
+    );
+    let mut lines = vec![[
+        "model".to_string(),
+        "input".into(),
+        "output".into(),
+        "cache write".into(),
+        "cache write 1h".into(),
+        "cache read".into(),
+        "source".into(),
+    ]];
+    for (k, p) in &rows {
+        let (w, w1h, r) = full(p);
+        lines.push([
+            k.clone(),
+            p.input.to_string(),
+            p.output.to_string(),
+            w.to_string(),
+            w1h.to_string(),
+            r.to_string(),
+            source(k).to_string(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..7)
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for l in &lines {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", cells.join("  ").trim_end());
+    }
+    println!(
+        "A model with no row is priced as the dearest row of its family ({}), else as the dearest of all (`{all}`); never free. Give it its own price under budget.prices.",
+        families
+            .iter()
+            .map(|(f, k)| format!("{f}: `{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }

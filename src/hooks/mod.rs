@@ -517,34 +517,31 @@ fn ingest_spend(
     let (Some(t), Ok(project)) = (transcript, Project::discover_session(cwd)) else {
         return;
     };
-    let result = (|| -> crate::Result<(Vec<crate::budget::Spend>, Vec<Option<String>>)> {
-        let config = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))?;
-        let spends = crate::budget::ingest_transcript(
-            Path::new(t),
-            &project.tmp_dir().join("transcripts"),
-            &config.budget,
-        )?;
-        let unpriced = crate::budget::record(&project, change, session, &spends)?;
-        Ok((spends, unpriced))
-    })();
+    let result =
+        (|| -> crate::Result<(Vec<crate::budget::Spend>, Vec<crate::budget::PriceNotice>)> {
+            let config =
+                Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))?;
+            let spends = crate::budget::ingest_transcript(
+                Path::new(t),
+                &project.tmp_dir().join("transcripts"),
+                &config.budget,
+            )?;
+            let notices = crate::budget::record(&project, change, session, &spends)?;
+            Ok((spends, notices))
+        })();
     match result {
-        Ok((spends, unpriced)) => {
+        Ok((spends, notices)) => {
             for s in spends {
                 rec.record_or_warn(
                     change,
                     "budget",
-                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_write_1h": s.tokens.cache_write_1h, "cache_read": s.tokens.cache_read, "unpriced": s.usd.is_none()}),
+                    json!({"source": s.source, "model": s.model, "usd": s.usd, "tokens": s.tokens.total(), "input": s.tokens.input, "output": s.tokens.output, "cache_write": s.tokens.cache_write, "cache_write_1h": s.tokens.cache_write_1h, "cache_read": s.tokens.cache_read, "estimated": s.estimate}),
                 );
             }
-            // A model with no price is named once per project, with the lines that price it.
-            for m in unpriced {
-                let hint = crate::budget::price_hint(m.as_deref());
-                eprintln!("forge: {hint}");
-                rec.record_or_warn(
-                    change,
-                    "budget",
-                    json!({"event": "unpriced-model", "model": m, "hint": hint}),
-                );
+            // A model priced by estimate is named once per project, with the lines that price it.
+            for n in notices {
+                eprintln!("forge: warning: {}", n.hint());
+                rec.record_or_warn(change, "budget", n.event());
             }
         }
         Err(e) => eprintln!("forge: could not record spend from {t}: {e}"),

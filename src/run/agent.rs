@@ -284,7 +284,7 @@ pub fn spend_from_text(text: &str, config: &BudgetConfig) -> Vec<Spend> {
     let mut best: Vec<Spend> = Vec::new();
     let weight = |v: &[Spend]| {
         (
-            v.iter().filter_map(|s| s.usd).sum::<f64>(),
+            v.iter().map(|s| s.usd).sum::<f64>(),
             v.iter()
                 .map(|s| s.tokens.total())
                 .fold(0u64, u64::saturating_add),
@@ -294,7 +294,7 @@ pub fn spend_from_text(text: &str, config: &BudgetConfig) -> Vec<Spend> {
         let Ok(v) = serde_json::from_str::<Value>(c) else {
             continue;
         };
-        let found = budget::from_claude_json(&v)
+        let found = budget::from_claude_json(&v, config)
             .or_else(|_| budget::from_gemini_json(&v, config))
             .unwrap_or_default();
         if !found.is_empty() && (best.is_empty() || weight(&found) > weight(&best)) {
@@ -542,16 +542,15 @@ impl Run<'_> {
             );
             Vec::new()
         };
-        let usd: f64 = spend.iter().filter_map(|s| s.usd).sum();
+        let usd: f64 = spend.iter().map(|s| s.usd).sum();
         let tokens: u64 = spend.iter().map(|s| s.tokens.total()).sum();
         if !spend.is_empty() {
             let session = format!("run-{}", self.meta.slug);
-            let unpriced =
+            let notices =
                 crate::budget::record(self.project, Some(&self.meta.slug), Some(&session), &spend)?;
-            for m in unpriced {
-                let hint = crate::budget::price_hint(m.as_deref());
-                self.say(&format!("  ! {hint}"));
-                self.event("unpriced-model", json!({"model": m, "hint": hint}));
+            for n in notices {
+                self.say(&format!("  ! {}", n.hint()));
+                self.event("estimated-price", n.event());
             }
             for s in &spend {
                 self.rec.record_or_warn(
@@ -873,7 +872,7 @@ mod tests {
         let claude = std::fs::read_to_string(format!("{fix}/claude-p-result.json")).unwrap();
         let s = spend_from_text(&format!("warning: something\n{claude}\nmore noise"), &cfg);
         assert!(!s.is_empty());
-        assert!(s.iter().any(|x| x.usd.unwrap_or(0.0) > 0.0));
+        assert!(s.iter().any(|x| x.usd > 0.0));
         // Real `codex exec --json` events.
         let codex = std::fs::read_to_string(format!("{fix}/codex-exec.jsonl")).unwrap();
         let s = spend_from_text(&codex, &cfg);
