@@ -161,6 +161,18 @@ pub fn clip(s: &str, max: usize) -> String {
     out
 }
 
+/// Keeps at most the last `max` characters, marking the cut: a command's output ends with what
+/// matters (the failures, the summary).
+pub fn clip_tail(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let mut out = String::from("…");
+    out.extend(s.chars().skip(n - max));
+    out
+}
+
 /// Agent text made inert for a terminal, a log line or a commit message: one line, no control
 /// character (no escape sequence, carriage return or line break that could draw a fake gate
 /// line or add a commit trailer), no bidirectional override, clipped to `max` characters.

@@ -89,6 +89,14 @@ fn python_package_with_its_own_venv_lands_every_slice() {
         "{}",
         o.stdout
     );
+    // Every slice, not only the last, passed the clean room.
+    for id in ["kebabize", "possessive"] {
+        assert!(
+            o.stdout.contains(&format!("✓ [{id} w1 a1] clean-room")),
+            "{}",
+            o.stdout
+        );
+    }
     assert_eq!(
         subjects(&r)[..2],
         [
@@ -468,4 +476,42 @@ fn a_rust_test_that_does_not_parse_is_still_infrastructure() {
         "{}",
         o.stdout
     );
+}
+
+/// Issue 31: red adds, beside its verified test, a module the suite loads that patches the
+/// product at collection time — but only once green's code carries a marker — and green adds
+/// just the marker. Every check that runs the whole suite passes; the clean room (the base, the
+/// code, the verified test and nothing else) does not: the verified case fails there, green is
+/// told, and only a real implementation lands.
+#[test]
+fn a_module_red_added_that_patches_the_product_is_caught_by_the_clean_room() {
+    if !pytest_available("a_module_red_added_that_patches_the_product_is_caught_by_the_clean_room")
+    {
+        return;
+    }
+    let r = python_project("inflection");
+    let mut script = inflection_script();
+    script["slices"] = json!([script["slices"][0].clone()]);
+    script["red"]["kebabize"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"path": "test_zz_patch.py", "create":
+            "import inflection\n\nif hasattr(inflection, \"_kebab_ready\"):\n    inflection.kebabize = lambda word: \"device-type\"\n"}));
+    script["green"]["kebabize@1"] =
+        json!([{"path": "inflection/__init__.py", "append": "\n_kebab_ready = True\n"}]);
+    init_with_agent(&r, &script);
+    let o = r.forge(&["run", "words", "--goal", "kebab case"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains("✓ [kebabize w1 a1] green-checks")
+            && o.stdout.contains("✗ [kebabize w1 a1] clean-room — the verified case `test_kebabize.py::test_kebabize_splits_camel_case` does not pass with only the code and the verified test"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains("✓ [kebabize w1 a2] clean-room"),
+        "{}",
+        o.stdout
+    );
+    assert!(r.read("inflection/__init__.py").contains("def kebabize"));
 }

@@ -58,6 +58,7 @@ fn an_honest_run_lands_one_commit_per_slice() {
             "red-checkpoint",
             "green-file-scope",
             "green-checks",
+            "clean-room",
             "final-ancestry"
         ]
     );

@@ -147,7 +147,7 @@ pub struct TestCase {
 }
 
 impl TestCase {
-    fn new(name: impl Into<String>, status: Status) -> Self {
+    pub(crate) fn new(name: impl Into<String>, status: Status) -> Self {
         TestCase {
             name: name.into(),
             status,

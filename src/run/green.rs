@@ -290,7 +290,7 @@ impl Run<'_> {
             };
             let ev = json!({
                 "reason": if reasons.is_empty() { format!("{} check(s) pass", results.len()) } else { reasons.join("; ") },
-                "checks": results.iter().map(|r| json!({"command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log, "counts": r.report.counts(), "tail": (!r.ok).then(|| crate::text::clip(&r.tail, 2000))})).collect::<Vec<_>>(),
+                "checks": results.iter().map(|r| json!({"command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log, "counts": r.report.counts(), "tail": (!r.ok).then(|| crate::text::clip_tail(&r.tail, 2000))})).collect::<Vec<_>>(),
             });
             let r = if verdict == Verdict::Pass {
                 GateResult::pass(gates::GREEN_CHECKS, ev)
@@ -312,6 +312,18 @@ impl Run<'_> {
                     .map(|r| format!("$ {}\n{}", r.run, tail_lines(&r.tail, 30)))
                     .collect();
                 self.feedback(i, format!("{}\n{}", r.reason(), detail.join("\n")));
+                continue;
+            }
+
+            // The clean room: the person's commands on the base with only the code and the
+            // verified tests; the verified case must pass there, and fail without the code.
+            if !self.config.run.red_may_edit_tests
+                && let Some(why) = self.clean_room(i, &candidate, &start_tree)?
+            {
+                if let Some(reason) = self.count_breaker(Verdict::Fail)? {
+                    return Ok(SliceEnd::Stop(reason));
+                }
+                self.feedback(i, format!("clean-room: {why}"));
                 continue;
             }
 
@@ -384,7 +396,7 @@ impl Run<'_> {
         let ev = json!({
             "reason": if problems.is_empty() { format!("all {} configured command(s) pass{}", results.len(), if final_slice { " (final completion)" } else { "" }) } else { problems.join("; ") },
             "final": final_slice,
-            "commands": results.iter().map(|r| json!({"name": r.name, "command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log, "tail": (!r.ok).then(|| crate::text::clip(&r.tail, 2000))})).collect::<Vec<_>>(),
+            "commands": results.iter().map(|r| json!({"name": r.name, "command": r.run, "ok": r.ok, "exit_code": r.exit_code, "log": r.log, "tail": (!r.ok).then(|| crate::text::clip_tail(&r.tail, 2000))})).collect::<Vec<_>>(),
         });
         let ok = problems.is_empty();
         let r = if ok {

@@ -40,6 +40,7 @@
 
 pub mod agent;
 mod checks;
+mod clean_room;
 mod envs;
 pub mod gates;
 mod green;

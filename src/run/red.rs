@@ -142,7 +142,7 @@ impl Run<'_> {
                 RedOutcome::NotRed(why) => {
                     let r = GateResult::fail(
                         gates::SINGLE_RED_FAILURE,
-                        json!({"reason": why, "command": s.focused_command, "exit_code": res.exit_code, "counts": res.report.counts(), "infra_error": res.report.infra_error, "log": res.log, "tail": crate::text::clip(&res.tail, 3000)}),
+                        json!({"reason": why, "command": s.focused_command, "exit_code": res.exit_code, "counts": res.report.counts(), "infra_error": res.report.infra_error, "log": res.log, "tail": crate::text::clip_tail(&res.tail, 3000)}),
                         false,
                         "return the command output and failure count to the red agent",
                     );

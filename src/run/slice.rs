@@ -142,7 +142,7 @@ impl Run<'_> {
         } else {
             GateResult::fail(
                 gates::PRE_RED_BASELINE,
-                json!({"reason": format!("`{}` fails before any red change: {}", s.focused_command, command_failure(&res)), "command": s.focused_command, "exit_code": res.exit_code, "log": res.log, "tail": crate::text::clip(&res.tail, 2000)}),
+                json!({"reason": format!("`{}` fails before any red change: {}", s.focused_command, command_failure(&res)), "command": s.focused_command, "exit_code": res.exit_code, "log": res.log, "tail": crate::text::clip_tail(&res.tail, 2000)}),
                 true,
                 "stop the slice and report the baseline failure",
             )
@@ -173,7 +173,7 @@ impl Run<'_> {
             ),
             Some(f) => GateResult::fail(
                 gates::PRE_RED_BASELINE,
-                json!({"reason": format!("`{}` names {file}, which red will write, and the verify command `{}` fails before any red change: {}", s.focused_command, f.run, command_failure(f)), "command": f.run, "exit_code": f.exit_code, "log": f.log, "tail": crate::text::clip(&f.tail, 2000)}),
+                json!({"reason": format!("`{}` names {file}, which red will write, and the verify command `{}` fails before any red change: {}", s.focused_command, f.run, command_failure(f)), "command": f.run, "exit_code": f.exit_code, "log": f.log, "tail": crate::text::clip_tail(&f.tail, 2000)}),
                 true,
                 "make the project's verify commands pass on its base (`forge verify`), then resume",
             ),

@@ -12,11 +12,13 @@ use serde_json::Value;
 
 use crate::glob;
 
+mod clean;
 mod land;
 mod plan;
 mod red;
 mod scope;
 
+pub use clean::*;
 pub use land::*;
 pub use plan::*;
 pub use red::*;
@@ -33,6 +35,7 @@ pub const VERIFIED_RED: &str = "verified-red";
 pub const RED_CHECKPOINT: &str = "red-checkpoint";
 pub const GREEN_FILE_SCOPE: &str = "green-file-scope";
 pub const GREEN_CHECKS: &str = "green-checks";
+pub const CLEAN_ROOM: &str = "clean-room";
 pub const MILESTONE_CHECKS: &str = "milestone-checks";
 pub const FINAL_ANCESTRY: &str = "final-ancestry";
 
