@@ -98,9 +98,12 @@ fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
         if pkg.contains("\"vitest\"") {
             return Some(Detected {
                 kind: "vitest",
-                test: "npx vitest run --reporter=json --outputFile=.tmp/.forge/vitest.json".into(),
+                // The JSON on standard output, not a report file: a file under `.tmp/.forge/`
+                // cannot be written inside the sandbox (Forge's own state is read-only there),
+                // and one elsewhere would be an untracked file in the working tree.
+                test: "npx vitest run --reporter=json".into(),
                 report: "vitest-json",
-                report_path: Some(".tmp/.forge/vitest.json"),
+                report_path: None,
                 lint: None,
                 lint_seen_in: None,
                 missing: None,
@@ -109,9 +112,9 @@ fn detect_kind(root: &Path, has: &dyn Fn(&str) -> bool) -> Option<Detected> {
         if pkg.contains("\"jest\"") {
             return Some(Detected {
                 kind: "jest",
-                test: "npx jest --json --outputFile=.tmp/.forge/jest.json".into(),
+                test: "npx jest --json".into(),
                 report: "jest-json",
-                report_path: Some(".tmp/.forge/jest.json"),
+                report_path: None,
                 lint: None,
                 lint_seen_in: None,
                 missing: None,

@@ -290,6 +290,16 @@ fn node_package_with_node_modules_and_jest_lands_every_slice() {
     );
     assert_clone_suite_passes(&r, &["node_modules/.bin/jest"]);
     assert_no_temp_left(&r);
+    // The Stop hook verifies with `forge init`'s command inside the session sandbox, where
+    // Forge's own `.tmp/.forge/` is read-only: the report comes on standard output, so the
+    // finished work lets the agent stop.
+    let stop = json!({"session_id": "s1", "transcript_path": "/dev/null",
+        "cwd": r.path().display().to_string(), "permission_mode": "default",
+        "hook_event_name": "Stop", "stop_hook_active": false,
+        "last_assistant_message": "done", "background_tasks": [], "session_crons": []});
+    let o = r.hook("claude", "stop", stop.to_string().as_bytes());
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(!o.stdout.contains("\"block\""), "{o:?}");
 }
 
 /// A Python project with no test yet — the first slice of TDD — lands: pytest's "no tests ran"
