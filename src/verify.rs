@@ -398,6 +398,24 @@ pub struct Place {
     pub report_root: Option<std::path::PathBuf>,
 }
 
+/// Where verify runs the project's commands: inside `forge sandbox --profile session` where
+/// [`crate::sandbox::walls`] says so — the project writable but Forge's state, git's hooks and
+/// config and the agents' settings, and the home folder read-only, caches writable — else in
+/// the project as it is.
+pub fn walled_place(project: &Project, mode: crate::sandbox::Mode) -> Result<Place> {
+    if !crate::sandbox::walls(mode, &project.config_path()).map_err(Error::usage)? {
+        return Ok(Place::default());
+    }
+    let root = project.root.canonicalize().unwrap_or(project.root.clone());
+    let req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, root);
+    let forge =
+        std::env::current_exe().map_err(|e| Error::io("cannot find Forge's own binary", e))?;
+    Ok(Place {
+        wrap: crate::sandbox::launch::argv(&forge, &req, &[]),
+        ..Place::default()
+    })
+}
+
 /// Runs one command and parses its report: verify's unit of work, which `forge run` reuses for
 /// its focused command and related checks. `logs` is the folder for its output; with `keep`,
 /// the folder is held to that many logs (verify's), without it every log stays (a run's logs

@@ -704,3 +704,45 @@ fn ctrl_c_ends_the_command_says_so_and_counts_nothing() {
     let tl = r.forge(&["timeline", "--kind", "verify", "--json"]);
     assert_eq!(tl.stdout.trim(), "[]", "{tl:?}");
 }
+
+/// Issue 31: the code under test is often an agent's, and it runs when a person verifies. In the
+/// kernel sandbox (the default where Linux has it) it plants nothing: no git hook, no edit of
+/// Forge's config, nothing in the home folder — while the project's own files stay writable
+/// (a build writes its output). `verify.sandbox: off` is the person's opt-out.
+#[test]
+fn verify_runs_the_code_under_test_in_the_sandbox_and_it_plants_nothing() {
+    if !common::sandbox_available(
+        "verify_runs_the_code_under_test_in_the_sandbox_and_it_plants_nothing",
+    ) {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let plant = "printf '#!/bin/sh\\n' > .git/hooks/pre-commit 2>/dev/null; \
+                 echo '# planted' >> .forge/config.yaml 2>/dev/null; \
+                 echo x > \"$HOME/planted\" 2>/dev/null; \
+                 mkdir -p build && echo out > build/out.txt && echo 'ok 1 - builds'";
+    let config = |extra: &str| {
+        format!(
+            "verify:\n  commands:\n    - name: test\n      run: {}\n      report: tap\n{extra}",
+            serde_json::to_string(plant).unwrap()
+        )
+    };
+    let r = Repo::bare();
+    r.config(&config(""));
+    let before = r.read(".forge/config.yaml");
+    let o = r.forge_env(&["verify"], &[("HOME", home.path())]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(o.stdout.contains("Verdict: PASS"), "{o:?}");
+    assert!(!r.exists(".git/hooks/pre-commit"), "{o:?}");
+    assert_eq!(r.read(".forge/config.yaml"), before);
+    assert!(!home.path().join("planted").exists());
+    assert_eq!(r.read("build/out.txt"), "out\n");
+    // The person's opt-out: the same command plants all three.
+    let r = Repo::bare();
+    r.config(&config("  sandbox: off\n"));
+    let o = r.forge_env(&["verify"], &[("HOME", home.path())]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(r.exists(".git/hooks/pre-commit"));
+    assert!(r.read(".forge/config.yaml").contains("# planted"));
+    assert!(home.path().join("planted").exists());
+}

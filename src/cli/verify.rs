@@ -265,6 +265,7 @@ pub fn run(args: Args) -> Result<i32> {
             style: out_style,
         }
     });
+    let place = verify::walled_place(&project, config.verify.sandbox_mode(config.sandbox.mode))?;
     let mut live = progress::Live::new(text, stdout_tty, stderr_tty, args.quiet, err_style);
     let report = verify::run_with(
         &project,
@@ -272,7 +273,7 @@ pub fn run(args: Args) -> Result<i32> {
         verify::Request {
             change: args.change.as_deref(),
             only: &args.names,
-            place: None,
+            place: Some(&place),
         },
         &mut live,
     )?;

@@ -875,26 +875,8 @@ fn codex_applies_itself(command: &str) -> bool {
         && (quoted || !text.contains(['$', '`', '\\']))
 }
 
-/// Whether what the session runs for the agent — its Bash calls, and the checks the Stop hook
-/// runs on the code it wrote — runs inside `forge sandbox --profile session`: `Ok(false)`
-/// when `sandbox.mode` is off, the hook already runs inside a sandbox (`forge run`), or the
-/// kernel has no Landlock and the mode is `auto`; `Err` when `require` cannot be met.
 fn session_walled(project: &Project, config: &Config) -> Result<bool, String> {
-    if std::env::var_os(crate::sandbox::ENV_MARKER).is_some() {
-        return Ok(false);
-    }
-    let mode = config.sandbox.mode;
-    if mode == crate::sandbox::Mode::Off {
-        return Ok(false);
-    }
-    let level = crate::sandbox::level();
-    if let Err(e) = level.check(mode) {
-        return Err(format!(
-            "{e} (`sandbox.mode: require` in {})",
-            project.config_path().display()
-        ));
-    }
-    Ok(level.landlock_abi > 0)
+    crate::sandbox::walls(config.sandbox.mode, &project.config_path())
 }
 
 /// The answer that runs the Bash call inside the sandbox: `allow` with the tool's input, its
@@ -1173,20 +1155,8 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
         let config = Config::load(&project.config_path())?;
         breaker::load(&project, key)?;
         // The checks run the code the agent just wrote: inside the same wall as its commands.
-        let place = match session_walled(&project, &config) {
-            Ok(true) => {
-                let root = project.root.canonicalize().unwrap_or(project.root.clone());
-                let req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, root);
-                let forge = std::env::current_exe()
-                    .map_err(|e| crate::Error::io("cannot find Forge's own binary", e))?;
-                verify::Place {
-                    wrap: crate::sandbox::launch::argv(&forge, &req, &[]),
-                    ..verify::Place::default()
-                }
-            }
-            Ok(false) => verify::Place::default(),
-            Err(why) => return Err(crate::Error::usage(why)),
-        };
+        let place =
+            verify::walled_place(&project, config.verify.sandbox_mode(config.sandbox.mode))?;
         let report = verify::run_with(
             &project,
             &config.verify,

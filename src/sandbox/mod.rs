@@ -1001,6 +1001,25 @@ pub fn enter(
     }
 }
 
+/// Whether what a session runs for an agent — its Bash calls, and the person's verify commands
+/// run on the code it wrote — runs inside `forge sandbox --profile session`: `Ok(false)` when
+/// `mode` is off, Forge already runs inside a sandbox (`forge run`, an agent's own command:
+/// rules could only narrow), or the kernel has no Landlock and the mode is `auto`; `Err` when
+/// `require` cannot be met (`config` names the file that asks for it).
+pub fn walls(mode: Mode, config: &Path) -> Result<bool, String> {
+    if std::env::var_os(ENV_MARKER).is_some() || mode == Mode::Off {
+        return Ok(false);
+    }
+    let level = level();
+    if let Err(e) = level.check(mode) {
+        return Err(format!(
+            "{e} (`sandbox.mode: require` in {})",
+            config.display()
+        ));
+    }
+    Ok(level.landlock_abi > 0)
+}
+
 /// Whether `p` can be named in overlayfs's mount options (which separate with `,` and `:`).
 pub fn overlay_path_ok(p: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;

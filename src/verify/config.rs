@@ -13,6 +13,19 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 #[serde(deny_unknown_fields)]
 pub struct VerifyConfig {
     pub commands: Vec<VerifyCommand>,
+    /// Whether `forge verify` and the Stop hook run the commands inside the kernel sandbox
+    /// (`auto`, `require`, `off`); unset: as `sandbox.mode` says. The code under test is often an
+    /// agent's: in the sandbox it cannot plant a git hook, rewrite Forge's state or the agents'
+    /// settings, or write the home folder when a person verifies it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+}
+
+impl VerifyConfig {
+    /// The sandbox mode verify runs in, given the project's `sandbox.mode`.
+    pub fn sandbox_mode(&self, project_mode: crate::sandbox::Mode) -> crate::sandbox::Mode {
+        self.sandbox.unwrap_or(project_mode)
+    }
 }
 
 /// What to run and how to read its report: everything that runs a command (verify, and
