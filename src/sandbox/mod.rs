@@ -748,11 +748,14 @@ pub fn is_secret_env(name: &str) -> bool {
         return true;
     }
     let n = name.to_ascii_uppercase();
-    // `_AUTH`, not `AUTH`: `GIT_AUTHOR_NAME` and `XAUTHORITY` are no credentials.
+    // `AUTH` as a word of the name (`NPM_AUTH`, `BASIC_AUTH_HEADER`), never inside one:
+    // `GIT_AUTHOR_NAME` and `XAUTHORITY` are no credentials, and removing the first took a
+    // person's git identity from every agent's commits.
     crate::secrets::ENV_NAME_WORDS
         .iter()
-        .chain(&["_AUTH", "DATABASE_URL"])
+        .chain(&["DATABASE_URL"])
         .any(|w| n.contains(w))
+        || n.split('_').any(|w| w == "AUTH")
         || n.ends_with("_DSN")
 }
 

@@ -958,3 +958,23 @@ fn git_config_parameters_are_read_as_git_writes_them() {
         ]
     );
 }
+
+/// A person's git identity is no credential: `GIT_AUTHOR_NAME` holds `AUTH` only inside a word,
+/// and removing it took the identity from every commit an agent made in the sandbox. `AUTH` as
+/// a word of the name still is one.
+#[test]
+fn a_git_identity_is_kept_and_an_auth_variable_is_not() {
+    for n in [
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "XAUTHORITY",
+        "OAUTHLIB_INSECURE_TRANSPORT_MODE",
+    ] {
+        assert!(!crate::sandbox::is_secret_env(n), "{n}");
+    }
+    for n in ["NPM_AUTH", "BASIC_AUTH", "HTTP_AUTH_HEADER", "AUTH"] {
+        assert!(crate::sandbox::is_secret_env(n), "{n}");
+    }
+}
