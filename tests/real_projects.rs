@@ -17,20 +17,9 @@ use std::process::Command;
 use common::projects::{
     PROJECTS, inflection_script, init_with_agent, pytest_available, python_project,
 };
+use common::shop::subjects;
 use common::{Repo, copy_dir};
 use serde_json::json;
-
-fn subjects(r: &Repo) -> Vec<String> {
-    let o = Command::new("git")
-        .args(["log", "--format=%s"])
-        .current_dir(r.path())
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
 
 /// A fresh clone of what landed passes the project's suite with the project's environment.
 fn assert_clone_suite_passes(r: &Repo, cmd: &[&str]) {
@@ -177,16 +166,7 @@ fn a_focused_command_naming_the_new_test_file_lands() {
         "{}",
         o.stdout
     );
-    let gates = r.path().join(".tmp/.forge/runs/words/gates");
-    let baseline = std::fs::read_dir(&gates)
-        .unwrap()
-        .flatten()
-        .find(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.contains("kebabize-pre-red-baseline")
-        })
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .unwrap();
+    let baseline = gate_files(&r, "kebabize-pre-red-baseline").join("\n");
     assert!(
         baseline.contains(
             "names test_kebabize.py, which red will write; the verify commands pass on START_SHA"
