@@ -146,6 +146,22 @@ fn a_terminal_gets_a_spinner_and_colour_a_pipe_gets_neither() {
     assert!(!o.stderr.contains('\r') && !o.stderr.contains('⠋'), "{o:?}");
 }
 
+/// On a terminal the spinner counts the cases the running command's output says ended, as the
+/// output comes: a person sees a long suite move, not only its time.
+#[test]
+fn the_spinner_counts_cases_while_the_command_runs() {
+    let r = Repo::with_command(
+        "echo 'ok 1 - a'; echo 'ok 2 - b'; echo 'not ok 3 - c'; sleep 1; echo '1..3'; exit 1",
+        "tap",
+    );
+    let tty = on_terminal(&r, "verify", &[]);
+    // A spinner frame (not the report's closing counts) carries the count.
+    let counted = tty
+        .split("\r\u{1b}[2K")
+        .any(|frame| frame.contains("$ echo") && frame.contains("s  2 passed, 1 failed"));
+    assert!(counted, "{tty:?}");
+}
+
 #[test]
 fn named_commands_run_alone_and_unknown_names_are_usage_errors() {
     let r = Repo::bare();

@@ -266,7 +266,14 @@ pub fn run(args: Args) -> Result<i32> {
         }
     });
     let place = verify::walled_place(&project, config.verify.sandbox_mode(config.sandbox.mode))?;
-    let mut live = progress::Live::new(text, stdout_tty, stderr_tty, args.quiet, err_style);
+    let mut live = progress::Live::new(
+        text,
+        stdout_tty,
+        stderr_tty,
+        args.quiet,
+        err_style,
+        project.root.clone(),
+    );
     let report = verify::run_with(
         &project,
         &config.verify,

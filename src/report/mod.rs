@@ -12,6 +12,7 @@ mod jest;
 mod jest_console;
 mod junit;
 mod libtest;
+pub mod live;
 mod mocha;
 mod nextest;
 mod pytest;

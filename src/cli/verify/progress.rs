@@ -32,6 +32,9 @@ pub struct Live {
     pub err_style: Style,
     header_done: bool,
     spinner: Option<Spinner>,
+    /// The project's root: logs are named relative to it, and the spinner reads the running
+    /// command's log to count its cases.
+    root: std::path::PathBuf,
 }
 
 struct Spinner {
@@ -46,6 +49,7 @@ impl Live {
         stderr_tty: bool,
         quiet: bool,
         err_style: Style,
+        root: std::path::PathBuf,
     ) -> Live {
         Live {
             text,
@@ -55,6 +59,7 @@ impl Live {
             err_style,
             header_done: false,
             spinner: None,
+            root,
         }
     }
 
@@ -113,14 +118,16 @@ impl Progress for Live {
         );
         let style = self.err_style;
         let started = Instant::now();
+        let mut tally = Tally::new(self.root.join(log), cmd.report);
         let thread = std::thread::spawn(move || {
             let mut frame = 0usize;
             loop {
+                let count = tally.read();
                 {
                     let mut err = std::io::stderr().lock();
                     let _ = write!(
                         err,
-                        "\r\x1b[2K{} {label}  {:.1}s",
+                        "\r\x1b[2K{} {label}  {:.1}s{count}",
                         style.paint("36", &FRAMES[frame % FRAMES.len()].to_string()),
                         started.elapsed().as_secs_f64()
                     );
@@ -167,5 +174,64 @@ impl Progress for Live {
 impl Drop for Live {
     fn drop(&mut self) {
         self.stop_spinner();
+    }
+}
+
+/// The cases a running command's log says ended so far, read as the log grows (it is written
+/// as the command prints; see `exec.rs`).
+struct Tally {
+    log: std::path::PathBuf,
+    format: forge::report::Format,
+    offset: u64,
+    partial: Vec<u8>,
+    passed: u64,
+    failed: u64,
+}
+
+impl Tally {
+    fn new(log: std::path::PathBuf, format: forge::report::Format) -> Tally {
+        Tally {
+            log,
+            format,
+            offset: 0,
+            partial: Vec::new(),
+            passed: 0,
+            failed: 0,
+        }
+    }
+
+    /// Reads what the log gained since the last call; the count to show (empty before any).
+    fn read(&mut self) -> String {
+        use std::io::{Read, Seek};
+        if let Ok(mut f) = std::fs::File::open(&self.log)
+            && f.seek(std::io::SeekFrom::Start(self.offset)).is_ok()
+        {
+            let mut buf = Vec::new();
+            // A bounded read per tick: a command that prints fast is counted over a few ticks.
+            if let Ok(n) = f.take(1 << 20).read_to_end(&mut buf) {
+                self.offset += n as u64;
+                self.partial.extend_from_slice(&buf);
+                let (mut passed, mut failed, mut start) = (0, 0, 0);
+                for line in self.partial.split_inclusive(|b| *b == b'\n') {
+                    if line.last() != Some(&b'\n') {
+                        break;
+                    }
+                    start += line.len();
+                    let text = String::from_utf8_lossy(&line[..line.len() - 1]);
+                    match forge::report::live::case_ended(self.format, &text) {
+                        Some(true) => passed += 1,
+                        Some(false) => failed += 1,
+                        None => {}
+                    }
+                }
+                self.partial.drain(..start);
+                self.passed += passed;
+                self.failed += failed;
+            }
+        }
+        if self.passed + self.failed == 0 {
+            return String::new();
+        }
+        format!("  {} passed, {} failed", self.passed, self.failed)
     }
 }
