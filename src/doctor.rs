@@ -585,7 +585,7 @@ fn check_hooks(ctx: &Context) -> Vec<Finding> {
             wired_any = true;
             let flag = if global { " --global" } else { "" };
             let reinstall = format!("`forge hooks install {}{flag}`", agent.name());
-            let missing: Vec<&str> = crate::hooks::Event::ALL
+            let missing: Vec<&str> = crate::hooks::Event::installed(agent)
                 .iter()
                 .map(|e| e.native(agent))
                 .filter(|n| !events.iter().any(|(e, _)| e == n))

@@ -320,6 +320,108 @@ fn stop_blocks_on_fail_until_the_breaker_opens() {
 /// session sandbox, like the agent's own commands, so a test file cannot do from the Stop hook
 /// what the agent's Bash calls cannot (red-team finding: it read a key, deleted a folder outside
 /// the project and appended to `~/.bashrc`).
+/// From Claude Code 2.1.220 on the Agent tool runs subagents in the background: the main agent
+/// stops while one still fixes the code. Those Stops block, say why, and do not count; once the
+/// subagent ended, the next Stop counts as usual. Payloads as 2.1.337 sends them, without the
+/// Stop's own `background_tasks`, so Forge's record of the events decides.
+#[test]
+fn a_stop_while_a_background_subagent_runs_blocks_without_counting() {
+    let r = failing_change_repo();
+    let started = claude_payload(&r, "SubagentStart", "agent_id");
+    let launched = claude_payload(&r, "PostToolUse", "async_launched");
+    let ended = claude_payload(&r, "SubagentStop", "agent_id");
+    let mut stop = claude_payload(&r, "Stop", "\"status\":\"running\"");
+    stop.as_object_mut().unwrap().remove("background_tasks");
+    let o = hook(
+        &r,
+        "claude",
+        "subagent-start",
+        started.to_string().as_bytes(),
+    );
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
+    let o = hook(
+        &r,
+        "claude",
+        "post-tool-use",
+        launched.to_string().as_bytes(),
+    );
+    assert_eq!(o.code, 0, "{o:?}");
+    for attempt in 1..=4 {
+        let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+        let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        assert_eq!(v["decision"], "block", "attempt {attempt}: {o:?}");
+        let reason = v["reason"].as_str().unwrap();
+        let id = started["agent_id"].as_str().unwrap();
+        assert!(
+            reason.starts_with(&format!("1 subagent(s) still running ({id});")),
+            "{reason}"
+        );
+        assert!(reason.contains("not counted"), "{reason}");
+        assert!(
+            reason.contains("Failing test guest pays by card"),
+            "{reason}"
+        );
+        assert!(!reason.contains("Breaker:"), "{reason}");
+    }
+    assert!(
+        !r.path()
+            .join(".forge/changes/checkout/verify-attempts.yaml")
+            .exists(),
+        "an uncounted Stop wrote the breaker"
+    );
+    // The subagent ends: the next Stop is verified and counted.
+    let o = hook(&r, "claude", "subagent-stop", ended.to_string().as_bytes());
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.contains("Breaker: 1/3"), "{reason}");
+    assert!(!reason.contains("still running"), "{reason}");
+    // The timeline says what happened.
+    let timeline = r.read(&format!(
+        ".forge/sessions/{}/timeline.jsonl",
+        stop["session_id"].as_str().unwrap()
+    ));
+    assert!(
+        timeline.contains("\"stop-waits-for-subagents\""),
+        "{timeline}"
+    );
+    assert!(timeline.contains("\"subagent-stop\""), "{timeline}");
+}
+
+/// The Stop payload's `background_tasks` (the client's own account) settles Forge's record: a
+/// subagent the client lists as running holds the count back even when Forge saw no start, and
+/// one whose SubagentStop never came (killed) no longer does once the client lists none.
+#[test]
+fn the_clients_background_tasks_settle_which_subagents_run() {
+    let r = failing_change_repo();
+    let listed = claude_payload(&r, "Stop", "\"status\":\"running\"");
+    let o = hook(&r, "claude", "stop", listed.to_string().as_bytes());
+    assert!(o.stdout.contains("1 subagent(s) still running"), "{o:?}");
+    let started = claude_payload(&r, "SubagentStart", "agent_id");
+    hook(
+        &r,
+        "claude",
+        "subagent-start",
+        started.to_string().as_bytes(),
+    );
+    let mut none = listed.clone();
+    none["background_tasks"] = json!([]);
+    let o = hook(&r, "claude", "stop", none.to_string().as_bytes());
+    assert!(o.stdout.contains("Breaker: 1/3"), "{o:?}");
+    // A record the hooks cannot read counts as usual (the safe side), and says why.
+    let mut bare = listed.clone();
+    bare.as_object_mut().unwrap().remove("background_tasks");
+    let rec = format!(
+        ".tmp/.forge/sessions/{}/subagents.json",
+        listed["session_id"].as_str().unwrap()
+    );
+    r.write(&rec, "not json");
+    let o = hook(&r, "claude", "stop", bare.to_string().as_bytes());
+    assert!(o.stdout.contains("Breaker: 2/3"), "{o:?}");
+    assert!(o.stderr.contains("subagents.json"), "{o:?}");
+}
+
 #[test]
 fn stop_runs_the_checks_inside_the_session_sandbox() {
     if !sandbox_available("hooks::stop_runs_the_checks_inside_the_session_sandbox") {
@@ -788,7 +890,29 @@ fn hooks_install_status_uninstall_cli() {
         .iter()
         .find(|x| x["agent"] == "claude" && x["scope"] == "project")
         .unwrap();
-    assert_eq!(claude["events"].as_array().unwrap().len(), 4);
+    // Claude Code's subagent events too: its Stop must know which subagents still run.
+    let events: Vec<&str> = claude["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or_else(|| e.as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+            "SessionStart",
+            "SubagentStart",
+            "SubagentStop"
+        ],
+        "{claude}"
+    );
+    assert!(
+        r.read(".claude/settings.json")
+            .contains("forge hook claude subagent-stop")
+    );
     assert_eq!(
         r.forge(&["hooks", "install", "codex", "--bin", "forge"])
             .code,

@@ -173,6 +173,20 @@ fn run_claude_with_args(
     seed: impl FnOnce(&Path),
     args: &[&str],
 ) -> Option<Run> {
+    run_claude_script(test, r, json!({ "turns": turns }), seed, args, &[])
+}
+
+/// The real client on a whole rig `script` (`turns`, and what `RIG_FAKE`'s fake reads:
+/// `subagent_marker`, `subagent_turns`, `delay`), with `env` for the rig (`CLAUDE_CODE_VERSION`:
+/// the client's version, else the rig's).
+fn run_claude_script(
+    test: &str,
+    r: &Repo,
+    script_json: Value,
+    seed: impl FnOnce(&Path),
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Option<Run> {
     let rig = match find_rig() {
         Ok(p) => p,
         Err(why) => {
@@ -190,7 +204,14 @@ fn run_claude_with_args(
     let o = r.forge(&["hooks", "install", "claude", "--bin", bin.to_str().unwrap()]);
     assert_eq!(o.code, 0, "hooks install: {o:?}");
     let settings = r.read(".claude/settings.json");
-    for event in ["PreToolUse", "PostToolUse", "Stop", "SessionStart"] {
+    for event in [
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionStart",
+        "SubagentStart",
+        "SubagentStop",
+    ] {
         assert!(settings.contains(event), "{event} not wired: {settings}");
     }
 
@@ -199,19 +220,21 @@ fn run_claude_with_args(
         .tempdir()
         .unwrap();
     let script = dir.path().join("script.json");
-    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    std::fs::write(&script, script_json.to_string()).unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir_all(out.join("home")).unwrap();
     seed(&out.join("home"));
 
     let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let started = std::time::Instant::now();
-    let o = Command::new(&rig)
-        .arg(r.path())
+    let mut cmd = Command::new(&rig);
+    cmd.arg(r.path())
         .arg(&script)
         .arg(&out)
         .args(args)
         .env("RIG_TIMEOUT", "300")
+        .envs(env.iter().copied());
+    let o = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
     drop(guard);
@@ -466,6 +489,92 @@ fn failing_change_blocks_stop_until_the_breaker_opens() {
     let state = r.read(".forge/changes/checkout/verify-attempts.yaml");
     assert!(state.contains("consecutive_failures: 3"), "{state}");
     assert!(state.contains("open: true"), "{state}");
+}
+
+/// The first Claude Code release that backgrounds subagents (the rig's README).
+const BACKGROUND_CLAUDE: &str = "2.1.220";
+
+/// From Claude Code 2.1.220 on, the Agent tool runs subagents in the background by default:
+/// the main agent stops while its subagent still fixes the code. Those Stops are blocked with
+/// "1 subagent(s) still running" and not counted; once the subagent ended, the Stop verifies,
+/// passes, and the breaker never opened.
+#[test]
+fn a_stop_waits_for_a_background_subagent_without_opening_the_breaker() {
+    let test = "a_stop_waits_for_a_background_subagent_without_opening_the_breaker";
+    for v in [BACKGROUND_CLAUDE.to_string()] {
+        eprintln!("real_agents::{test}: Claude Code {v}");
+        let r = Repo::with_command("sh tests/run.sh", "tap");
+        // The case passes once the subagent's fix landed.
+        r.write(
+            "tests/run.sh",
+            "if [ -f fixed.txt ]; then echo 'ok 1 - guest pays by card'; else echo 'not ok 1 - guest pays by card'; fi\necho 1..1\n",
+        );
+        r.change("checkout", &["guest pays by card"]);
+        assert_eq!(r.forge(&["change", "use", "checkout"]).code, 0);
+        let agent = json!({"content": [{"type": "tool_use", "name": "@agent", "input": {
+                "description": "fix the card payment", "prompt": "SUBAGENT-TASK: fix it",
+                "subagent_type": "general-purpose"}}],
+            "stop_reason": "tool_use"});
+        let mut turns = vec![agent];
+        turns.extend((1..=10).map(|i| text(&format!("waiting ({i})"))));
+        let script = json!({
+            "subagent_marker": "SUBAGENT-TASK",
+            "turns": turns,
+            "subagent_turns": [bash("sleep 3 && echo fixed > fixed.txt"), text("fixed")],
+        });
+        let Some(run) = run_claude_script(
+            test,
+            &r,
+            script,
+            |_| {},
+            &[],
+            &[
+                ("RIG_FAKE", "fake_anthropic_stream.py"),
+                ("CLAUDE_CODE_VERSION", v.as_str()),
+            ],
+        ) else {
+            return;
+        };
+        assert_success(&run);
+        // The subagent ran in the background and did its work.
+        let results = run.tool_results();
+        assert!(
+            results
+                .iter()
+                .any(|(_, t)| t.contains("Async agent launched successfully")),
+            "{results:?}{}",
+            run.dump()
+        );
+        assert!(r.exists("fixed.txt"), "{}", run.dump());
+        // Each Stop while it ran was blocked and said why, and none was counted.
+        let feedback = run.stop_feedback();
+        for f in &feedback {
+            assert!(
+                f.contains("1 subagent(s) still running") && f.contains("not counted"),
+                "{f}{}",
+                run.dump()
+            );
+            assert!(!f.contains("Breaker:"), "{f}{}", run.dump());
+        }
+        let state = r.read(".forge/changes/checkout/verify-attempts.yaml");
+        assert!(
+            state.contains("consecutive_failures: 0"),
+            "{state}{}",
+            run.dump()
+        );
+        assert!(state.contains("open: false"), "{state}{}", run.dump());
+        assert!(
+            state.contains("last_verdict: PASS"),
+            "{state}{}",
+            run.dump()
+        );
+        let result = run.result()["result"].as_str().unwrap_or("").to_string();
+        assert!(result.starts_with("waiting"), "{result}{}", run.dump());
+        eprintln!(
+            "real_agents::{test}: Claude Code {v}: {} Stop(s) blocked while the subagent ran, then PASS",
+            feedback.len()
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,17 +9,18 @@ use forge::repo::Project;
 #[command(
     about = "Answer one hook call from an agent (its stdin/stdout protocol); agents run this, not people",
     long_about = "Called by an agent's hook system with the hook payload on stdin. AGENT is claude, codex or gemini; \
-EVENT is pre-tool-use, post-tool-use, stop or session-start (or the agent's own event name). \
+EVENT is pre-tool-use, post-tool-use, stop, session-start, subagent-start or subagent-stop (or the agent's own event name). \
 PreToolUse runs the guard; Stop runs `forge verify --change <active change>` (with no active change, \
 `forge verify` of all changes, counted by the breaker `all-changes`) and blocks the stop on FAIL until the \
-breaker opens; SessionStart tells the agent what Stop will verify, with the scenarios. \
+breaker opens — while subagents the session started still run, a FAIL blocks without being counted; \
+SubagentStart and SubagentStop (and the Agent tool's background launch) keep that list; SessionStart tells the agent what Stop will verify, with the scenarios. \
 Malformed, oversized or never-ending input is denied: the hook fails closed.",
     after_help = "Examples:\n  echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf /\"},\"cwd\":\".\"}' | forge hook claude pre-tool-use\n  forge hook claude stop < payload.json"
 )]
 pub struct HookArgs {
     /// claude, codex or gemini.
     agent: String,
-    /// pre-tool-use, post-tool-use, stop, session-start (or PreToolUse, BeforeTool, AfterAgent, …).
+    /// pre-tool-use, post-tool-use, stop, session-start, subagent-start, subagent-stop (or PreToolUse, BeforeTool, AfterAgent, …).
     event: String,
 }
 
@@ -47,7 +48,7 @@ const DECISION_MEMORY: usize = 512 * 1024 * 1024;
 pub fn hook(args: HookArgs) -> Result<i32> {
     let (Some(agent), Some(event)) = (Agent::parse(&args.agent), Event::parse(&args.event)) else {
         eprintln!(
-            "forge: error: unknown hook `{} {}`: agent is claude|codex|gemini, event is pre-tool-use|post-tool-use|stop|session-start",
+            "forge: error: unknown hook `{} {}`: agent is claude|codex|gemini, event is pre-tool-use|post-tool-use|stop|session-start|subagent-start|subagent-stop",
             args.agent, args.event
         );
         // Exit 2 blocks a tool call in every agent: a mistyped hook must not fail open.
