@@ -422,6 +422,111 @@ fn the_clients_background_tasks_settle_which_subagents_run() {
     assert!(o.stderr.contains("subagents.json"), "{o:?}");
 }
 
+/// A subagent started with `isolation: "worktree"` works in `.claude/worktrees/agent-…/`: a
+/// working tree of the project, judged as the main tree is — its sources writable by Write and
+/// Bash, its own `.forge/` and `.git` file not — while the rest of `.claude/` stays agent config.
+#[test]
+fn an_agent_worktree_is_judged_as_the_project() {
+    let r = Repo::with_command("true", "none");
+    let wt = r.path().join(".claude/worktrees/agent-a1b2c3");
+    let git = std::process::Command::new("git")
+        .args(["worktree", "add", "-q", "-b", "agent-a1b2c3"])
+        .arg(&wt)
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{git:?}");
+    let base = claude_payload(&r, "PreToolUse", "\"Write\"");
+    let call = |tool: &str, input: Value| {
+        let mut p = base.clone();
+        p["tool_name"] = json!(tool);
+        p["tool_input"] = input;
+        p["cwd"] = json!(wt.display().to_string());
+        let o = hook(&r, "claude", "pre-tool-use", p.to_string().as_bytes());
+        (claude_decision(&o), o.stdout)
+    };
+    let write = |rel: &str| {
+        call(
+            "Write",
+            json!({"file_path": wt.join(rel).display().to_string(), "content": "x\n"}),
+        )
+    };
+    let (d, out) = write("src/lib.rs");
+    assert_ne!(d.as_deref(), Some("deny"), "{out}");
+    let (d, out) = call(
+        "Bash",
+        json!({"command": "mkdir -p src && echo 'pub fn f() {}' > src/lib.rs", "description": "x"}),
+    );
+    assert_ne!(d.as_deref(), Some("deny"), "{out}");
+    for (rel, rule) in [
+        (".forge/config.yaml", "[forge-state]"),
+        (".git", "[forge-state]"),
+        (".claude/settings.json", "[agent-config]"),
+    ] {
+        let (d, out) = write(rel);
+        assert_eq!(d.as_deref(), Some("deny"), "{rel}: {out}");
+        assert!(out.contains(rule), "{rel}: {out}");
+    }
+    let (d, out) = call(
+        "Bash",
+        json!({"command": "echo 'verify: {}' > .forge/config.yaml", "description": "x"}),
+    );
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+    assert!(out.contains("[forge-state]"), "{out}");
+    // The project's own agent settings stay agent config.
+    let (d, out) = call(
+        "Write",
+        json!({"file_path": r.path().join(".claude/settings.json").display().to_string(), "content": "{}"}),
+    );
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+    assert!(out.contains("[agent-config]"), "{out}");
+    let (d, out) = call(
+        "Bash",
+        json!({"command": format!("echo '{{}}' > {}/.claude/settings.json", r.path().display()), "description": "x"}),
+    );
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+    assert!(out.contains("[agent-config]"), "{out}");
+}
+
+/// The kernel agrees: inside the session sandbox a command writes the worktree's sources, not
+/// its `.forge/` or `.git` file, nor the project's `.claude/settings.json`.
+#[test]
+fn the_session_sandbox_lets_a_command_write_an_agent_worktree() {
+    if !sandbox_available("hooks::the_session_sandbox_lets_a_command_write_an_agent_worktree") {
+        return;
+    }
+    let r = Repo::with_command("true", "none");
+    let git = std::process::Command::new("git")
+        .args([
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "agent-x",
+            ".claude/worktrees/agent-x",
+        ])
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{git:?}");
+    let o = r.forge(&[
+        "sandbox",
+        "--profile",
+        "session",
+        "--",
+        "sh",
+        "-c",
+        "cd .claude/worktrees/agent-x && mkdir -p src && echo ok > src/a.rs && echo wrote-src; \
+         echo x > .forge/config.yaml || echo kept-forge; echo x > .git || echo kept-git; \
+         echo x > ../../settings.json || echo kept-settings",
+    ]);
+    assert_eq!(o.code, 0, "{o:?}");
+    for word in ["wrote-src", "kept-forge", "kept-git", "kept-settings"] {
+        assert!(o.stdout.contains(word), "{word}: {o:?}");
+    }
+    assert_eq!(r.read(".claude/worktrees/agent-x/src/a.rs"), "ok\n");
+}
+
 #[test]
 fn stop_runs_the_checks_inside_the_session_sandbox() {
     if !sandbox_available("hooks::stop_runs_the_checks_inside_the_session_sandbox") {

@@ -577,6 +577,78 @@ fn a_stop_waits_for_a_background_subagent_without_opening_the_breaker() {
     }
 }
 
+/// A subagent started with `isolation: "worktree"` works in `.claude/worktrees/agent-…/`, a
+/// working tree of the project: its Bash and Write calls there go through (the Bash one in the
+/// kernel sandbox, in a form Claude Code's own worktree check accepts), and a write to the
+/// worktree's `.forge/` is denied.
+#[test]
+fn a_worktree_subagent_edits_its_worktree_but_not_its_forge_state() {
+    let test = "a_worktree_subagent_edits_its_worktree_but_not_its_forge_state";
+    let r = Repo::with_command("true", "none");
+    // Claude Code bases a worktree on HEAD.
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "base"]);
+    let agent = json!({"content": [{"type": "tool_use", "name": "@agent", "input": {
+            "description": "fix it", "prompt": "SUBAGENT-TASK: fix it",
+            "subagent_type": "general-purpose", "isolation": "worktree",
+            "run_in_background": false}}],
+        "stop_reason": "tool_use"});
+    let write = json!({"content": [{"type": "tool_use", "name": "Write", "input": {
+            "file_path": "src/w.txt", "content": "written\n"}}],
+        "stop_reason": "tool_use"});
+    let script = json!({
+        "subagent_marker": "SUBAGENT-TASK",
+        "turns": [agent, text("done")],
+        "subagent_turns": [
+            bash("echo fixed > fixed.txt"),
+            write,
+            bash("echo 'verify: {}' > .forge/config.yaml"),
+            text("fixed"),
+        ],
+    });
+    let Some(run) = run_claude_script(
+        test,
+        &r,
+        script,
+        |_| {},
+        &[],
+        &[("RIG_FAKE", "fake_anthropic_stream.py")],
+    ) else {
+        return;
+    };
+    assert_success(&run);
+    let worktrees: Vec<PathBuf> = std::fs::read_dir(r.path().join(".claude/worktrees"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(worktrees.len(), 1, "{worktrees:?}{}", run.dump());
+    let wt = &worktrees[0];
+    assert_eq!(
+        std::fs::read_to_string(wt.join("fixed.txt")).unwrap_or_default(),
+        "fixed\n",
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("src/w.txt")).unwrap_or_default(),
+        "written\n",
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join(".forge/config.yaml")).unwrap(),
+        r.read(".forge/config.yaml"),
+        "the worktree's config was rewritten{}",
+        run.dump()
+    );
+    let log = run.file("requests.jsonl");
+    assert!(
+        log.contains("Forge guard deny [forge-state]"),
+        "{}",
+        run.dump()
+    );
+    assert!(!log.contains("[agent-config]"), "{}", run.dump());
+}
+
 // ---------------------------------------------------------------------------------------------
 // `forge run` with the real client playing red.
 //

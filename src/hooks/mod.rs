@@ -787,6 +787,14 @@ fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
             .collect(),
         Err(_) => Vec::new(),
     };
+    // A control folder that holds the agents' worktrees (`.claude`) is not one as a whole here:
+    // the worktrees in it are the project's, writable, with their own control files listed
+    // apart; the rest of it is agent config, which the guard's own rule denies.
+    control.retain(|c| {
+        !crate::sandbox::resolve::AGENT_WORKTREES
+            .iter()
+            .any(|w| root.join(w).starts_with(c))
+    });
     // Every PATH folder inside the project, whether or not it exists yet: the sandbox can
     // bind only one that exists, but a file tool writing `node_modules/.bin/git` before
     // `npm install` made the folder plants a program the client and the person's shell run by
@@ -875,8 +883,15 @@ fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let cwd_file = tmpdir.join(format!(".cwd-{}-{nonce}", std::process::id()));
-    // Claude Code keeps the folder a command `cd`s to; Codex starts each command afresh.
-    let keep_cwd = (agent == Agent::Claude).then_some(cwd_file.as_path());
+    // Claude Code keeps the folder a command `cd`s to; Codex starts each command afresh. A
+    // subagent isolated in a worktree gets no carried `cd`: Claude Code refuses a command whose
+    // `cd` it cannot prove stays in the worktree ("too complex to verify", 2.1.337).
+    let in_worktree = p
+        .cwd
+        .as_deref()
+        .map(Path::new)
+        .is_some_and(|c| in_agent_worktree(&root, c));
+    let keep_cwd = (agent == Agent::Claude && !in_worktree).then_some(cwd_file.as_path());
     Sandboxing::Rewrite(crate::sandbox::launch::session_command(
         &forge,
         &root,
@@ -884,6 +899,14 @@ fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config
         command,
         keep_cwd,
     ))
+}
+
+/// Whether `cwd` lies in one of the agents' worktrees of the project at `root`.
+fn in_agent_worktree(root: &Path, cwd: &Path) -> bool {
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    crate::sandbox::resolve::AGENT_WORKTREES
+        .iter()
+        .any(|w| cwd.starts_with(root.join(w)))
 }
 
 /// Whether Codex CLI applies this shell command itself, in its own process, instead of running
@@ -1591,6 +1614,26 @@ mod tests {
         );
         assert!(o.stdout.contains("\"deny\""), "{}", o.stdout);
         assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
+        // Claude Code carries a command's `cd` over, except for a subagent isolated in a
+        // worktree: its own check refuses a `cd` it cannot follow there.
+        let wt = dir.path().join(".claude/worktrees/agent-a1");
+        std::fs::create_dir_all(&wt).unwrap();
+        for (cwd, carried) in [(dir.path().to_path_buf(), true), (wt, false)] {
+            let mut p: Value = serde_json::from_slice(&payload).unwrap();
+            p["cwd"] = json!(cwd);
+            let o = handle(
+                Agent::Claude,
+                Event::PreToolUse,
+                Ok(p.to_string().into_bytes()),
+                dir.path(),
+            );
+            assert_eq!(o.stdout.contains("builtin cd"), carried, "{}", o.stdout);
+            assert!(
+                o.stdout.contains("sandbox --profile session"),
+                "{}",
+                o.stdout
+            );
+        }
     }
 
     #[test]
