@@ -7,6 +7,7 @@
 //! agents treat a crashed hook or an unknown exit code as "proceed", so Forge answers instead of
 //! crashing; the binary's watchdog covers a hang or a memory runaway the same way.)
 
+pub mod client_skip;
 pub mod install;
 pub mod json_text;
 pub mod subagents;
