@@ -551,6 +551,7 @@ fn probe(command: &str, agent: Agent, root: &Path) -> Result<(), String> {
 fn check_hooks(ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut wired_any = false;
+    let mut wired: Vec<Agent> = Vec::new();
     for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
         for global in [false, true] {
             let scope = if global { "user" } else { "project" };
@@ -583,9 +584,12 @@ fn check_hooks(ctx: &Context) -> Vec<Finding> {
                 continue;
             }
             wired_any = true;
+            if !wired.contains(&agent) {
+                wired.push(agent);
+            }
             let flag = if global { " --global" } else { "" };
             let reinstall = format!("`forge hooks install {}{flag}`", agent.name());
-            let missing: Vec<&str> = crate::hooks::Event::ALL
+            let missing: Vec<&str> = crate::hooks::Event::installed(agent)
                 .iter()
                 .map(|e| e.native(agent))
                 .filter(|n| !events.iter().any(|(e, _)| e == n))
@@ -629,6 +633,7 @@ fn check_hooks(ctx: &Context) -> Vec<Finding> {
     if wired_any && let Some(project) = &ctx.project {
         out.push(stop_target(project));
     }
+    out.extend(client_skips(ctx, &wired));
     if !wired_any {
         out.push(Finding::bad(
             "hooks",
@@ -636,6 +641,43 @@ fn check_hooks(ctx: &Context) -> Vec<Finding> {
             "no agent has Forge's hooks: agent sessions run without the guard, the budget or the Stop-hook verify",
             "`forge hooks install claude` (or codex, gemini)",
         ));
+    }
+    out
+}
+
+/// Warnings for wired clients that would not run Forge's hooks at all in this project (see
+/// `hooks::client_skip`): a guard that does not run is no guard.
+fn client_skips(ctx: &Context, wired: &[Agent]) -> Vec<Finding> {
+    use crate::hooks::client_skip;
+    let mut out = Vec::new();
+    let Some(root) = ctx.root() else {
+        return out;
+    };
+    for agent in wired {
+        match agent {
+            Agent::Gemini => {
+                let env = std::env::var(client_skip::GEMINI_TRUST_ENV).ok();
+                if let Err(why) = client_skip::gemini_trusts(&ctx.home, root, env.as_deref()) {
+                    out.push(Finding::bad(
+                        "hooks",
+                        Status::Warn,
+                        format!("gemini: this folder is not trusted ({why}), so Gemini CLI runs none of Forge's hooks here"),
+                        format!("`forge hooks install gemini --trust` (or trust it in Gemini, or set {}=true); never `--skip-trust`, which runs no project hook", client_skip::GEMINI_TRUST_ENV),
+                    ));
+                }
+            }
+            Agent::Claude => {
+                for f in client_skip::claude_hooks_disabled(&ctx.home, root) {
+                    out.push(Finding::bad(
+                        "hooks",
+                        Status::Warn,
+                        format!("claude: {} sets `disableAllHooks: true`, so Claude Code runs none of Forge's hooks", f.display()),
+                        format!("remove `disableAllHooks` from {}", f.display()),
+                    ));
+                }
+            }
+            Agent::Codex => {}
+        }
     }
     out
 }

@@ -357,3 +357,98 @@ fn the_sandbox_in_force_is_reported_for_the_projects_mode() {
         assert_eq!(code, 1, "{v:#}");
     }
 }
+
+/// A client that would skip Forge's hooks is a warning with its fix: Gemini CLI in a folder it
+/// does not trust (it runs no project hook there), until `forge hooks install gemini --trust`
+/// writes the entry Gemini reads, or `GEMINI_CLI_TRUST_WORKSPACE=true`; Claude Code with
+/// `disableAllHooks: true` in a settings file it reads.
+#[test]
+fn a_client_that_would_skip_forges_hooks_is_named() {
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    let bin = forge_bin();
+    let install = |args: &[&str]| {
+        r.forge_cmd(&[&["hooks", "install"], args].concat())
+            .env("HOME", home.path())
+            .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
+            .output()
+            .unwrap()
+    };
+    let o = install(&["gemini", "--bin", bin.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("--trust") && said.contains("--skip-trust"),
+        "{said}"
+    );
+    let skips = |v: &Value, who: &str| -> Vec<String> {
+        findings(v, "hooks")
+            .iter()
+            .filter(|f| f["status"] == "warn" && f["message"].as_str().unwrap().starts_with(who))
+            .map(|f| format!("{} / {}", f["message"], f["fix"]))
+            .collect()
+    };
+    let (_, v) = doctor(&r, home.path());
+    let w = skips(&v, "gemini:");
+    assert_eq!(w.len(), 1, "{v:#}");
+    assert!(
+        w[0].contains("not trusted") && w[0].contains("forge hooks install gemini --trust"),
+        "{w:?}"
+    );
+    // The person agrees: the entry Gemini reads, in the shape it writes.
+    let o = install(&["gemini", "--bin", bin.to_str().unwrap(), "--trust"]);
+    assert!(o.status.success(), "{o:?}");
+    let folders: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".gemini/trustedFolders.json")).unwrap(),
+    )
+    .unwrap();
+    let root = r.path().canonicalize().unwrap();
+    assert_eq!(folders[root.to_str().unwrap()], "TRUST_FOLDER", "{folders}");
+    let (_, v) = doctor(&r, home.path());
+    assert!(skips(&v, "gemini:").is_empty(), "{v:#}");
+    // `--trust` is Gemini's alone.
+    let o = install(&["claude", "--trust"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    // Claude Code with every hook switched off.
+    let o = install(&["claude", "--bin", bin.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    r.write(
+        ".claude/settings.local.json",
+        "{\"disableAllHooks\": true}\n",
+    );
+    let (_, v) = doctor(&r, home.path());
+    let w = skips(&v, "claude:");
+    assert_eq!(w.len(), 1, "{v:#}");
+    assert!(
+        w[0].contains("disableAllHooks") && w[0].contains("settings.local.json"),
+        "{w:?}"
+    );
+}
+
+/// Gemini's own switch trusts the folder as well.
+#[test]
+fn gemini_trusted_by_its_environment_switch_is_not_warned_about() {
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    let o = r.forge(&[
+        "hooks",
+        "install",
+        "gemini",
+        "--bin",
+        forge_bin().to_str().unwrap(),
+    ]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let o = r
+        .forge_cmd(&["doctor", "--json"])
+        .env("HOME", home.path())
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        !findings(&v, "hooks")
+            .iter()
+            .any(|f| f["message"].as_str().unwrap().contains("not trusted")),
+        "{v:#}"
+    );
+}

@@ -320,6 +320,213 @@ fn stop_blocks_on_fail_until_the_breaker_opens() {
 /// session sandbox, like the agent's own commands, so a test file cannot do from the Stop hook
 /// what the agent's Bash calls cannot (red-team finding: it read a key, deleted a folder outside
 /// the project and appended to `~/.bashrc`).
+/// From Claude Code 2.1.220 on the Agent tool runs subagents in the background: the main agent
+/// stops while one still fixes the code. Those Stops block, say why, and do not count; once the
+/// subagent ended, the next Stop counts as usual. Payloads as 2.1.337 sends them, without the
+/// Stop's own `background_tasks`, so Forge's record of the events decides.
+#[test]
+fn a_stop_while_a_background_subagent_runs_blocks_without_counting() {
+    let r = failing_change_repo();
+    let started = claude_payload(&r, "SubagentStart", "agent_id");
+    let launched = claude_payload(&r, "PostToolUse", "async_launched");
+    let ended = claude_payload(&r, "SubagentStop", "agent_id");
+    let mut stop = claude_payload(&r, "Stop", "\"status\":\"running\"");
+    stop.as_object_mut().unwrap().remove("background_tasks");
+    let o = hook(
+        &r,
+        "claude",
+        "subagent-start",
+        started.to_string().as_bytes(),
+    );
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
+    let o = hook(
+        &r,
+        "claude",
+        "post-tool-use",
+        launched.to_string().as_bytes(),
+    );
+    assert_eq!(o.code, 0, "{o:?}");
+    for attempt in 1..=4 {
+        let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+        let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        assert_eq!(v["decision"], "block", "attempt {attempt}: {o:?}");
+        let reason = v["reason"].as_str().unwrap();
+        let id = started["agent_id"].as_str().unwrap();
+        assert!(
+            reason.starts_with(&format!("1 subagent(s) still running ({id});")),
+            "{reason}"
+        );
+        assert!(reason.contains("not counted"), "{reason}");
+        assert!(
+            reason.contains("Failing test guest pays by card"),
+            "{reason}"
+        );
+        assert!(!reason.contains("Breaker:"), "{reason}");
+    }
+    assert!(
+        !r.path()
+            .join(".forge/changes/checkout/verify-attempts.yaml")
+            .exists(),
+        "an uncounted Stop wrote the breaker"
+    );
+    // The subagent ends: the next Stop is verified and counted.
+    let o = hook(&r, "claude", "subagent-stop", ended.to_string().as_bytes());
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
+    let o = hook(&r, "claude", "stop", stop.to_string().as_bytes());
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.contains("Breaker: 1/3"), "{reason}");
+    assert!(!reason.contains("still running"), "{reason}");
+    // The timeline says what happened.
+    let timeline = r.read(&format!(
+        ".forge/sessions/{}/timeline.jsonl",
+        stop["session_id"].as_str().unwrap()
+    ));
+    assert!(
+        timeline.contains("\"stop-waits-for-subagents\""),
+        "{timeline}"
+    );
+    assert!(timeline.contains("\"subagent-stop\""), "{timeline}");
+}
+
+/// The Stop payload's `background_tasks` (the client's own account) settles Forge's record: a
+/// subagent the client lists as running holds the count back even when Forge saw no start, and
+/// one whose SubagentStop never came (killed) no longer does once the client lists none.
+#[test]
+fn the_clients_background_tasks_settle_which_subagents_run() {
+    let r = failing_change_repo();
+    let listed = claude_payload(&r, "Stop", "\"status\":\"running\"");
+    let o = hook(&r, "claude", "stop", listed.to_string().as_bytes());
+    assert!(o.stdout.contains("1 subagent(s) still running"), "{o:?}");
+    let started = claude_payload(&r, "SubagentStart", "agent_id");
+    hook(
+        &r,
+        "claude",
+        "subagent-start",
+        started.to_string().as_bytes(),
+    );
+    let mut none = listed.clone();
+    none["background_tasks"] = json!([]);
+    let o = hook(&r, "claude", "stop", none.to_string().as_bytes());
+    assert!(o.stdout.contains("Breaker: 1/3"), "{o:?}");
+    // A record the hooks cannot read counts as usual (the safe side), and says why.
+    let mut bare = listed.clone();
+    bare.as_object_mut().unwrap().remove("background_tasks");
+    let rec = format!(
+        ".tmp/.forge/sessions/{}/subagents.json",
+        listed["session_id"].as_str().unwrap()
+    );
+    r.write(&rec, "not json");
+    let o = hook(&r, "claude", "stop", bare.to_string().as_bytes());
+    assert!(o.stdout.contains("Breaker: 2/3"), "{o:?}");
+    assert!(o.stderr.contains("subagents.json"), "{o:?}");
+}
+
+/// A subagent started with `isolation: "worktree"` works in `.claude/worktrees/agent-…/`: a
+/// working tree of the project, judged as the main tree is — its sources writable by Write and
+/// Bash, its own `.forge/` and `.git` file not — while the rest of `.claude/` stays agent config.
+#[test]
+fn an_agent_worktree_is_judged_as_the_project() {
+    let r = Repo::with_command("true", "none");
+    let wt = r.path().join(".claude/worktrees/agent-a1b2c3");
+    let git = std::process::Command::new("git")
+        .args(["worktree", "add", "-q", "-b", "agent-a1b2c3"])
+        .arg(&wt)
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{git:?}");
+    let base = claude_payload(&r, "PreToolUse", "\"Write\"");
+    let call = |tool: &str, input: Value| {
+        let mut p = base.clone();
+        p["tool_name"] = json!(tool);
+        p["tool_input"] = input;
+        p["cwd"] = json!(wt.display().to_string());
+        let o = hook(&r, "claude", "pre-tool-use", p.to_string().as_bytes());
+        (claude_decision(&o), o.stdout)
+    };
+    let write = |rel: &str| {
+        call(
+            "Write",
+            json!({"file_path": wt.join(rel).display().to_string(), "content": "x\n"}),
+        )
+    };
+    let (d, out) = write("src/lib.rs");
+    assert_ne!(d.as_deref(), Some("deny"), "{out}");
+    let (d, out) = call(
+        "Bash",
+        json!({"command": "mkdir -p src && echo 'pub fn f() {}' > src/lib.rs", "description": "x"}),
+    );
+    assert_ne!(d.as_deref(), Some("deny"), "{out}");
+    for (rel, rule) in [
+        (".forge/config.yaml", "[forge-state]"),
+        (".git", "[forge-state]"),
+        (".claude/settings.json", "[agent-config]"),
+    ] {
+        let (d, out) = write(rel);
+        assert_eq!(d.as_deref(), Some("deny"), "{rel}: {out}");
+        assert!(out.contains(rule), "{rel}: {out}");
+    }
+    let (d, out) = call(
+        "Bash",
+        json!({"command": "echo 'verify: {}' > .forge/config.yaml", "description": "x"}),
+    );
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+    assert!(out.contains("[forge-state]"), "{out}");
+    // The project's own agent settings stay agent config.
+    let (d, out) = call(
+        "Write",
+        json!({"file_path": r.path().join(".claude/settings.json").display().to_string(), "content": "{}"}),
+    );
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+    assert!(out.contains("[agent-config]"), "{out}");
+    let (d, out) = call(
+        "Bash",
+        json!({"command": format!("echo '{{}}' > {}/.claude/settings.json", r.path().display()), "description": "x"}),
+    );
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+    assert!(out.contains("[agent-config]"), "{out}");
+}
+
+/// The kernel agrees: inside the session sandbox a command writes the worktree's sources, not
+/// its `.forge/` or `.git` file, nor the project's `.claude/settings.json`.
+#[test]
+fn the_session_sandbox_lets_a_command_write_an_agent_worktree() {
+    if !sandbox_available("hooks::the_session_sandbox_lets_a_command_write_an_agent_worktree") {
+        return;
+    }
+    let r = Repo::with_command("true", "none");
+    let git = std::process::Command::new("git")
+        .args([
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "agent-x",
+            ".claude/worktrees/agent-x",
+        ])
+        .current_dir(r.path())
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{git:?}");
+    let o = r.forge(&[
+        "sandbox",
+        "--profile",
+        "session",
+        "--",
+        "sh",
+        "-c",
+        "cd .claude/worktrees/agent-x && mkdir -p src && echo ok > src/a.rs && echo wrote-src; \
+         echo x > .forge/config.yaml || echo kept-forge; echo x > .git || echo kept-git; \
+         echo x > ../../settings.json || echo kept-settings",
+    ]);
+    assert_eq!(o.code, 0, "{o:?}");
+    for word in ["wrote-src", "kept-forge", "kept-git", "kept-settings"] {
+        assert!(o.stdout.contains(word), "{word}: {o:?}");
+    }
+    assert_eq!(r.read(".claude/worktrees/agent-x/src/a.rs"), "ok\n");
+}
+
 #[test]
 fn stop_runs_the_checks_inside_the_session_sandbox() {
     if !sandbox_available("hooks::stop_runs_the_checks_inside_the_session_sandbox") {
@@ -788,7 +995,29 @@ fn hooks_install_status_uninstall_cli() {
         .iter()
         .find(|x| x["agent"] == "claude" && x["scope"] == "project")
         .unwrap();
-    assert_eq!(claude["events"].as_array().unwrap().len(), 4);
+    // Claude Code's subagent events too: its Stop must know which subagents still run.
+    let events: Vec<&str> = claude["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or_else(|| e.as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+            "SessionStart",
+            "SubagentStart",
+            "SubagentStop"
+        ],
+        "{claude}"
+    );
+    assert!(
+        r.read(".claude/settings.json")
+            .contains("forge hook claude subagent-stop")
+    );
     assert_eq!(
         r.forge(&["hooks", "install", "codex", "--bin", "forge"])
             .code,

@@ -17,11 +17,16 @@
 //! file-scope gate, a second attempt through `resume_command` in the same client session, and
 //! the client's reported cost in Forge's budget.
 //!
+//! `FORGE_CLAUDE_VERSIONS=2.1.197,latest` runs the guard, sandbox-rewrite, Stop and worktree
+//! tests once per listed Claude Code version (`latest`: the newest on npm); unset, the pinned one
+//! only (docs/design.md, "The real-client tests").
+//!
 //! Rig runs are serialised by a lock (one npm install, no port or CPU contention), so the tests
 //! need no `--test-threads=1`.
 
 mod common;
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -31,6 +36,30 @@ use common::{Repo, copy_dir, forge_bin, sandbox_available, tap_script};
 use serde_json::{Value, json};
 
 static RIG_LOCK: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// The Claude Code version this test thread's rig runs (`CLAUDE_CODE_VERSION` for the rig);
+    /// `None`: the rig's own default. Set by [`on_each_claude`].
+    static CLAUDE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `body` once per Claude Code version `FORGE_CLAUDE_VERSIONS` names (default: the rig's
+/// pinned one only; see `tests/common/rig.rs`), each run saying which version it was.
+fn on_each_claude(test: &str, body: impl Fn()) {
+    let versions = match common::rig::claude_versions() {
+        Ok(v) => v,
+        Err(why) => {
+            unavailable(test, &why);
+            return;
+        }
+    };
+    for v in versions {
+        eprintln!("real_agents::{test}: Claude Code {v}");
+        CLAUDE.with(|c| *c.borrow_mut() = Some(v.clone()));
+        body();
+        CLAUDE.with(|c| *c.borrow_mut() = None);
+    }
+}
 
 /// Skips (loudly) or, with `FORGE_REQUIRE_REAL_AGENTS=1`, fails.
 fn unavailable(test: &str, why: &str) {
@@ -173,6 +202,20 @@ fn run_claude_with_args(
     seed: impl FnOnce(&Path),
     args: &[&str],
 ) -> Option<Run> {
+    run_claude_script(test, r, json!({ "turns": turns }), seed, args, &[])
+}
+
+/// The real client on a whole rig `script` (`turns`, and what `RIG_FAKE`'s fake reads:
+/// `subagent_marker`, `subagent_turns`, `delay`), with `env` for the rig. The Claude Code
+/// version is [`on_each_claude`]'s, else `CLAUDE_CODE_VERSION` in `env`, else the rig's.
+fn run_claude_script(
+    test: &str,
+    r: &Repo,
+    script_json: Value,
+    seed: impl FnOnce(&Path),
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Option<Run> {
     let rig = match find_rig() {
         Ok(p) => p,
         Err(why) => {
@@ -190,7 +233,14 @@ fn run_claude_with_args(
     let o = r.forge(&["hooks", "install", "claude", "--bin", bin.to_str().unwrap()]);
     assert_eq!(o.code, 0, "hooks install: {o:?}");
     let settings = r.read(".claude/settings.json");
-    for event in ["PreToolUse", "PostToolUse", "Stop", "SessionStart"] {
+    for event in [
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionStart",
+        "SubagentStart",
+        "SubagentStop",
+    ] {
         assert!(settings.contains(event), "{event} not wired: {settings}");
     }
 
@@ -199,19 +249,24 @@ fn run_claude_with_args(
         .tempdir()
         .unwrap();
     let script = dir.path().join("script.json");
-    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    std::fs::write(&script, script_json.to_string()).unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir_all(out.join("home")).unwrap();
     seed(&out.join("home"));
 
     let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let started = std::time::Instant::now();
-    let o = Command::new(&rig)
-        .arg(r.path())
+    let mut cmd = Command::new(&rig);
+    cmd.arg(r.path())
         .arg(&script)
         .arg(&out)
         .args(args)
         .env("RIG_TIMEOUT", "300")
+        .envs(env.iter().copied());
+    if let Some(v) = CLAUDE.with(|c| c.borrow().clone()) {
+        cmd.env("CLAUDE_CODE_VERSION", v);
+    }
+    let o = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
     drop(guard);
@@ -258,31 +313,33 @@ fn assert_success(run: &Run) {
 
 #[test]
 fn benign_bash_command_runs() {
-    let r = Repo::with_command("true", "none");
-    let Some(run) = run_claude(
-        "benign_bash_command_runs",
-        &r,
-        json!([bash("echo hello > hello.txt"), text("done")]),
-    ) else {
-        return;
-    };
-    assert_success(&run);
-    assert!(r.exists("hello.txt"), "hello.txt missing{}", run.dump());
-    assert_eq!(r.read("hello.txt"), "hello\n");
-    let results = run.tool_results();
-    assert_eq!(results.len(), 1, "{results:?}{}", run.dump());
-    assert!(
-        !results[0].0,
-        "benign command errored: {results:?}{}",
-        run.dump()
-    );
-    assert!(
-        run.result()["permission_denials"]
-            .as_array()
-            .is_some_and(|d| d.is_empty()),
-        "{}",
-        run.dump()
-    );
+    on_each_claude("benign_bash_command_runs", || {
+        let r = Repo::with_command("true", "none");
+        let Some(run) = run_claude(
+            "benign_bash_command_runs",
+            &r,
+            json!([bash("echo hello > hello.txt"), text("done")]),
+        ) else {
+            return;
+        };
+        assert_success(&run);
+        assert!(r.exists("hello.txt"), "hello.txt missing{}", run.dump());
+        assert_eq!(r.read("hello.txt"), "hello\n");
+        let results = run.tool_results();
+        assert_eq!(results.len(), 1, "{results:?}{}", run.dump());
+        assert!(
+            !results[0].0,
+            "benign command errored: {results:?}{}",
+            run.dump()
+        );
+        assert!(
+            run.result()["permission_denials"]
+                .as_array()
+                .is_some_and(|d| d.is_empty()),
+            "{}",
+            run.dump()
+        );
+    });
 }
 
 /// A fresh folder that Forge's guard counts as outside the repository *and* outside the temp
@@ -322,150 +379,330 @@ fn victim_dir(test: &str) -> Option<tempfile::TempDir> {
 
 #[test]
 fn destructive_command_outside_the_repo_is_denied() {
-    let test = "destructive_command_outside_the_repo_is_denied";
-    let r = Repo::with_command("true", "none");
-    let Some(victim) = victim_dir(test) else {
-        return;
-    };
-    let precious = victim.path().join("precious.txt");
-    std::fs::write(&precious, "keep me\n").unwrap();
-    let cmd = format!("rm -rf {}", victim.path().display());
-    let Some(run) = run_claude(test, &r, json!([bash(&cmd), text("done")])) else {
-        return;
-    };
-    assert_success(&run);
-    assert!(
-        precious.is_file(),
-        "the client ran `{cmd}`: the victim is gone{}",
-        run.dump()
-    );
-    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n");
-    let results = run.tool_results();
-    assert_eq!(results.len(), 1, "{results:?}{}", run.dump());
-    let (is_error, msg) = &results[0];
-    assert!(
-        *is_error,
-        "deny must reach the model as an error: {msg}{}",
-        run.dump()
-    );
-    assert!(
-        msg.contains("Forge guard deny [rm-outside-repo]"),
-        "tool_result: {msg}{}",
-        run.dump()
-    );
-    let denials = run.result()["permission_denials"].clone();
-    assert!(
-        denials
-            .as_array()
-            .is_some_and(|d| d.len() == 1 && d[0]["tool_name"] == "Bash"),
-        "permission_denials: {denials}{}",
-        run.dump()
-    );
+    on_each_claude("destructive_command_outside_the_repo_is_denied", || {
+        let test = "destructive_command_outside_the_repo_is_denied";
+        let r = Repo::with_command("true", "none");
+        let Some(victim) = victim_dir(test) else {
+            return;
+        };
+        let precious = victim.path().join("precious.txt");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let cmd = format!("rm -rf {}", victim.path().display());
+        let Some(run) = run_claude(test, &r, json!([bash(&cmd), text("done")])) else {
+            return;
+        };
+        assert_success(&run);
+        assert!(
+            precious.is_file(),
+            "the client ran `{cmd}`: the victim is gone{}",
+            run.dump()
+        );
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me\n");
+        let results = run.tool_results();
+        assert_eq!(results.len(), 1, "{results:?}{}", run.dump());
+        let (is_error, msg) = &results[0];
+        assert!(
+            *is_error,
+            "deny must reach the model as an error: {msg}{}",
+            run.dump()
+        );
+        assert!(
+            msg.contains("Forge guard deny [rm-outside-repo]"),
+            "tool_result: {msg}{}",
+            run.dump()
+        );
+        let denials = run.result()["permission_denials"].clone();
+        assert!(
+            denials
+                .as_array()
+                .is_some_and(|d| d.len() == 1 && d[0]["tool_name"] == "Bash"),
+            "permission_denials: {denials}{}",
+            run.dump()
+        );
+    });
 }
 
 #[test]
 fn edits_of_forge_state_are_denied() {
-    let test = "edits_of_forge_state_are_denied";
-    let r = Repo::with_command("true", "none");
-    r.change("checkout", &["guest pays by card"]);
-    let config = r.read(".forge/config.yaml");
-    let attempts = r
-        .path()
-        .join(".forge/changes/checkout/verify-attempts.yaml");
-    let attempts_before = std::fs::read_to_string(&attempts).ok();
-    let write = json!({"content": [{"type": "tool_use", "name": "Write", "input": {
-            "file_path": attempts.display().to_string(),
-            "content": "consecutive_failures: 0\nopen: false\n"}}],
-        "stop_reason": "tool_use"});
-    let Some(run) = run_claude(
-        test,
-        &r,
-        json!([
-            write,
-            bash("echo 'verify: {commands: []}' > .forge/config.yaml"),
-            text("done")
-        ]),
-    ) else {
-        return;
-    };
-    assert_success(&run);
-    assert_eq!(
-        std::fs::read_to_string(&attempts).ok(),
-        attempts_before,
-        "the Write tool changed {}{}",
-        attempts.display(),
-        run.dump()
-    );
-    assert_eq!(
-        r.read(".forge/config.yaml"),
-        config,
-        "Bash rewrote .forge/config.yaml{}",
-        run.dump()
-    );
-    let results = run.tool_results();
-    assert_eq!(results.len(), 2, "{results:?}{}", run.dump());
-    for (is_error, msg) in &results {
-        assert!(*is_error, "{msg}{}", run.dump());
-        assert!(
-            msg.contains("Forge guard deny [forge-state]"),
-            "tool_result: {msg}{}",
+    on_each_claude("edits_of_forge_state_are_denied", || {
+        let test = "edits_of_forge_state_are_denied";
+        let r = Repo::with_command("true", "none");
+        r.change("checkout", &["guest pays by card"]);
+        let config = r.read(".forge/config.yaml");
+        let attempts = r
+            .path()
+            .join(".forge/changes/checkout/verify-attempts.yaml");
+        let attempts_before = std::fs::read_to_string(&attempts).ok();
+        let write = json!({"content": [{"type": "tool_use", "name": "Write", "input": {
+                "file_path": attempts.display().to_string(),
+                "content": "consecutive_failures: 0\nopen: false\n"}}],
+            "stop_reason": "tool_use"});
+        let Some(run) = run_claude(
+            test,
+            &r,
+            json!([
+                write,
+                bash("echo 'verify: {commands: []}' > .forge/config.yaml"),
+                text("done")
+            ]),
+        ) else {
+            return;
+        };
+        assert_success(&run);
+        assert_eq!(
+            std::fs::read_to_string(&attempts).ok(),
+            attempts_before,
+            "the Write tool changed {}{}",
+            attempts.display(),
             run.dump()
         );
-    }
-    let denials = run.result()["permission_denials"].clone();
-    let names: Vec<&str> = denials
-        .as_array()
-        .map(|d| d.iter().filter_map(|x| x["tool_name"].as_str()).collect())
-        .unwrap_or_default();
-    assert_eq!(names, ["Write", "Bash"], "{denials}{}", run.dump());
+        assert_eq!(
+            r.read(".forge/config.yaml"),
+            config,
+            "Bash rewrote .forge/config.yaml{}",
+            run.dump()
+        );
+        let results = run.tool_results();
+        assert_eq!(results.len(), 2, "{results:?}{}", run.dump());
+        for (is_error, msg) in &results {
+            assert!(*is_error, "{msg}{}", run.dump());
+            assert!(
+                msg.contains("Forge guard deny [forge-state]"),
+                "tool_result: {msg}{}",
+                run.dump()
+            );
+        }
+        let denials = run.result()["permission_denials"].clone();
+        let names: Vec<&str> = denials
+            .as_array()
+            .map(|d| d.iter().filter_map(|x| x["tool_name"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(names, ["Write", "Bash"], "{denials}{}", run.dump());
+    });
 }
 
 #[test]
 fn failing_change_blocks_stop_until_the_breaker_opens() {
-    let test = "failing_change_blocks_stop_until_the_breaker_opens";
-    let r = Repo::with_command("sh tests/run.sh", "tap");
-    r.write(
-        "tests/run.sh",
-        &tap_script(&[("guest pays by card", false)]),
-    );
-    r.change("checkout", &["guest pays by card"]);
-    let o = r.forge(&["change", "use", "checkout"]);
-    assert_eq!(o.code, 0, "{o:?}");
-    // One text turn per expected stop: the first stop and two blocked retries; the third
-    // failure opens the breaker and lets the client stop. Spare turns prove it really stopped.
-    let turns = json!([
-        text("done (1)"),
-        text("done (2)"),
-        text("done (3)"),
-        text("done (4)"),
-        text("done (5)")
-    ]);
-    let Some(run) = run_claude(test, &r, turns) else {
-        return;
-    };
-    assert_success(&run);
-    let feedback = run.stop_feedback();
-    assert_eq!(
-        feedback.len(),
-        2,
-        "Stop hook blocks: {feedback:#?}{}",
-        run.dump()
-    );
-    for (i, f) in feedback.iter().enumerate() {
-        assert!(f.contains("Forge verify FAILED"), "{f}{}", run.dump());
-        assert!(f.contains("guest pays by card"), "{f}{}", run.dump());
-        assert!(
-            f.contains(&format!("Breaker: {}/3", i + 1)),
-            "{f}{}",
+    on_each_claude("failing_change_blocks_stop_until_the_breaker_opens", || {
+        let test = "failing_change_blocks_stop_until_the_breaker_opens";
+        let r = Repo::with_command("sh tests/run.sh", "tap");
+        r.write(
+            "tests/run.sh",
+            &tap_script(&[("guest pays by card", false)]),
+        );
+        r.change("checkout", &["guest pays by card"]);
+        let o = r.forge(&["change", "use", "checkout"]);
+        assert_eq!(o.code, 0, "{o:?}");
+        // One text turn per expected stop: the first stop and two blocked retries; the third
+        // failure opens the breaker and lets the client stop. Spare turns prove it really stopped.
+        let turns = json!([
+            text("done (1)"),
+            text("done (2)"),
+            text("done (3)"),
+            text("done (4)"),
+            text("done (5)")
+        ]);
+        let Some(run) = run_claude(test, &r, turns) else {
+            return;
+        };
+        assert_success(&run);
+        let feedback = run.stop_feedback();
+        assert_eq!(
+            feedback.len(),
+            2,
+            "Stop hook blocks: {feedback:#?}{}",
             run.dump()
         );
+        for (i, f) in feedback.iter().enumerate() {
+            assert!(f.contains("Forge verify FAILED"), "{f}{}", run.dump());
+            assert!(f.contains("guest pays by card"), "{f}{}", run.dump());
+            assert!(
+                f.contains(&format!("Breaker: {}/3", i + 1)),
+                "{f}{}",
+                run.dump()
+            );
+        }
+        // The client stopped after the third attempt, on the third scripted turn.
+        assert_eq!(run.main_requests().len(), 3, "{}", run.dump());
+        assert_eq!(run.result()["result"], "done (3)", "{}", run.dump());
+        let state = r.read(".forge/changes/checkout/verify-attempts.yaml");
+        assert!(state.contains("consecutive_failures: 3"), "{state}");
+        assert!(state.contains("open: true"), "{state}");
+    });
+}
+
+/// The first Claude Code release that backgrounds subagents (the rig's README).
+const BACKGROUND_CLAUDE: &str = "2.1.220";
+
+/// From Claude Code 2.1.220 on, the Agent tool runs subagents in the background by default:
+/// the main agent stops while its subagent still fixes the code. Those Stops are blocked with
+/// "1 subagent(s) still running" and not counted; once the subagent ended, the Stop verifies,
+/// passes, and the breaker never opened. Runs on each version `FORGE_CLAUDE_VERSIONS` lists that
+/// backgrounds subagents, else on the first that does.
+#[test]
+fn a_stop_waits_for_a_background_subagent_without_opening_the_breaker() {
+    let test = "a_stop_waits_for_a_background_subagent_without_opening_the_breaker";
+    let versions: Vec<String> = common::rig::claude_versions()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| common::rig::backgrounds_subagents(v))
+        .collect();
+    let versions = if versions.is_empty() {
+        vec![BACKGROUND_CLAUDE.to_string()]
+    } else {
+        versions
+    };
+    for v in versions {
+        eprintln!("real_agents::{test}: Claude Code {v}");
+        let r = Repo::with_command("sh tests/run.sh", "tap");
+        // The case passes once the subagent's fix landed.
+        r.write(
+            "tests/run.sh",
+            "if [ -f fixed.txt ]; then echo 'ok 1 - guest pays by card'; else echo 'not ok 1 - guest pays by card'; fi\necho 1..1\n",
+        );
+        r.change("checkout", &["guest pays by card"]);
+        assert_eq!(r.forge(&["change", "use", "checkout"]).code, 0);
+        let agent = json!({"content": [{"type": "tool_use", "name": "@agent", "input": {
+                "description": "fix the card payment", "prompt": "SUBAGENT-TASK: fix it",
+                "subagent_type": "general-purpose"}}],
+            "stop_reason": "tool_use"});
+        let mut turns = vec![agent];
+        turns.extend((1..=10).map(|i| text(&format!("waiting ({i})"))));
+        let script = json!({
+            "subagent_marker": "SUBAGENT-TASK",
+            "turns": turns,
+            "subagent_turns": [bash("sleep 3 && echo fixed > fixed.txt"), text("fixed")],
+        });
+        let Some(run) = run_claude_script(
+            test,
+            &r,
+            script,
+            |_| {},
+            &[],
+            &[
+                ("RIG_FAKE", "fake_anthropic_stream.py"),
+                ("CLAUDE_CODE_VERSION", v.as_str()),
+            ],
+        ) else {
+            return;
+        };
+        assert_success(&run);
+        // The subagent ran in the background and did its work.
+        let results = run.tool_results();
+        assert!(
+            results
+                .iter()
+                .any(|(_, t)| t.contains("Async agent launched successfully")),
+            "{results:?}{}",
+            run.dump()
+        );
+        assert!(r.exists("fixed.txt"), "{}", run.dump());
+        // Each Stop while it ran was blocked and said why, and none was counted.
+        let feedback = run.stop_feedback();
+        for f in &feedback {
+            assert!(
+                f.contains("1 subagent(s) still running") && f.contains("not counted"),
+                "{f}{}",
+                run.dump()
+            );
+            assert!(!f.contains("Breaker:"), "{f}{}", run.dump());
+        }
+        let state = r.read(".forge/changes/checkout/verify-attempts.yaml");
+        assert!(
+            state.contains("consecutive_failures: 0"),
+            "{state}{}",
+            run.dump()
+        );
+        assert!(state.contains("open: false"), "{state}{}", run.dump());
+        assert!(
+            state.contains("last_verdict: PASS"),
+            "{state}{}",
+            run.dump()
+        );
+        let result = run.result()["result"].as_str().unwrap_or("").to_string();
+        assert!(result.starts_with("waiting"), "{result}{}", run.dump());
+        eprintln!(
+            "real_agents::{test}: Claude Code {v}: {} Stop(s) blocked while the subagent ran, then PASS",
+            feedback.len()
+        );
     }
-    // The client stopped after the third attempt, on the third scripted turn.
-    assert_eq!(run.main_requests().len(), 3, "{}", run.dump());
-    assert_eq!(run.result()["result"], "done (3)", "{}", run.dump());
-    let state = r.read(".forge/changes/checkout/verify-attempts.yaml");
-    assert!(state.contains("consecutive_failures: 3"), "{state}");
-    assert!(state.contains("open: true"), "{state}");
+}
+
+/// A subagent started with `isolation: "worktree"` works in `.claude/worktrees/agent-…/`, a
+/// working tree of the project: its Bash and Write calls there go through (the Bash one in the
+/// kernel sandbox, in a form Claude Code's own worktree check accepts), and a write to the
+/// worktree's `.forge/` is denied.
+#[test]
+fn a_worktree_subagent_edits_its_worktree_but_not_its_forge_state() {
+    on_each_claude(
+        "a_worktree_subagent_edits_its_worktree_but_not_its_forge_state",
+        || {
+            let test = "a_worktree_subagent_edits_its_worktree_but_not_its_forge_state";
+            let r = Repo::with_command("true", "none");
+            // Claude Code bases a worktree on HEAD.
+            r.git(&["add", "-A"]);
+            r.git(&["commit", "-qm", "base"]);
+            let agent = json!({"content": [{"type": "tool_use", "name": "@agent", "input": {
+                "description": "fix it", "prompt": "SUBAGENT-TASK: fix it",
+                "subagent_type": "general-purpose", "isolation": "worktree",
+                "run_in_background": false}}],
+            "stop_reason": "tool_use"});
+            let write = json!({"content": [{"type": "tool_use", "name": "Write", "input": {
+                "file_path": "src/w.txt", "content": "written\n"}}],
+            "stop_reason": "tool_use"});
+            let script = json!({
+                "subagent_marker": "SUBAGENT-TASK",
+                "turns": [agent, text("done")],
+                "subagent_turns": [
+                    bash("echo fixed > fixed.txt"),
+                    write,
+                    bash("echo 'verify: {}' > .forge/config.yaml"),
+                    text("fixed"),
+                ],
+            });
+            let Some(run) = run_claude_script(
+                test,
+                &r,
+                script,
+                |_| {},
+                &[],
+                &[("RIG_FAKE", "fake_anthropic_stream.py")],
+            ) else {
+                return;
+            };
+            assert_success(&run);
+            let worktrees: Vec<PathBuf> = std::fs::read_dir(r.path().join(".claude/worktrees"))
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            assert_eq!(worktrees.len(), 1, "{worktrees:?}{}", run.dump());
+            let wt = &worktrees[0];
+            assert_eq!(
+                std::fs::read_to_string(wt.join("fixed.txt")).unwrap_or_default(),
+                "fixed\n",
+                "{}",
+                run.dump()
+            );
+            assert_eq!(
+                std::fs::read_to_string(wt.join("src/w.txt")).unwrap_or_default(),
+                "written\n",
+                "{}",
+                run.dump()
+            );
+            assert_eq!(
+                std::fs::read_to_string(wt.join(".forge/config.yaml")).unwrap(),
+                r.read(".forge/config.yaml"),
+                "the worktree's config was rewritten{}",
+                run.dump()
+            );
+            let log = run.file("requests.jsonl");
+            assert!(
+                log.contains("Forge guard deny [forge-state]"),
+                "{}",
+                run.dump()
+            );
+            assert!(!log.contains("[agent-config]"), "{}", run.dump());
+        },
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1168,6 +1405,21 @@ fn the_documented_agent_command_hands_claude_the_dollars_left() {
     assert_eq!(res["subtype"], "success", "{res}");
 }
 
+/// Which versions the background-subagent test may use: from 2.1.220 on, as numbers, not text.
+#[test]
+fn the_versions_that_background_subagents_are_told_by_number() {
+    for (v, yes) in [
+        ("2.1.197", false),
+        ("2.1.99", false),
+        ("2.1.220", true),
+        ("2.1.337", true),
+        ("2.2.0", true),
+        ("3.0.0", true),
+    ] {
+        assert_eq!(common::rig::backgrounds_subagents(v), yes, "{v}");
+    }
+}
+
 #[test]
 fn the_skip_notice_names_the_reason_the_rig_and_the_switch() {
     let why = "agent rig not found (looked at x)".to_string();
@@ -1225,87 +1477,90 @@ echo script-finished
 /// kept across calls, as the client does without Forge).
 #[test]
 fn a_script_run_by_path_is_held_by_the_kernel_sandbox() {
-    let test = "a_script_run_by_path_is_held_by_the_kernel_sandbox";
-    if !sandbox_available(test) {
-        return;
-    }
-    let r = Repo::with_command("true", "none");
-    let Some(victim) = victim_dir(test) else {
-        return;
-    };
-    let precious = victim.path().join("precious.txt");
-    std::fs::write(&precious, "keep me\n").unwrap();
-    let config = r.read(".forge/config.yaml");
-    let key = "FORGE-TEST-PRIVATE-KEY-7f3a9c";
-    let write = json!({"content": [{"type": "tool_use", "name": "Write", "input": {
-            "file_path": r.path().join("tidy.sh").display().to_string(), "content": TIDY_SCRIPT}}],
-        "stop_reason": "tool_use"});
-    let Some(run) = run_claude_with_home(
-        test,
-        &r,
-        json!([
-            write,
-            bash(&format!(
-                "chmod +x tidy.sh && ./tidy.sh '{}'",
-                victim.path().display()
-            )),
-            bash("mkdir -p sub && cd sub && echo alive > alive.txt"),
-            bash("pwd && cat alive.txt"),
-            text("done")
-        ]),
-        |home| {
-            std::fs::create_dir_all(home.join(".ssh")).unwrap();
-            std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
-        },
-    ) else {
-        return;
-    };
-    assert_success(&run);
-    assert!(
-        precious.is_file(),
-        "the script deleted {}{}",
-        victim.path().display(),
-        run.dump()
-    );
-    assert_eq!(
-        r.read(".forge/config.yaml"),
-        config,
-        "the script edited the config{}",
-        run.dump()
-    );
-    let results = run.tool_results();
-    assert_eq!(results.len(), 4, "{results:?}{}", run.dump());
-    let all: String = results.iter().map(|(_, t)| t.as_str()).collect();
-    assert!(
-        !all.contains(key),
-        "the key reached the model: {all}{}",
-        run.dump()
-    );
-    assert!(
-        !run.file("requests.jsonl").contains(key),
-        "the key reached the API{}",
-        run.dump()
-    );
-    let script_out = &results[1].1;
-    assert!(
-        script_out.contains("script-finished"),
-        "{script_out}{}",
-        run.dump()
-    );
-    assert!(
-        script_out.contains("Read-only file system") || script_out.contains("Permission denied"),
-        "{script_out}{}",
-        run.dump()
-    );
-    // The session goes on, in the folder the agent moved to.
-    let last = &results[3].1;
-    assert!(!results[3].0, "{last}{}", run.dump());
-    assert!(
-        last.contains("/sub") && last.contains("alive"),
-        "{last}{}",
-        run.dump()
-    );
-    assert!(r.exists("sub/alive.txt"));
+    on_each_claude("a_script_run_by_path_is_held_by_the_kernel_sandbox", || {
+        let test = "a_script_run_by_path_is_held_by_the_kernel_sandbox";
+        if !sandbox_available(test) {
+            return;
+        }
+        let r = Repo::with_command("true", "none");
+        let Some(victim) = victim_dir(test) else {
+            return;
+        };
+        let precious = victim.path().join("precious.txt");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let config = r.read(".forge/config.yaml");
+        let key = "FORGE-TEST-PRIVATE-KEY-7f3a9c";
+        let write = json!({"content": [{"type": "tool_use", "name": "Write", "input": {
+                "file_path": r.path().join("tidy.sh").display().to_string(), "content": TIDY_SCRIPT}}],
+            "stop_reason": "tool_use"});
+        let Some(run) = run_claude_with_home(
+            test,
+            &r,
+            json!([
+                write,
+                bash(&format!(
+                    "chmod +x tidy.sh && ./tidy.sh '{}'",
+                    victim.path().display()
+                )),
+                bash("mkdir -p sub && cd sub && echo alive > alive.txt"),
+                bash("pwd && cat alive.txt"),
+                text("done")
+            ]),
+            |home| {
+                std::fs::create_dir_all(home.join(".ssh")).unwrap();
+                std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
+            },
+        ) else {
+            return;
+        };
+        assert_success(&run);
+        assert!(
+            precious.is_file(),
+            "the script deleted {}{}",
+            victim.path().display(),
+            run.dump()
+        );
+        assert_eq!(
+            r.read(".forge/config.yaml"),
+            config,
+            "the script edited the config{}",
+            run.dump()
+        );
+        let results = run.tool_results();
+        assert_eq!(results.len(), 4, "{results:?}{}", run.dump());
+        let all: String = results.iter().map(|(_, t)| t.as_str()).collect();
+        assert!(
+            !all.contains(key),
+            "the key reached the model: {all}{}",
+            run.dump()
+        );
+        assert!(
+            !run.file("requests.jsonl").contains(key),
+            "the key reached the API{}",
+            run.dump()
+        );
+        let script_out = &results[1].1;
+        assert!(
+            script_out.contains("script-finished"),
+            "{script_out}{}",
+            run.dump()
+        );
+        assert!(
+            script_out.contains("Read-only file system")
+                || script_out.contains("Permission denied"),
+            "{script_out}{}",
+            run.dump()
+        );
+        // The session goes on, in the folder the agent moved to.
+        let last = &results[3].1;
+        assert!(!results[3].0, "{last}{}", run.dump());
+        assert!(
+            last.contains("/sub") && last.contains("alive"),
+            "{last}{}",
+            run.dump()
+        );
+        assert!(r.exists("sub/alive.txt"));
+    });
 }
 
 /// The real Codex CLI (0.169, installed from npm into the rig's cache on first use), offline

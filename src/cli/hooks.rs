@@ -9,17 +9,18 @@ use forge::repo::Project;
 #[command(
     about = "Answer one hook call from an agent (its stdin/stdout protocol); agents run this, not people",
     long_about = "Called by an agent's hook system with the hook payload on stdin. AGENT is claude, codex or gemini; \
-EVENT is pre-tool-use, post-tool-use, stop or session-start (or the agent's own event name). \
+EVENT is pre-tool-use, post-tool-use, stop, session-start, subagent-start or subagent-stop (or the agent's own event name). \
 PreToolUse runs the guard; Stop runs `forge verify --change <active change>` (with no active change, \
 `forge verify` of all changes, counted by the breaker `all-changes`) and blocks the stop on FAIL until the \
-breaker opens; SessionStart tells the agent what Stop will verify, with the scenarios. \
+breaker opens — while subagents the session started still run, a FAIL blocks without being counted; \
+SubagentStart and SubagentStop (and the Agent tool's background launch) keep that list; SessionStart tells the agent what Stop will verify, with the scenarios. \
 Malformed, oversized or never-ending input is denied: the hook fails closed.",
     after_help = "Examples:\n  echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf /\"},\"cwd\":\".\"}' | forge hook claude pre-tool-use\n  forge hook claude stop < payload.json"
 )]
 pub struct HookArgs {
     /// claude, codex or gemini.
     agent: String,
-    /// pre-tool-use, post-tool-use, stop, session-start (or PreToolUse, BeforeTool, AfterAgent, …).
+    /// pre-tool-use, post-tool-use, stop, session-start, subagent-start, subagent-stop (or PreToolUse, BeforeTool, AfterAgent, …).
     event: String,
 }
 
@@ -47,7 +48,7 @@ const DECISION_MEMORY: usize = 512 * 1024 * 1024;
 pub fn hook(args: HookArgs) -> Result<i32> {
     let (Some(agent), Some(event)) = (Agent::parse(&args.agent), Event::parse(&args.event)) else {
         eprintln!(
-            "forge: error: unknown hook `{} {}`: agent is claude|codex|gemini, event is pre-tool-use|post-tool-use|stop|session-start",
+            "forge: error: unknown hook `{} {}`: agent is claude|codex|gemini, event is pre-tool-use|post-tool-use|stop|session-start|subagent-start|subagent-stop",
             args.agent, args.event
         );
         // Exit 2 blocks a tool call in every agent: a mistyped hook must not fail open.
@@ -86,6 +87,11 @@ pub enum HooksCommand {
         /// committed settings file works for everyone; a missing binary blocks every call).
         #[arg(long)]
         bin: Option<String>,
+        /// Gemini only: also add the project to Gemini's trusted folders
+        /// (~/.gemini/trustedFolders.json), which it needs to run project hooks at all. Say it
+        /// only when you trust the project.
+        #[arg(long)]
+        trust: bool,
     },
     /// Remove only Forge's entries from the agent's settings.
     #[command(
@@ -130,8 +136,19 @@ fn runs_here(bin: &str) -> bool {
 
 pub fn hooks(cmd: HooksCommand) -> Result<i32> {
     match cmd {
-        HooksCommand::Install { agent, global, bin } => {
+        HooksCommand::Install {
+            agent,
+            global,
+            bin,
+            trust,
+        } => {
             let agent = parse_agent(&agent)?;
+            if trust && agent != Agent::Gemini {
+                return Err(Error::usage(format!(
+                    "`--trust` is for gemini (its trusted folders); {} needs no such entry from Forge",
+                    agent.name()
+                )));
+            }
             let path = install::settings_path(agent, &root()?, global, &forge::repo::home());
             let bin = bin.unwrap_or_else(|| install::DEFAULT_BIN.to_string());
             let c = install::install(&path, agent, &bin)?;
@@ -166,9 +183,36 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
                 Agent::Codex => println!(
                     "Codex runs project hooks only in a trusted project, and each hook once trusted: review them in Codex (or run `codex exec --dangerously-bypass-hook-trust` in automation)."
                 ),
-                Agent::Gemini => println!(
-                    "Gemini runs project hooks only in a trusted folder; check that hooks are enabled in your Gemini CLI version's settings."
-                ),
+                Agent::Gemini => {
+                    let home = forge::repo::home();
+                    let project = root()?;
+                    if trust {
+                        let file = forge::hooks::client_skip::gemini_trusted_folders(&home);
+                        if forge::hooks::client_skip::gemini_trust(&home, &project)? {
+                            println!(
+                                "Trusted {} for Gemini in {}.",
+                                project.display(),
+                                file.display()
+                            );
+                        } else {
+                            println!(
+                                "{} is already trusted for Gemini in {}.",
+                                project.display(),
+                                file.display()
+                            );
+                        }
+                    } else if let Err(why) = forge::hooks::client_skip::gemini_trusts(
+                        &home,
+                        &project,
+                        std::env::var(forge::hooks::client_skip::GEMINI_TRUST_ENV)
+                            .ok()
+                            .as_deref(),
+                    ) {
+                        println!(
+                            "Gemini runs project hooks only in a trusted folder, and this one is not ({why}): without trust Gemini runs with no Forge hook at all. Trust it in Gemini, or run `forge hooks install gemini --trust`; never start Gemini with `--skip-trust`, which runs no project hook."
+                        );
+                    }
+                }
                 Agent::Claude => {}
             }
             Ok(EXIT_OK)

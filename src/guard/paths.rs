@@ -81,40 +81,10 @@ impl Paths {
 
     pub fn place(&self, p: &Path) -> Place {
         if let Ok(rel) = p.strip_prefix(&self.root) {
-            let rel_s = rel.to_string_lossy().replace('\\', "/");
-            if rel_s.is_empty() {
-                return Place::RepoRoot;
-            }
             if self.run_output.as_deref() == Some(p) {
-                return Place::InRepo(rel_s);
+                return Place::InRepo(rel.to_string_lossy().replace('\\', "/"));
             }
-            // Control names in any case: on a case-insensitive file system `.GIT/config` is
-            // `.git/config` (red team, round 13).
-            let mut names = rel
-                .components()
-                .map(|c| fold(&c.as_os_str().to_string_lossy()));
-            let first = names.next();
-            let second = names.next();
-            // `.tmp` holds Forge's run state: deleting it deletes that state.
-            let run_state =
-                first.as_deref() == Some(".tmp") && second.as_deref().is_none_or(|s| s == ".forge");
-            if run_state {
-                return Place::ForgeRunState;
-            }
-            return match first.as_deref() {
-                Some(".git") => Place::Git,
-                Some(".forge") => Place::ForgeState,
-                // What a client or an editor starts outside any sandbox (MCP servers, tasks
-                // run when the folder opens): the sandbox's project control files, one list.
-                Some(f)
-                    if crate::sandbox::resolve::PROJECT_CONTROL
-                        .iter()
-                        .any(|c| !c.contains('/') && *c != ".forge" && *c == f) =>
-                {
-                    Place::AgentConfig
-                }
-                _ => Place::InRepo(rel_s),
-            };
+            return place_in_tree(rel);
         }
         if self.root.starts_with(p) {
             return Place::RepoAncestor;
@@ -162,6 +132,53 @@ impl Paths {
             .take_while(|a| a != t)
             .any(|a| a.join(".git").exists() || a.join(".forge").exists());
         !beside_repo && !in_project
+    }
+}
+
+/// Where `rel` (relative to a working tree of the project, not empty for a path inside it) lands.
+/// An agent's worktree (`.claude/worktrees/<name>`, [`AGENT_WORKTREES`]) is a working tree of
+/// the project: what lies in it is placed as in the main tree — its own `.git` file, `.forge/`
+/// and `.claude/` are control, its sources are the project's — and its relative path is the one
+/// inside it, so the phase's file scope reads as in the main tree.
+///
+/// [`AGENT_WORKTREES`]: crate::sandbox::resolve::AGENT_WORKTREES
+fn place_in_tree(rel: &Path) -> Place {
+    let rel_s = rel.to_string_lossy().replace('\\', "/");
+    if rel_s.is_empty() {
+        return Place::RepoRoot;
+    }
+    // Control names in any case: on a case-insensitive file system `.GIT/config` is
+    // `.git/config` (red team, round 13).
+    let names: Vec<String> = rel
+        .components()
+        .map(|c| fold(&c.as_os_str().to_string_lossy()))
+        .collect();
+    for wt in crate::sandbox::resolve::AGENT_WORKTREES {
+        let parts: Vec<&str> = wt.split('/').collect();
+        if names.len() > parts.len() && names.iter().zip(&parts).all(|(n, p)| n == p) {
+            let inner: PathBuf = rel.components().skip(parts.len() + 1).collect();
+            return place_in_tree(&inner);
+        }
+    }
+    let first = names.first().map(String::as_str);
+    let second = names.get(1).map(String::as_str);
+    // `.tmp` holds Forge's run state: deleting it deletes that state.
+    if first == Some(".tmp") && second.is_none_or(|s| s == ".forge") {
+        return Place::ForgeRunState;
+    }
+    match first {
+        Some(".git") => Place::Git,
+        Some(".forge") => Place::ForgeState,
+        // What a client or an editor starts outside any sandbox (MCP servers, tasks run when
+        // the folder opens): the sandbox's project control files, one list.
+        Some(f)
+            if crate::sandbox::resolve::PROJECT_CONTROL
+                .iter()
+                .any(|c| !c.contains('/') && *c != ".forge" && *c == f) =>
+        {
+            Place::AgentConfig
+        }
+        _ => Place::InRepo(rel_s),
     }
 }
 
@@ -752,6 +769,26 @@ mod tests {
             "beside the repository, even under /tmp"
         );
         assert_eq!(place("../.claude/settings.json"), Place::AgentConfig);
+        // An agent's worktree is a working tree of the project, its own control files control.
+        assert_eq!(
+            place("../.claude/worktrees/agent-a1/src/x.rs"),
+            Place::InRepo("src/x.rs".into())
+        );
+        assert_eq!(place("../.claude/worktrees/agent-a1"), Place::RepoRoot);
+        assert_eq!(place("../.claude/worktrees"), Place::AgentConfig);
+        assert_eq!(place("../.claude/Worktrees/a/.git"), Place::Git);
+        assert_eq!(
+            place("../.claude/worktrees/a/.forge/config.yaml"),
+            Place::ForgeState
+        );
+        assert_eq!(
+            place("../.claude/worktrees/a/.claude/settings.json"),
+            Place::AgentConfig
+        );
+        assert_eq!(
+            place("../.claude/worktrees/a/.tmp/.forge/x"),
+            Place::ForgeRunState
+        );
         assert_eq!(
             place("../etc-link/passwd"),
             Place::Outside,

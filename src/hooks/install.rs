@@ -151,7 +151,7 @@ pub struct Change {
 /// Forge's hooks object for every event, as a new `hooks` member or a new file holds it.
 fn all_hooks(agent: Agent, bin: &str) -> Value {
     Value::Object(
-        Event::ALL
+        Event::installed(agent)
             .iter()
             .map(|e| (e.native(agent).to_string(), json!([entry(agent, *e, bin)])))
             .collect(),
@@ -163,7 +163,7 @@ fn all_hooks(agent: Agent, bin: &str) -> Value {
 pub fn install(path: &Path, agent: Agent, bin: &str) -> Result<Change> {
     let mut text = read_text(path)?;
     parse_object(path, &text)?;
-    let all: Vec<String> = Event::ALL
+    let all: Vec<String> = Event::installed(agent)
         .iter()
         .map(|e| e.native(agent).to_string())
         .collect();
@@ -182,7 +182,7 @@ pub fn install(path: &Path, agent: Agent, bin: &str) -> Result<Change> {
         text = json_text::insert_member(&text, &root, "hooks", &all_hooks(agent, bin));
         added = all;
     } else {
-        for event in Event::ALL {
+        for &event in Event::installed(agent) {
             let native = event.native(agent);
             let root = spans(path, &text)?;
             let hooks = &root.get("hooks").map(|m| m.value.clone());
@@ -450,7 +450,14 @@ mod tests {
         let c = install(&p, Agent::Claude, "forge").unwrap();
         assert_eq!(
             c.events,
-            ["PreToolUse", "PostToolUse", "Stop", "SessionStart"]
+            [
+                "PreToolUse",
+                "PostToolUse",
+                "Stop",
+                "SessionStart",
+                "SubagentStart",
+                "SubagentStop"
+            ]
         );
         let after_first = std::fs::read_to_string(&p).unwrap();
         let v: Value = serde_json::from_str(&after_first).unwrap();
@@ -468,9 +475,9 @@ mod tests {
         let c = install(&p, Agent::Claude, "forge").unwrap();
         assert!(!c.written);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), after_first);
-        assert_eq!(status(&p, Agent::Claude).unwrap().len(), 4);
+        assert_eq!(status(&p, Agent::Claude).unwrap().len(), 6);
         let c = uninstall(&p, Agent::Claude).unwrap();
-        assert_eq!(c.events.len(), 4);
+        assert_eq!(c.events.len(), 6);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), USER);
     }
 
@@ -500,11 +507,12 @@ mod tests {
                 let p = dir.path().join("settings.json");
                 std::fs::write(&p, original).unwrap();
                 let c = install(&p, agent, "/opt/forge/bin/forge").unwrap();
-                assert_eq!(c.events.len(), 4, "{agent:?} {original:?}");
+                let n = Event::installed(agent).len();
+                assert_eq!(c.events.len(), n, "{agent:?} {original:?}");
                 let installed = std::fs::read_to_string(&p).unwrap();
                 let v: Value = serde_json::from_str(&installed)
                     .unwrap_or_else(|e| panic!("{original:?} → invalid JSON {installed:?}: {e}"));
-                assert_eq!(status(&p, agent).unwrap().len(), 4, "{installed}");
+                assert_eq!(status(&p, agent).unwrap().len(), n, "{installed}");
                 // The person's values are untouched.
                 let before: Value = serde_json::from_str(original).unwrap();
                 for (k, val) in before.as_object().unwrap() {
@@ -515,7 +523,7 @@ mod tests {
                 // Idempotent: a second install writes nothing.
                 assert!(!install(&p, agent, "/opt/forge/bin/forge").unwrap().written);
                 let c = uninstall(&p, agent).unwrap();
-                assert_eq!(c.events.len(), 4, "{agent:?} {installed}");
+                assert_eq!(c.events.len(), n, "{agent:?} {installed}");
                 assert_eq!(
                     std::fs::read_to_string(&p).unwrap(),
                     original,
@@ -565,7 +573,7 @@ mod tests {
         );
         std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
         let c = uninstall(&p, Agent::Claude).unwrap();
-        assert_eq!(c.events.len(), 4);
+        assert_eq!(c.events.len(), 6);
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         assert_eq!(
             v,
@@ -616,7 +624,14 @@ mod tests {
         assert!(c.written && c.events.is_empty(), "{c:?}");
         assert_eq!(
             c.updated,
-            ["PreToolUse", "PostToolUse", "Stop", "SessionStart"]
+            [
+                "PreToolUse",
+                "PostToolUse",
+                "Stop",
+                "SessionStart",
+                "SubagentStart",
+                "SubagentStop"
+            ]
         );
         assert_eq!(std::fs::read_to_string(&p).unwrap(), current);
         assert!(!install(&p, Agent::Claude, "forge").unwrap().written);

@@ -7,8 +7,10 @@
 //! agents treat a crashed hook or an unknown exit code as "proceed", so Forge answers instead of
 //! crashing; the binary's watchdog covers a hang or a memory runaway the same way.)
 
+pub mod client_skip;
 pub mod install;
 pub mod json_text;
+pub mod subagents;
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -57,6 +59,11 @@ pub enum Event {
     PostToolUse,
     Stop,
     SessionStart,
+    /// A subagent began (Claude Code): Forge notes it as running.
+    SubagentStart,
+    /// A subagent ended (Claude Code): Forge notes it as ended; its own stop is not verified —
+    /// the main agent's is.
+    SubagentStop,
 }
 
 impl Event {
@@ -69,6 +76,8 @@ impl Event {
             }
             "stop" | "Stop" | "AfterAgent" | "after-agent" => Some(Event::Stop),
             "session-start" | "SessionStart" => Some(Event::SessionStart),
+            "subagent-start" | "SubagentStart" => Some(Event::SubagentStart),
+            "subagent-stop" | "SubagentStop" => Some(Event::SubagentStop),
             _ => None,
         }
     }
@@ -79,6 +88,8 @@ impl Event {
             Event::PostToolUse => "post-tool-use",
             Event::Stop => "stop",
             Event::SessionStart => "session-start",
+            Event::SubagentStart => "subagent-start",
+            Event::SubagentStop => "subagent-stop",
         }
     }
 
@@ -92,15 +103,28 @@ impl Event {
             (_, Event::PostToolUse) => "PostToolUse",
             (_, Event::Stop) => "Stop",
             (_, Event::SessionStart) => "SessionStart",
+            (_, Event::SubagentStart) => "SubagentStart",
+            (_, Event::SubagentStop) => "SubagentStop",
         }
     }
 
-    pub const ALL: [Event; 4] = [
+    pub const ALL: [Event; 6] = [
         Event::PreToolUse,
         Event::PostToolUse,
         Event::Stop,
         Event::SessionStart,
+        Event::SubagentStart,
+        Event::SubagentStop,
     ];
+
+    /// The events `forge hooks install` wires for `agent`: the subagent events only where the
+    /// client has them (Claude Code: its Stop must know which subagents still run).
+    pub fn installed(agent: Agent) -> &'static [Event] {
+        match agent {
+            Agent::Claude => &Event::ALL,
+            Agent::Codex | Agent::Gemini => &Event::ALL[..4],
+        }
+    }
 }
 
 /// What the hook process prints and how it exits.
@@ -182,6 +206,9 @@ struct Payload {
     stop_hook_active: Option<bool>,
     #[serde(default)]
     transcript_path: Option<String>,
+    /// The client's own list of the session's background work (Claude Code 2.1.220+, at Stop).
+    #[serde(default)]
+    background_tasks: Option<Value>,
 }
 
 /// Handles one hook call. `input` is the raw stdin (or the reason it could not be read);
@@ -285,6 +312,7 @@ pub fn handle(
             }
         }
         Event::PostToolUse => {
+            note_subagent(agent, event, &parsed, &start);
             let put_aside = put_aside_planted_commondir(&start);
             let staged = if payload.and_then(|p| p.tool_name.as_deref()) == Some("Bash") {
                 control_entries_changed(&start)
@@ -357,7 +385,17 @@ pub fn handle(
                 );
             }
             let active = payload.and_then(|p| p.stop_hook_active).unwrap_or(false);
-            stop(agent, &start, active, session.as_deref())
+            let running = running_subagents(
+                agent,
+                &start,
+                session.as_deref(),
+                payload.and_then(|p| p.background_tasks.as_ref()),
+            );
+            stop(agent, &start, active, session.as_deref(), &running)
+        }
+        Event::SubagentStart | Event::SubagentStop => {
+            note_subagent(agent, event, &parsed, &start);
+            HookOutput::default()
         }
         Event::SessionStart => {
             put_aside_planted_commondir(&start);
@@ -493,16 +531,72 @@ fn recorder(
     cwd: &Path,
 ) -> Option<(Option<String>, crate::timeline::Recorder)> {
     let project = Project::discover_session(cwd).ok()?;
-    let session = session
-        .map(str::to_string)
-        .or_else(|| std::env::var("FORGE_SESSION").ok())
-        .unwrap_or_else(|| format!("{}-unknown-session", agent.name()));
+    let session = session_name(agent, session);
     let actor = format!("{}:{}", agent.name(), session);
     let change = active_change(&project);
     Some((
         change,
         crate::timeline::Recorder::new(&project, &session, &actor),
     ))
+}
+
+/// The session's name for its records: the client's id, else `FORGE_SESSION`, else one per agent.
+fn session_name(agent: Agent, session: Option<&str>) -> String {
+    session
+        .map(str::to_string)
+        .or_else(|| std::env::var("FORGE_SESSION").ok())
+        .unwrap_or_else(|| format!("{}-unknown-session", agent.name()))
+}
+
+/// Notes a subagent's start or end (see [`subagents`]) in the session's record and on the
+/// timeline. A record that cannot be written is said on stderr: the Stop hook then counts as it
+/// always did, which is the safe side.
+fn note_subagent(
+    agent: Agent,
+    event: Event,
+    parsed: &Result<(Payload, Value), String>,
+    start: &Path,
+) {
+    let Ok((p, v)) = parsed else { return };
+    let Some(note) = subagents::note(event.kebab(), v) else {
+        return;
+    };
+    let Ok(project) = Project::discover_session(start) else {
+        return;
+    };
+    let session = session_name(agent, p.session_id.as_deref());
+    if let Err(e) = subagents::apply(&project, &session, &note) {
+        eprintln!("forge: could not note the subagent: {e}");
+    }
+    if let Some((change, rec)) = recorder(agent, p.session_id.as_deref(), start) {
+        let (what, id) = match &note {
+            subagents::Note::Started { id, .. } => ("subagent-start", id),
+            subagents::Note::Ended { id } => ("subagent-stop", id),
+        };
+        rec.record_or_warn(
+            change.as_deref(),
+            "hook",
+            json!({"event": what, "agent_id": id}),
+        );
+    }
+}
+
+/// The subagents still running as the main agent stops; none when the record cannot be read
+/// (then the Stop counts as usual, and stderr says why).
+fn running_subagents(
+    agent: Agent,
+    start: &Path,
+    session: Option<&str>,
+    listed: Option<&Value>,
+) -> Vec<String> {
+    let Ok(project) = Project::discover_session(start) else {
+        return Vec::new();
+    };
+    let session = session_name(agent, session);
+    subagents::running_at_stop(&project, &session, listed).unwrap_or_else(|e| {
+        eprintln!("forge: {e}");
+        Vec::new()
+    })
 }
 
 /// Reads the new part of a Claude Code transcript and books its spend to the active change and
@@ -691,6 +785,14 @@ fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
             .collect(),
         Err(_) => Vec::new(),
     };
+    // A control folder that holds the agents' worktrees (`.claude`) is not one as a whole here:
+    // the worktrees in it are the project's, writable, with their own control files listed
+    // apart; the rest of it is agent config, which the guard's own rule denies.
+    control.retain(|c| {
+        !crate::sandbox::resolve::AGENT_WORKTREES
+            .iter()
+            .any(|w| root.join(w).starts_with(c))
+    });
     // Every PATH folder inside the project, whether or not it exists yet: the sandbox can
     // bind only one that exists, but a file tool writing `node_modules/.bin/git` before
     // `npm install` made the folder plants a program the client and the person's shell run by
@@ -779,8 +881,15 @@ fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let cwd_file = tmpdir.join(format!(".cwd-{}-{nonce}", std::process::id()));
-    // Claude Code keeps the folder a command `cd`s to; Codex starts each command afresh.
-    let keep_cwd = (agent == Agent::Claude).then_some(cwd_file.as_path());
+    // Claude Code keeps the folder a command `cd`s to; Codex starts each command afresh. A
+    // subagent isolated in a worktree gets no carried `cd`: Claude Code refuses a command whose
+    // `cd` it cannot prove stays in the worktree ("too complex to verify", 2.1.337).
+    let in_worktree = p
+        .cwd
+        .as_deref()
+        .map(Path::new)
+        .is_some_and(|c| in_agent_worktree(&root, c));
+    let keep_cwd = (agent == Agent::Claude && !in_worktree).then_some(cwd_file.as_path());
     Sandboxing::Rewrite(crate::sandbox::launch::session_command(
         &forge,
         &root,
@@ -788,6 +897,14 @@ fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config
         command,
         keep_cwd,
     ))
+}
+
+/// Whether `cwd` lies in one of the agents' worktrees of the project at `root`.
+fn in_agent_worktree(root: &Path, cwd: &Path) -> bool {
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    crate::sandbox::resolve::AGENT_WORKTREES
+        .iter()
+        .any(|w| cwd.starts_with(root.join(w)))
 }
 
 /// Whether Codex CLI applies this shell command itself, in its own process, instead of running
@@ -1122,8 +1239,16 @@ impl StopTarget {
 /// Stop: verify the active change, or every change when none is active. FAIL below the
 /// threshold blocks the stop and hands the failures back; CIRCUIT OPEN lets the agent stop and
 /// tells the person; PASS lets it stop. `stop_hook_active` needs no special case: every blocked
-/// stop is a counted attempt, and the breaker ends the loop.
-fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>) -> HookOutput {
+/// stop is a counted attempt, and the breaker ends the loop. The one exception: while subagents
+/// the session started still run (`running`), a FAIL is work in progress — it blocks the stop
+/// and says so, but does not count; the first Stop after the last one ended counts as usual.
+fn stop(
+    agent: Agent,
+    cwd: &Path,
+    _stop_hook_active: bool,
+    session: Option<&str>,
+    running: &[String],
+) -> HookOutput {
     let Ok(project) = Project::discover_session(cwd) else {
         return HookOutput::default();
     };
@@ -1151,7 +1276,7 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
         );
         return system_message(agent, &msg);
     }
-    let outcome = (|| -> crate::Result<(verify::VerifyReport, breaker::Outcome)> {
+    let outcome = (|| -> crate::Result<(verify::VerifyReport, Option<breaker::Outcome>)> {
         let config = Config::load(&project.config_path())?;
         breaker::load(&project, key)?;
         // The checks run the code the agent just wrote: inside the same wall as its commands.
@@ -1167,19 +1292,39 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
             },
             &mut verify::Silent,
         )?;
+        if report.verdict == Verdict::Fail && !running.is_empty() {
+            if let Some((_, rec)) = recorder(agent, session, cwd) {
+                crate::timeline::record_verify(&rec, &report, None);
+                rec.record_or_warn(
+                    target.change.as_deref(),
+                    "hook",
+                    json!({"event": "stop-waits-for-subagents", "running": running}),
+                );
+            }
+            return Ok((report, None));
+        }
         let o = breaker::record(&project, key, report.verdict, config.breaker.max_failures)?;
         if let Some((_, rec)) = recorder(agent, session, cwd) {
             crate::timeline::record_verify(&rec, &report, Some(&o));
         }
-        Ok((report, o))
+        Ok((report, Some(o)))
     })();
     match outcome {
+        Ok((report, None)) => {
+            let reason = format!(
+                "{} subagent(s) still running ({}); Forge verify FAILED for {what}, and while they work this FAIL is not counted toward the circuit breaker. Wait for their results before you stop: the first Stop after the last one ends is verified and counted as usual.\n{}",
+                running.len(),
+                running.join(", "),
+                summary(&report, 8),
+            );
+            block(agent, &reason)
+        }
         Err(e) => {
             // Forge cannot verify: the agent may stop, and the person is told why.
             let msg = format!("Forge could not verify {what}: {e}");
             system_message(agent, &msg)
         }
-        Ok((report, o)) if o.state.open => {
+        Ok((report, Some(o))) if o.state.open => {
             let msg = format!(
                 "{} A person must step in: look at the failures, then run `forge verify --reset-breaker --change {key}`. {}",
                 o.line(),
@@ -1187,22 +1332,27 @@ fn stop(agent: Agent, cwd: &Path, _stop_hook_active: bool, session: Option<&str>
             );
             system_message(agent, &msg)
         }
-        Ok((report, o)) if report.verdict == Verdict::Fail => {
+        Ok((report, Some(o))) if report.verdict == Verdict::Fail => {
             let reason = format!(
                 "Forge verify FAILED for {what} — you cannot stop yet. {}\n{}",
                 summary(&report, 8),
                 o.line()
             );
-            let stdout = match agent {
-                Agent::Gemini => json!({"decision": "deny", "reason": reason}),
-                _ => json!({"decision": "block", "reason": reason}),
-            };
-            HookOutput {
-                stdout: stdout.to_string(),
-                ..HookOutput::default()
-            }
+            block(agent, &reason)
         }
         Ok(_) => HookOutput::default(),
+    }
+}
+
+/// A Stop the agent may not take, with why, in `agent`'s words.
+fn block(agent: Agent, reason: &str) -> HookOutput {
+    let stdout = match agent {
+        Agent::Gemini => json!({"decision": "deny", "reason": reason}),
+        _ => json!({"decision": "block", "reason": reason}),
+    };
+    HookOutput {
+        stdout: stdout.to_string(),
+        ..HookOutput::default()
     }
 }
 
@@ -1432,6 +1582,26 @@ mod tests {
         );
         assert!(o.stdout.contains("\"deny\""), "{}", o.stdout);
         assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
+        // Claude Code carries a command's `cd` over, except for a subagent isolated in a
+        // worktree: its own check refuses a `cd` it cannot follow there.
+        let wt = dir.path().join(".claude/worktrees/agent-a1");
+        std::fs::create_dir_all(&wt).unwrap();
+        for (cwd, carried) in [(dir.path().to_path_buf(), true), (wt, false)] {
+            let mut p: Value = serde_json::from_slice(&payload).unwrap();
+            p["cwd"] = json!(cwd);
+            let o = handle(
+                Agent::Claude,
+                Event::PreToolUse,
+                Ok(p.to_string().into_bytes()),
+                dir.path(),
+            );
+            assert_eq!(o.stdout.contains("builtin cd"), carried, "{}", o.stdout);
+            assert!(
+                o.stdout.contains("sandbox --profile session"),
+                "{}",
+                o.stdout
+            );
+        }
     }
 
     #[test]

@@ -503,6 +503,16 @@ pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
     for p in &plan.rebind_writable {
         mount(Some(p), p, libc::MS_BIND)?;
     }
+    // A writable folder bound again covers the read-only binds inside it (an agent's worktree
+    // inside `.claude/`, with its own `.forge/`): they are bound again on top.
+    for p in plan.read_only.iter().filter(|p| {
+        plan.rebind_writable
+            .iter()
+            .any(|w| p.starts_with(w) && *p != w)
+    }) {
+        mount(Some(p), p, libc::MS_BIND | libc::MS_REC)?;
+        mount(None, p, ro)?;
+    }
     if plan.private_dev {
         private_dev(empty)?;
     }

@@ -23,6 +23,31 @@ pub const DEVICES: &[&str] = &[
     "/dev/shm",
 ];
 
+/// Where agent clients keep working trees of the project inside it (Claude Code's
+/// `isolation: "worktree"` subagents: `.claude/worktrees/agent-…/`). Each folder below one is a
+/// working tree of the project, not agent config: writable like the project, with its own
+/// control files ([`PROJECT_CONTROL`], its `.git` file) read-only, by the guard and the sandbox
+/// alike.
+pub const AGENT_WORKTREES: &[&str] = &[".claude/worktrees"];
+
+/// The agents' worktrees that exist in `project` (folders, not links: a link there could lead
+/// anywhere, and stays the agent config it lies in).
+pub fn agent_worktrees(project: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for w in AGENT_WORKTREES {
+        let Ok(entries) = std::fs::read_dir(project.join(w)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Forge's and the agents' control folders at the repository root.
 /// `.mcp.json` and `.vscode/` hold what a client or an editor starts outside any sandbox (MCP
 /// servers, tasks run when the folder opens); so do JetBrains' `.idea/` (run configurations an
@@ -1146,6 +1171,13 @@ pub fn plan(
         }
     }
     let mut control: Vec<PathBuf> = PROJECT_CONTROL.iter().map(|c| project.join(c)).collect();
+    // Agents' worktrees of the project: each its own working tree, with its own control files
+    // (its `.git` file says where git's internals for it are).
+    let worktrees = agent_worktrees(project);
+    for wt in &worktrees {
+        control.extend(PROJECT_CONTROL.iter().map(|c| wt.join(c)));
+        control.push(wt.join(".git"));
+    }
     if let Some(common) = &layout.git_common {
         control.extend(GIT_CONTROL.iter().map(|c| common.join(c)));
         // What else moves where git finds its config and hooks, where it exists: the common
@@ -1260,6 +1292,9 @@ pub fn plan(
         places.push((Place::GitInternals, gd.clone()));
     }
     places.push((Place::Project, project.clone()));
+    for wt in &worktrees {
+        places.push((Place::Project, wt.clone()));
+    }
     for d in DEVICES {
         places.push((Place::Devices, PathBuf::from(d)));
     }

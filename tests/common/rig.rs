@@ -58,6 +58,61 @@ pub fn claude_version() -> String {
         .unwrap_or_else(|| "2.1.197".to_string())
 }
 
+/// The Claude Code versions the guard, sandbox-rewrite, Stop and subagent tests of
+/// `tests/real_agents.rs` run on: a comma list (`2.1.197,latest`), where `latest` is the newest
+/// published release, asked of npm when the tests start. Unset: the rig's pinned version only,
+/// so CI time stays bounded (docs/design.md, "Proven with the real clients").
+pub const VERSIONS_ENV: &str = "FORGE_CLAUDE_VERSIONS";
+
+/// The versions [`VERSIONS_ENV`] names, `latest` resolved; `Err` when npm cannot say which is
+/// the newest (offline).
+pub fn claude_versions() -> Result<Vec<String>, String> {
+    let list = std::env::var(VERSIONS_ENV).unwrap_or_default();
+    let mut out: Vec<String> = Vec::new();
+    for v in list.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        let v = if v == "latest" {
+            newest_claude()?
+        } else {
+            v.to_string()
+        };
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    if out.is_empty() {
+        out.push(claude_version());
+    }
+    Ok(out)
+}
+
+/// The newest published `@anthropic-ai/claude-code`, as `npm view` says.
+pub fn newest_claude() -> Result<String, String> {
+    static NEWEST: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    NEWEST
+        .get_or_init(|| {
+            let o = Command::new("npm")
+                .args(["view", "@anthropic-ai/claude-code", "version"])
+                .output()
+                .map_err(|e| format!("cannot run npm to find the newest Claude Code: {e}"))?;
+            let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            if !o.status.success() || v.is_empty() {
+                return Err(format!(
+                    "npm could not say which Claude Code is the newest: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ));
+            }
+            Ok(v)
+        })
+        .clone()
+}
+
+/// Whether Claude Code `version` runs Agent-tool subagents in the background by default (from
+/// 2.1.220 on, as the rig's README records).
+pub fn backgrounds_subagents(version: &str) -> bool {
+    let n: Vec<u64> = version.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+    n >= vec![2, 1, 220]
+}
+
 /// The client the rig installs: `$FORGE_RIG_CACHE/claude-$CLAUDE_CODE_VERSION/…`, as in
 /// `claude-offline.sh`.
 pub fn rig_claude_bin() -> PathBuf {

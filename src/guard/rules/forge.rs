@@ -14,7 +14,7 @@ pub const FORGE_STATE: Rule = Rule {
 pub const AGENT_CONFIG: Rule = Rule {
     id: "agent-config",
     decision: Decision::Deny,
-    summary: "agent edits of `.claude/`, `.codex/`, `.gemini/` (where Forge's hooks are wired), `.mcp.json`, `.vscode/`, `.idea/`, `.cursor/`, `.zed/`, `.devcontainer/` (what a client or editor starts)",
+    summary: "agent edits of `.claude/`, `.codex/`, `.gemini/` (where Forge's hooks are wired), `.mcp.json`, `.vscode/`, `.idea/`, `.cursor/`, `.zed/`, `.devcontainer/` (what a client or editor starts); an agent's worktree in `.claude/worktrees/` is a working tree of the project, judged as the main tree",
 };
 pub const SANDBOX_CONTROL: Rule = Rule {
     id: "sandbox-control",
