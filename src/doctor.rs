@@ -595,9 +595,18 @@ fn check_hooks(ctx: &Context) -> Vec<Finding> {
                 .filter(|n| !events.iter().any(|(e, _)| e == n))
                 .collect();
             if !missing.is_empty() {
+                // Without the guard or the Stop hook a control is off; without a newer event
+                // (SubagentStart/SubagentStop, wired since a later release) only a refinement.
+                let essential = [crate::hooks::Event::PreToolUse, crate::hooks::Event::Stop]
+                    .iter()
+                    .any(|e| missing.contains(&e.native(agent)));
                 out.push(Finding::bad(
                     "hooks",
-                    Status::Fail,
+                    if essential {
+                        Status::Fail
+                    } else {
+                        Status::Warn
+                    },
                     format!(
                         "{who}: {} not wired in {}",
                         missing.join(", "),

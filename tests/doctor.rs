@@ -452,3 +452,41 @@ fn gemini_trusted_by_its_environment_switch_is_not_warned_about() {
         "{v:#}"
     );
 }
+
+/// An install made before the subagent events were wired (PreToolUse, PostToolUse, Stop,
+/// SessionStart only) still guards every call: a warning with the reinstall command, not a
+/// failure. Without PreToolUse it fails.
+#[test]
+fn an_older_install_without_the_subagent_events_is_a_warning() {
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    let o = r.forge(&[
+        "hooks",
+        "install",
+        "claude",
+        "--bin",
+        forge_bin().to_str().unwrap(),
+    ]);
+    assert_eq!(o.code, 0, "{o:?}");
+    let path = r.path().join(".claude/settings.json");
+    let mut settings: Value = serde_json::from_str(&r.read(".claude/settings.json")).unwrap();
+    let hooks = settings["hooks"].as_object_mut().unwrap();
+    hooks.remove("SubagentStart");
+    hooks.remove("SubagentStop");
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let (code, v) = doctor(&r, home.path());
+    let f = findings(&v, "hooks");
+    let missing = f
+        .iter()
+        .find(|f| f["message"].as_str().unwrap().contains("SubagentStart"))
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(missing["status"], "warn", "{v:#}");
+    assert_eq!(code, 0, "{v:#}");
+    settings["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("PreToolUse");
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let (code, v) = doctor(&r, home.path());
+    assert_eq!(code, 1, "{v:#}");
+}
