@@ -238,33 +238,96 @@ pub struct Harness {
     pub editable: Vec<String>,
 }
 
-/// File names that configure how tests run, wherever they are.
-const HARNESS_NAMES: [&str; 24] = [
-    "conftest.py",
-    "pytest.ini",
-    "tox.ini",
-    "setup.cfg",
-    "pyproject.toml",
-    "noxfile.py",
-    "package.json",
-    ".npmrc",
-    ".mocharc.js",
-    ".mocharc.json",
-    ".mocharc.yml",
-    "Makefile",
-    "makefile",
-    "GNUmakefile",
-    "justfile",
-    "Taskfile.yml",
-    "Cargo.toml",
-    ".cargo/config.toml",
-    ".cargo/config",
-    "go.mod",
-    "phpunit.xml",
-    "Rakefile",
-    ".rspec",
-    "build.gradle",
+/// What each kind of runner reads besides the tests, wherever it lies: file names (or paths
+/// ending so, `.cargo/config.toml`), one row per runner, so the files of a runner not known yet
+/// are one row. pytest 9 reads `pytest.toml` and the dotted `.pytest.toml` / `.pytest.ini` too.
+const HARNESS: &[(&str, &[&str])] = &[
+    (
+        "pytest",
+        &[
+            "conftest.py",
+            "pytest.ini",
+            ".pytest.ini",
+            "pytest.toml",
+            ".pytest.toml",
+            "tox.ini",
+            "setup.cfg",
+            "pyproject.toml",
+            "noxfile.py",
+        ],
+    ),
+    (
+        "node",
+        &[
+            "package.json",
+            ".npmrc",
+            ".yarnrc",
+            ".yarnrc.yml",
+            "bunfig.toml",
+            "deno.json",
+            "deno.jsonc",
+            ".mocharc.js",
+            ".mocharc.cjs",
+            ".mocharc.json",
+            ".mocharc.yml",
+            ".mocharc.yaml",
+            ".babelrc",
+        ],
+    ),
+    (
+        "cargo",
+        &[
+            "Cargo.toml",
+            ".cargo/config.toml",
+            ".cargo/config",
+            "build.rs",
+            "rust-toolchain",
+            "rust-toolchain.toml",
+        ],
+    ),
+    ("go", &["go.mod", "go.work"]),
+    (
+        "make",
+        &[
+            "Makefile",
+            "makefile",
+            "GNUmakefile",
+            "justfile",
+            "Taskfile.yml",
+        ],
+    ),
+    (
+        "jvm, php, ruby",
+        &[
+            "phpunit.xml",
+            "Rakefile",
+            ".rspec",
+            "build.gradle",
+            "build.gradle.kts",
+        ],
+    ),
 ];
+
+/// Config files named by a prefix (`jest.config.ts`, `vitest.config.mjs`, `babel.config.js`).
+const HARNESS_PREFIXES: &[&str] = &[
+    "jest.config.",
+    "vitest.config.",
+    "karma.conf.",
+    "playwright.config.",
+    "babel.config.",
+];
+
+/// Whether `path` (repository-relative) is a file some runner reads as its configuration.
+fn is_harness_name(path: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    HARNESS.iter().flat_map(|(_, names)| names.iter()).any(|h| {
+        if h.contains('/') {
+            path == *h || path.ends_with(&format!("/{h}"))
+        } else {
+            base == *h
+        }
+    }) || HARNESS_PREFIXES.iter().any(|p| base.starts_with(p))
+}
 
 impl Harness {
     /// The tracked harness files: every file with a harness name (or a `jest.config.*` /
@@ -281,22 +344,7 @@ impl Harness {
             .collect();
         let mut out: Vec<String> = tracked
             .iter()
-            .filter(|f| {
-                let base = f.rsplit('/').next().unwrap_or(f);
-                HARNESS_NAMES.contains(&base)
-                    || HARNESS_NAMES.iter().any(|h| {
-                        h.contains('/') && (f.as_str() == *h || f.ends_with(&format!("/{h}")))
-                    })
-                    || [
-                        "jest.config.",
-                        "vitest.config.",
-                        "karma.conf.",
-                        "playwright.config.",
-                    ]
-                    .iter()
-                    .any(|p| base.starts_with(p))
-                    || named.iter().any(|n| n == *f)
-            })
+            .filter(|f| is_harness_name(f) || named.iter().any(|n| n == *f))
             .filter(|f| !in_areas(&self.editable, f))
             .cloned()
             .collect();
@@ -486,5 +534,28 @@ mod tests {
         );
         assert!(planning_output(&json!({"slices": []}), &[], &Harness::default()).is_err());
         assert!(planning_output(&json!({}), &[], &Harness::default()).is_err());
+    }
+
+    /// Every row of the harness table is recognised, at the top and in a folder below.
+    #[test]
+    fn every_harness_entry_is_a_harness_file() {
+        for (runner, names) in HARNESS {
+            for n in *names {
+                for path in [n.to_string(), format!("pkg/{n}")] {
+                    let h = Harness::default().files(std::slice::from_ref(&path), &[]);
+                    assert_eq!(h, [path.clone()], "{runner}: {path}");
+                }
+            }
+        }
+        for p in ["jest.config.ts", "web/vitest.config.mjs", "babel.config.js"] {
+            assert!(is_harness_name(p), "{p}");
+        }
+        for p in [
+            "tests/test_x.py",
+            "src/pytest_helpers.py",
+            "docs/pyproject.md",
+        ] {
+            assert!(!is_harness_name(p), "{p}");
+        }
     }
 }
