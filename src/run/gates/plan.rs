@@ -543,7 +543,7 @@ mod tests {
             for n in *names {
                 for path in [n.to_string(), format!("pkg/{n}")] {
                     let h = Harness::default().files(std::slice::from_ref(&path), &[]);
-                    assert_eq!(h, [path.clone()], "{runner}: {path}");
+                    assert_eq!(h, std::slice::from_ref(&path), "{runner}: {path}");
                 }
             }
         }
