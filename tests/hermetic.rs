@@ -410,7 +410,7 @@ fn a_reader_that_goes_away_does_not_end_the_run() {
     assert_eq!(code, Some(0));
     assert!(
         r.read(".tmp/.forge/runs/shop/run.log")
-            .contains("Run `shop` DONE: 2 slice(s), 2 commit(s).")
+            .contains("Run `shop` DONE: 2 slice(s) landed, 0 already green (test only, nothing implemented); 2 commit(s).")
     );
     assert_landed_cleanly(&r);
 }

@@ -42,8 +42,9 @@ impl LineParser for Parser {
         }
         if let Some(n) = collected(line) {
             if self.collected.is_some() && self.report.incomplete.is_none() {
-                self.report.incomplete =
-                    Some("two `collected N items` lines: the output holds more than one run".into());
+                self.report.incomplete = Some(
+                    "two `collected N items` lines: the output holds more than one run".into(),
+                );
             }
             self.collected = Some(n);
             return;

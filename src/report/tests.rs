@@ -669,7 +669,9 @@ fn tape_names_each_assertion_under_its_test() {
         ]
     );
     assert!(
-        r.notes.iter().any(|n| n.contains("name more than one case")),
+        r.notes
+            .iter()
+            .any(|n| n.contains("name more than one case")),
         "{:?}",
         r.notes
     );
@@ -696,7 +698,10 @@ fn a_tap_stream_that_ends_early_is_incomplete() {
     // A plan that the points do not reach: prove's t/03-die.t planned 2 and ran 1.
     let r = parse("tap/prove-failures.txt", Format::Tap);
     let why = r.incomplete.expect("a short plan");
-    assert!(why.contains("the plan says 1..2 but 1 test point(s) ran"), "{why}");
+    assert!(
+        why.contains("the plan says 1..2 but 1 test point(s) ran"),
+        "{why}"
+    );
     // Complete streams, nested or per prove file, stay complete.
     for f in [
         "tap/node-pass.tap",
@@ -708,9 +713,21 @@ fn a_tap_stream_that_ends_early_is_incomplete() {
         assert_eq!(parse(f, Format::Tap).incomplete, None, "{f}");
     }
     let p = |s: &str| parse_bytes(s.as_bytes(), Format::Tap).unwrap();
-    assert!(p("TAP version 14\nok 1 - a\nok 2 - b\n").incomplete.is_some());
-    assert!(p("TAP version 14\n1..3\nok 1 - a\nok 2 - b\n").incomplete.is_some());
-    assert!(p("TAP version 14\n1..2\nok 1 - a\nok 2 - b\n").incomplete.is_none());
+    assert!(
+        p("TAP version 14\nok 1 - a\nok 2 - b\n")
+            .incomplete
+            .is_some()
+    );
+    assert!(
+        p("TAP version 14\n1..3\nok 1 - a\nok 2 - b\n")
+            .incomplete
+            .is_some()
+    );
+    assert!(
+        p("TAP version 14\n1..2\nok 1 - a\nok 2 - b\n")
+            .incomplete
+            .is_none()
+    );
     assert!(
         p("TAP version 14\n1..3\nok 1 - a\nok 2 - b\nok 3 - c\nok 4 - d\n")
             .incomplete
@@ -727,7 +744,13 @@ fn a_parent_s_own_not_ok_after_passing_subtests_is_never_dropped() {
     let r = parse("tap/node-parent-fails-after-subtests.tap", Format::Auto);
     assert_eq!(failing(&r), ["checkout"]);
     assert_eq!(counts(&r), (2, 1, 0));
-    assert!(r.cases[1].message.as_deref().unwrap().contains("100 !== 90"));
+    assert!(
+        r.cases[1]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("100 !== 90")
+    );
     assert_eq!(r.incomplete, None);
     // TAP 14 without headers: the indented points belong to the parent that follows.
     let bare = "TAP version 14\n    ok 1 - inner\n    1..1\nnot ok 1 - outer\n1..1\n";
@@ -779,7 +802,8 @@ fn pytest_that_ran_fewer_than_it_collected_is_incomplete() {
 #[test]
 fn a_closing_summary_that_counts_fewer_than_the_lines_name_is_incomplete() {
     // Lines printed by the code under test to look like results, then the real summary.
-    let out = "collected 1 item\nPASSED t.py::real\nPASSED t.py::fake\n==== 1 passed in 0.01s ====\n";
+    let out =
+        "collected 1 item\nPASSED t.py::real\nPASSED t.py::fake\n==== 1 passed in 0.01s ====\n";
     let r = parse_bytes(out.as_bytes(), Format::Pytest).unwrap();
     assert!(r.incomplete.unwrap().contains("closing summary counts 1"));
 }

@@ -206,9 +206,9 @@ pub fn case_evidence(report: &Report, detected: bool, want: &Expect) -> Vec<Stri
                 "the verified red case `{name}` is reported {}, not passing",
                 format!("{s:?}").to_lowercase()
             )),
-            None => {
-                problems.push(format!("the verified red case `{name}` is not among the reported cases"))
-            }
+            None => problems.push(format!(
+                "the verified red case `{name}` is not among the reported cases"
+            )),
         }
     }
     let mut lost: Vec<String> = Vec::new();
@@ -425,7 +425,11 @@ pub fn case_status(report: &Report, case: &str) -> Option<Status> {
     let mut found = report.cases.iter().filter(|c| same_case(case, &c.name));
     let first = found.next()?.status;
     Some(found.fold(first, |s, c| {
-        if c.status == Status::Passed { s } else { c.status }
+        if c.status == Status::Passed {
+            s
+        } else {
+            c.status
+        }
     }))
 }
 
