@@ -270,16 +270,26 @@ fn an_already_green_test_is_reviewed_and_lands_as_coverage() {
         o.stderr
     );
     let o = r.forge(&["run", "--resume", "shop", "--accept", "member-discount"]);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("its already-green test may land as test-only coverage"),
+        "{}",
+        o.stdout
+    );
+    // The scripted red writes an already-green test for the next slice too: it waits as well.
+    assert!(o.stdout.contains("--accept receipt`"), "{}", o.stdout);
+    let o = r.forge(&["run", "--resume", "shop", "--accept", "receipt"]);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
-        o.stdout.contains("Run `shop` DONE: 1 slice(s) landed, 1 already green (test only, nothing implemented); 2 commit(s)."),
+        o.stdout.contains("Run `shop` DONE: 0 slice(s) landed, 2 already green (test only, nothing implemented); 2 commit(s)."),
         "{}",
         o.stdout
     );
     let text = r.forge(&["run", "--status", "shop"]);
     assert!(
         text.stdout
-            .contains("1 slice(s) landed, 1 already green (test only, nothing implemented)."),
+            .contains("0 slice(s) landed, 2 already green (test only, nothing implemented)."),
         "{}",
         text.stdout
     );
@@ -850,6 +860,30 @@ fn every_configured_command_passes_on_the_suite_before_red_before_a_slice_commit
     );
     assert!(!git_out(&r, &["log", "-p", "--", "src"]).contains("TODO"));
     assert_landed_cleanly(&r);
+}
+
+/// Issue 31: a test area whose path goes through a link (tests/lnk -> ../build/t, build/
+/// ignored) is refused at plan time; the planner is told, and with every plan naming it the run
+/// stops before any red or green agent.
+#[test]
+fn a_test_area_reached_through_a_link_is_refused_at_plan_time() {
+    let r = shop("link-area");
+    r.write(".gitignore", ".tmp/.forge/\nbuild/\n");
+    r.write("build/t/keep", "x\n");
+    std::os::unix::fs::symlink("../build/t", r.path().join("tests/lnk")).unwrap();
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: a link to build output"]);
+    let o = run(&r);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(
+        o.stdout.contains(
+            "slices[1]: the area `tests/lnk/y/` is reached through the link tests/lnk: name the folder it leads to, or remove the link"
+        ),
+        "{}",
+        o.stdout
+    );
+    assert!(!r.exists(".tmp/.forge/runs/shop/agents/member-discount-red-w1-a1.log"));
+    assert!(!r.exists("build/t/y/extra_test.sh"));
 }
 
 #[test]
