@@ -232,7 +232,7 @@ fn demo_runs_two_slices_and_catches_both_cheats() {
         "✗ [member-discount w1 a1] red-file-scope — red may change only tests/ — reverted: src/cart.sh",
         "✗ [member-discount w1 a1] green-file-scope — green may change only src/ — reverted: tests/member_test.sh",
         "✓ [receipt w1 a2] milestone-checks",
-        "Run `shop` DONE: 2 slice(s), 2 commit(s).",
+        "Run `shop` DONE: 2 slice(s) landed, 0 already green (test only, nothing implemented); 2 commit(s).",
         "feat(member-discount): members get 10% off",
         "feat(receipt): a receipt names the amount paid",
         "status done, wave 1, red attempts 2, green attempts 2",

@@ -151,6 +151,30 @@ fn a_runner_that_exits_before_any_test_is_no_pass() {
 }
 
 #[test]
+fn a_decoy_whose_name_ends_with_the_verified_case_does_not_pass_for_it() {
+    // Issue 31: red adds a passing "vip member gets discount" before its real test; green's
+    // code stops the runner, plan matching and exit 0, when the real test calls it. Only the
+    // decoy is reported: a suffix match at a space would have let green's checks pass.
+    let r = shop("decoy-suffix");
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let p2 = prompt(&r, "member-discount-green-w1-a2");
+    assert!(
+        p2.contains("the verified red case `member gets discount` is not among the reported cases"),
+        "{p2}"
+    );
+    let st = status(&r);
+    assert!(has_gate(&st, "member-discount", "green-checks", "fail"));
+    // What landed is the honest second attempt, the decoy beside the real test.
+    assert!(!git_out(&r, &["log", "-p"]).contains("# decoy"));
+    assert_eq!(
+        git_out(&r, &["show", "HEAD~1:tests/member_test.sh"]),
+        "check \"vip member gets discount\" \"$(total 100 vip)\" \"\"\ncheck \"member gets discount\" \"$(total 100 member)\" \"90\""
+    );
+    assert_landed_cleanly(&r);
+}
+
+#[test]
 fn passing_lines_appended_to_the_log_are_not_evidence() {
     // The code under test appends "ok … member gets discount" to every log of the run when
     // it exits: what Forge parses is what it read from the pipe, where the case failed.
@@ -386,7 +410,7 @@ fn a_reader_that_goes_away_does_not_end_the_run() {
     assert_eq!(code, Some(0));
     assert!(
         r.read(".tmp/.forge/runs/shop/run.log")
-            .contains("Run `shop` DONE: 2 slice(s), 2 commit(s).")
+            .contains("Run `shop` DONE: 2 slice(s) landed, 0 already green (test only, nothing implemented); 2 commit(s).")
     );
     assert_landed_cleanly(&r);
 }

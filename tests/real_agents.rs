@@ -908,7 +908,7 @@ fn claude_as_red_and_green_lands_a_slice_on_a_real_python_package() {
     assert_eq!(run.code, 0, "forge run failed{}", run.dump());
     assert!(
         run.stdout
-            .contains("Run `words` DONE: 1 slice(s), 1 commit(s)."),
+            .contains("Run `words` DONE: 1 slice(s) landed, 0 already green (test only, nothing implemented); 1 commit(s)."),
         "{}",
         run.dump()
     );
@@ -1018,7 +1018,7 @@ fn claude_plays_red_in_forge_run_and_a_cheat_is_reverted_then_resumed() {
     );
     assert!(
         run.stdout
-            .contains("Run `shop` DONE: 2 slice(s), 2 commit(s)."),
+            .contains("Run `shop` DONE: 2 slice(s) landed, 0 already green (test only, nothing implemented); 2 commit(s)."),
         "{}",
         run.dump()
     );

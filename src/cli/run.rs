@@ -16,7 +16,7 @@ new agents for 5 more; after that Forge stops and reports.\n\nAgents are command
 `agents.<role>.command` (planner, red, verifier, green, coverage_reviewer, or default), run in the \
 repository root with FORGE_ROLE, FORGE_PROMPT_FILE, FORGE_RUN_DIR, FORGE_SLICE, FORGE_ATTEMPT, \
 FORGE_OUTPUT and FORGE_AGENT_SESSION. Everything the run writes is under .tmp/.forge/runs/<slug>/.",
-    after_help = "Examples:\n  forge run member-discount --goal \"members get 10% off\"\n  forge run --resume member-discount     # after a kill, or after a person fixed what stopped it\n  forge run --resume member-discount --retry receipt   # a slice whose retries ran out\n  forge run --status member-discount\n  forge run --status member-discount --json | jq '.slices[].forge.status'\n  forge run --status                     # every run\n\nConfig:\n  agents:\n    default:\n      command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --session-id \"$FORGE_AGENT_SESSION\" --output-format json\n      resume_command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --resume \"$FORGE_AGENT_SESSION\" --output-format json\n      timeout: 1800\n\nExit codes: 0 every slice landed; 1 the run stopped (a gate, the retry policy, the budget or the breaker) and a person decides; 2 usage, config or state error."
+    after_help = "Examples:\n  forge run member-discount --goal \"members get 10% off\"\n  forge run --resume member-discount     # after a kill, or after a person fixed what stopped it\n  forge run --resume member-discount --retry receipt   # a slice whose retries ran out\n  forge run --resume member-discount --accept receipt  # land an already-green test as coverage\n  forge run --status member-discount\n  forge run --status member-discount --json | jq '.slices[].forge.status'\n  forge run --status                     # every run\n\nConfig:\n  agents:\n    default:\n      command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --session-id \"$FORGE_AGENT_SESSION\" --output-format json\n      resume_command: claude -p \"$(cat \"$FORGE_PROMPT_FILE\")\" --resume \"$FORGE_AGENT_SESSION\" --output-format json\n      timeout: 1800\n\nExit codes: 0 every slice landed; 1 the run stopped (a gate, the retry policy, the budget or the breaker) and a person decides; 2 usage, config or state error."
 )]
 pub struct Args {
     /// The run's name (lowercase letters, digits, `-`); also the change its budget and breaker count.
@@ -31,6 +31,10 @@ pub struct Args {
     /// With --resume: give a failed slice (retries exhausted) a fresh first wave — a person's call.
     #[arg(long, value_name = "SLICE", requires = "resume")]
     retry: Option<String>,
+    /// With --resume: land a slice whose test passed before any code change (already green) as
+    /// test-only coverage — a person's call, since nothing shows that test can fail.
+    #[arg(long, value_name = "SLICE", requires = "resume")]
+    accept: Option<String>,
     /// Show a run's slices, gates, attempts, cost and commits (every run without SLUG).
     #[arg(long, value_name = "SLUG", num_args = 0..=1, default_missing_value = "", conflicts_with = "slug")]
     status: Option<String>,
@@ -59,7 +63,16 @@ pub fn run(args: Args) -> Result<i32> {
     let (slug, outcome) = match (&args.resume, &args.slug, &args.goal) {
         (Some(slug), _, _) => (
             slug.clone(),
-            run::resume(&project, &config, slug, args.retry.as_deref(), &mut print)?,
+            run::resume(
+                &project,
+                &config,
+                slug,
+                run::PersonSays {
+                    retry: args.retry.as_deref(),
+                    accept: args.accept.as_deref(),
+                },
+                &mut print,
+            )?,
         ),
         (None, Some(slug), Some(goal)) => (
             slug.clone(),
@@ -217,6 +230,9 @@ fn status(project: &Project, slug: &str, json: bool) -> Result<i32> {
         }
     }
     println!();
+    if meta.planned {
+        println!("{}.", state::landed_summary(&st));
+    }
     println!(
         "Total cost ${total:.4}. Gate results: .tmp/.forge/runs/{}/gates/; agent logs: .tmp/.forge/runs/{}/agents/",
         meta.slug, meta.slug

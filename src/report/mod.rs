@@ -296,12 +296,55 @@ impl Report {
         self.cases.iter().filter(|c| c.status == Status::Failed)
     }
 
+    /// Names that more than one case carries, with how many (a tape test's assertions, a
+    /// parametrized test printed alike). Gates hold every case of a name to the same status
+    /// (`gates::case_status`); the note makes such names visible.
+    pub fn duplicates(&self) -> Vec<(String, usize)> {
+        let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
+        for c in &self.cases {
+            *seen.entry(c.name.as_str()).or_default() += 1;
+        }
+        seen.into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(name, n)| (name.to_string(), n))
+            .collect()
+    }
+
+    /// Adds a note naming the duplicate case names, if any.
+    fn note_duplicates(&mut self) {
+        let d = self.duplicates();
+        if d.is_empty() {
+            return;
+        }
+        let shown: Vec<String> = d
+            .iter()
+            .take(5)
+            .map(|(n, k)| format!("`{}` ({k}×)", crate::text::clip(n, 120)))
+            .collect();
+        self.notes.push(format!(
+            "{} case name(s) name more than one case: {}{}; a gate holds every case of a name to pass",
+            d.len(),
+            shown.join(", "),
+            if d.len() > 5 { ", …" } else { "" }
+        ));
+    }
+
     /// Raises `unnamed` so that the totals match a summary line's counts, when the summary
-    /// counted more than the lines that named cases.
+    /// counted more than the lines that named cases. A summary that counts fewer of a kind
+    /// than the lines named is not the run's own (lines printed to look like results, or two
+    /// runs in one output): the report is incomplete.
     fn reconcile(&mut self, summary: Counts) {
         let mut named = Counts::default();
         for case in &self.cases {
             named.add(case.status);
+        }
+        // By total: a case named passed whose teardown then failed moves between kinds.
+        if named.total() > summary.total() && self.incomplete.is_none() {
+            self.incomplete = Some(format!(
+                "the runner's closing summary counts {} case(s) but its lines name {}: lines that look like results are not all the run's",
+                summary.total(),
+                named.total()
+            ));
         }
         self.unnamed = Counts {
             passed: summary.passed.saturating_sub(named.passed),
@@ -465,6 +508,7 @@ fn parse_lines<R: BufRead>(reader: R, format: Format) -> std::io::Result<Report>
     for_each_line(reader, |l| parser.line(l))?;
     let mut report = parser.finish();
     report.format = Some(format);
+    report.note_duplicates();
     Ok(report)
 }
 

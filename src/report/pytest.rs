@@ -2,6 +2,9 @@
 //! `-rA` short-summary lines (`PASSED path::test`), the FAILURES/ERRORS sections for excerpts,
 //! and the final `N failed, N passed, … in 0.1s` line, which counts what was not named.
 //! Collection errors and errors in fixtures (setup/teardown) are infrastructure errors.
+//! A run that ends early is no evidence: what `collected N items` announced must all have run
+//! (passed, failed, skipped, xfailed, xpassed or errored), else the report is incomplete
+//! (`pytest.exit(returncode=0)` in a test, `os._exit` in the code under test).
 
 use std::collections::HashMap;
 
@@ -20,6 +23,10 @@ pub struct Parser {
     /// Tests with a failed subtest: a later PASSED line for the test itself does not clear it.
     subfailed: std::collections::HashSet<String>,
     conftest_error: bool,
+    /// The items `collected N items` announced (less those deselected).
+    collected: Option<u64>,
+    /// The closing line's `N error(s)`, which [`Counts`] does not keep.
+    errored: u64,
 }
 
 impl LineParser for Parser {
@@ -28,8 +35,18 @@ impl LineParser for Parser {
             self.close_section();
             self.in_sections = title == "FAILURES" || title == "ERRORS";
             if let Some(c) = final_counts(title) {
+                self.errored = final_errors(title);
                 self.summary_seen(c);
             }
+            return;
+        }
+        if let Some(n) = collected(line) {
+            if self.collected.is_some() && self.report.incomplete.is_none() {
+                self.report.incomplete = Some(
+                    "two `collected N items` lines: the output holds more than one run".into(),
+                );
+            }
+            self.collected = Some(n);
             return;
         }
         if self.in_sections {
@@ -101,6 +118,7 @@ impl LineParser for Parser {
         if line.starts_with(|c: char| c.is_ascii_digit())
             && let Some(c) = final_counts(line)
         {
+            self.errored = final_errors(line);
             self.summary_seen(c);
             return;
         }
@@ -149,6 +167,25 @@ impl LineParser for Parser {
         }
         if let Some(summary) = self.summary {
             self.report.reconcile(summary);
+        }
+        if let Some(n) = self.collected
+            && self.report.incomplete.is_none()
+            && self.report.infra_error.is_none()
+        {
+            let ran = self.summary.map(|c| c.total() + self.errored);
+            match ran {
+                Some(ran) if ran < n => {
+                    self.report.incomplete = Some(format!(
+                        "pytest collected {n} item(s) but only {ran} ran: the run ended early"
+                    ))
+                }
+                None if n > 0 => {
+                    self.report.incomplete = Some(format!(
+                        "pytest collected {n} item(s) but printed no closing summary: the run ended early"
+                    ))
+                }
+                _ => {}
+            }
         }
         self.report
     }
@@ -256,6 +293,47 @@ fn final_counts(title: &str) -> Option<Counts> {
         }
     }
     any.then_some(c)
+}
+
+/// `collected 5 items`, `collecting ... collected 7 items`, `collected 9 items / 2 deselected /
+/// 7 selected`, `collected 1 item / 1 error` → the items that are to run.
+fn collected(line: &str) -> Option<u64> {
+    let rest = line
+        .strip_prefix("collecting ... ")
+        .unwrap_or(line)
+        .strip_prefix("collected ")?;
+    let mut parts = rest.split(" / ");
+    let head = parts.next()?;
+    let (n, word) = head.split_once(' ')?;
+    if !word.starts_with("item") {
+        return None;
+    }
+    let mut n: u64 = n.parse().ok()?;
+    for p in parts {
+        let (k, what) = p.trim().split_once(' ')?;
+        let k: u64 = k.parse().ok()?;
+        match what.trim() {
+            "selected" => n = k,
+            "deselected" => n = n.saturating_sub(k),
+            _ => {}
+        }
+    }
+    Some(n)
+}
+
+/// The `N error(s)` of a closing counts line.
+fn final_errors(title: &str) -> u64 {
+    let Some((counts, _)) = title.rsplit_once(" in ") else {
+        return 0;
+    };
+    counts
+        .split(',')
+        .filter_map(|p| {
+            let mut it = p.split_whitespace();
+            let n = it.next()?.parse::<u64>().ok()?;
+            matches!(it.next()?, "error" | "errors").then_some(n)
+        })
+        .sum()
 }
 
 /// Whether `new` is worse than `was` (failed, then skipped or xfailed, then passed).

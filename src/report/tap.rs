@@ -1,7 +1,15 @@
-//! TAP (13/14, node --test's reporter, prove -v): test points `ok N - desc # SKIP|TODO`,
-//! subtests indented by four spaces (only leaves count; a parent's result repeats its
-//! children's), YAML diagnostics blocks for failure excerpts, `Bail out!` and a module that
-//! failed to load as infrastructure errors.
+//! TAP (13/14, node --test's reporter, tape, node-tap, prove -v): test points
+//! `ok N - desc # SKIP|TODO`, YAML diagnostics blocks for failure excerpts, `Bail out!` and a
+//! module that failed to load as infrastructure errors.
+//!
+//! A case's name is its full path: the `# Subtest:` headers it is nested in (node, node-tap),
+//! or the `# test name` comment right above a run of assertions (tape prints every assertion
+//! as "should be strictly equal": `member discount > should be strictly equal`).
+//! Nesting follows TAP 14: an indented subtest's points belong to the parent point that
+//! follows them; only leaves count (a parent's result repeats its children's), but a parent's
+//! `not ok` with no failing child is its own failure and is never dropped. A stream that ends
+//! early is no evidence: a plan (`1..N`) must be there and match the points seen, per file of
+//! `prove` and per nesting level that has one; else the report is `incomplete`.
 
 use super::{EXCERPT_LINES, LineParser, Report, Status, TestCase, excerpt};
 
@@ -18,6 +26,26 @@ pub struct Parser {
     load_errors: Vec<String>,
     /// node's trailer (`# tests 9`, `# pass 3`, …), which counts parents too.
     trailer: Option<super::Counts>,
+    /// tape's `# test name` comment just read: it names the points right below it.
+    candidate: Option<String>,
+    /// The group (tape's test name) the points below belong to.
+    group: Option<String>,
+    /// Per nesting level still open (indent, innermost last): the points seen there, the
+    /// plan, and whether a point there failed (a failed child makes its parent's `not ok` a
+    /// repeat).
+    open: Vec<Level>,
+    /// Why the stream is no evidence (a plan that does not match, no plan).
+    short: Vec<String>,
+    /// Whether prove's per-file headers were seen (its bare `ok` lines are verdicts then).
+    prove: bool,
+}
+
+#[derive(Debug, Default)]
+struct Level {
+    indent: usize,
+    points: u64,
+    plan: Option<u64>,
+    failed: bool,
 }
 
 /// Text in diagnostics that means a module never loaded.
@@ -59,6 +87,9 @@ impl LineParser for Parser {
             return;
         }
         if let Some(name) = t.strip_prefix("# Subtest: ") {
+            // Named subtests (node, node-tap): names come from these headers, not comments.
+            self.candidate = None;
+            self.group = None;
             self.subtests.retain(|(i, _)| *i < indent);
             self.subtests.push((indent, name.to_string()));
             return;
@@ -87,6 +118,24 @@ impl LineParser for Parser {
             if LOAD_MARKERS.iter().any(|m| c.contains(m)) && self.load_errors.len() < 5 {
                 self.load_errors.push(c.trim().to_string());
             }
+            // `# name` (one space, then text) may be a tape test's name; a diagnostic is
+            // indented further (`#   Failed test`) and is never followed by a point.
+            self.candidate = c
+                .strip_prefix(' ')
+                .filter(|n| indent == 0 && !n.is_empty() && !n.starts_with(char::is_whitespace))
+                .map(|n| n.trim_end().to_string());
+            return;
+        }
+        let candidate = self.candidate.take();
+        if let Some(plan) = plan(t) {
+            self.plan(indent, plan);
+            return;
+        }
+        if prove_file(line) {
+            self.prove = true;
+            // prove prints each file's stream under its name: a new stream starts.
+            self.close_stream();
+            self.group = None;
             return;
         }
         let (ok, rest) = if let Some(r) = t.strip_prefix("ok") {
@@ -99,12 +148,23 @@ impl LineParser for Parser {
         if !(rest.is_empty() || rest.starts_with(' ')) {
             return;
         }
+        if rest.is_empty() && ok && self.prove {
+            // prove's own verdict on a file (`ok` alone), not a test point.
+            return;
+        }
+        if indent == 0 && candidate.is_some() {
+            self.group = candidate;
+        }
         self.point(indent, ok, rest.trim_start());
     }
 
     fn finish(mut self: Box<Self>) -> Report {
         if let Some((idx, _, lines)) = self.yaml.take() {
             self.attach_yaml(idx, &lines);
+        }
+        self.close_stream();
+        if !self.short.is_empty() && self.report.incomplete.is_none() {
+            self.report.incomplete = Some(self.short.join("; "));
         }
         self.report.runner_summary = self.trailer;
         if !self.load_errors.is_empty() {
@@ -127,6 +187,19 @@ impl Parser {
         if self.levels.last() != Some(&indent) {
             self.levels.push(indent);
         }
+        // The deeper levels this point closes: its subtests (TAP 14).
+        let mut child_failed = false;
+        while self.open.last().is_some_and(|l| l.indent > indent) {
+            let l = self.open.pop().expect("a level");
+            child_failed |= l.failed;
+            self.check_plan(&l);
+        }
+        if self.open.last().is_none_or(|l| l.indent < indent) {
+            self.open.push(Level {
+                indent,
+                ..Default::default()
+            });
+        }
         // `3 - desc # SKIP why` → number, description, directive.
         let rest = rest
             .trim_start_matches(|c: char| c.is_ascii_digit())
@@ -147,9 +220,6 @@ impl Parser {
             .map(|(_, n)| n.clone())
             .collect();
         self.subtests.retain(|(i, _)| *i < indent);
-        if is_parent {
-            return;
-        }
         let status = match directive.as_deref() {
             Some(d) if d.starts_with("SKIP") => Status::Skipped,
             // A TODO point is a known failure: it neither fails the run nor passes.
@@ -157,7 +227,21 @@ impl Parser {
             _ if ok => Status::Passed,
             _ => Status::Failed,
         };
+        if let Some(l) = self.open.last_mut() {
+            l.points += 1;
+            l.failed |= status == Status::Failed || child_failed;
+        }
+        // A parent repeats its children's results, except a failure of its own: a `not ok`
+        // after subtests that all passed (a hook or an assertion after them failed).
+        if is_parent && (status != Status::Failed || child_failed) {
+            return;
+        }
         let mut name_parts = ancestors;
+        if indent == 0
+            && let Some(g) = &self.group
+        {
+            name_parts.insert(0, g.clone());
+        }
         name_parts.push(desc.to_string());
         let mut case = TestCase::new(name_parts.join(" > "), status);
         if status == Status::Failed && looks_like_file(desc) && !self.load_errors.is_empty() {
@@ -170,6 +254,54 @@ impl Parser {
         }
         case.file = None;
         self.report.cases.push(case);
+    }
+
+    /// A plan line (`1..N`) at `indent`: the plan of the level open there, or of a subtest
+    /// whose points are still to come.
+    fn plan(&mut self, indent: usize, n: u64) {
+        while self.open.last().is_some_and(|l| l.indent > indent) {
+            let l = self.open.pop().expect("a level");
+            self.check_plan(&l);
+        }
+        match self.open.last_mut() {
+            Some(l) if l.indent == indent => {
+                if l.plan.is_some() {
+                    self.short
+                        .push(format!("two plans at one level (the second: 1..{n})"));
+                }
+                l.plan = Some(n);
+            }
+            _ => self.open.push(Level {
+                indent,
+                plan: Some(n),
+                ..Default::default()
+            }),
+        }
+    }
+
+    fn check_plan(&mut self, l: &Level) {
+        match l.plan {
+            Some(n) if n != l.points => self.short.push(format!(
+                "the plan says 1..{n} but {} test point(s) ran{}",
+                l.points,
+                if l.indent > 0 { " in a subtest" } else { "" }
+            )),
+            // A subtest without a plan is common (older node-tap); the stream's own is not.
+            None if l.indent == 0 && l.points > 0 => self.short.push(format!(
+                "no plan (`1..N`) after {} test point(s): the stream may have ended early",
+                l.points
+            )),
+            _ => {}
+        }
+    }
+
+    /// The end of one stream (the output's end, or the next file prove runs).
+    fn close_stream(&mut self) {
+        while let Some(l) = self.open.pop() {
+            self.check_plan(&l);
+        }
+        self.levels.clear();
+        self.subtests.clear();
     }
 
     fn attach_yaml(&mut self, idx: usize, lines: &[String]) {
@@ -228,4 +360,25 @@ fn continue_block(lines: &mut Vec<String>) {
 fn looks_like_file(desc: &str) -> bool {
     (desc.starts_with('/') || desc.starts_with("./") || desc.starts_with("file:"))
         && !desc.contains(' ')
+}
+
+/// `1..N` (with an optional `# reason`) → N.
+fn plan(t: &str) -> Option<u64> {
+    let rest = t.strip_prefix("1..")?;
+    let digits = rest.split([' ', '#']).next().unwrap_or("");
+    digits.parse().ok()
+}
+
+/// prove's header for one file's stream: `t/01-add.t .. ` (with `ok` after when not verbose).
+fn prove_file(line: &str) -> bool {
+    let t = line.trim_end();
+    let head = t.strip_suffix(" ok").unwrap_or(t).trim_end();
+    let Some((file, dots)) = head.rsplit_once(' ') else {
+        return false;
+    };
+    dots.len() >= 2
+        && dots.chars().all(|c| c == '.')
+        && file.contains(['.', '/'])
+        && !file.contains(' ')
+        && !line.starts_with(' ')
 }

@@ -640,3 +640,170 @@ tests/test_shop.py::test_member_discount PASSED\n\
         r.incomplete
     );
 }
+
+/// Issue 31: a report that ends early is no evidence; a full name carries its group; a `not ok`
+/// is never dropped. Real outputs: tape 5.10.2, node 20 `--test-reporter=tap`, pytest 9.2.0
+/// (sources in tests/fixtures/reports/sources/).
+#[test]
+fn tape_names_each_assertion_under_its_test() {
+    let r = parse("tap/tape-failures.tap", Format::Auto);
+    assert_eq!(r.format, Some(Format::Tap));
+    let names: Vec<&str> = r.cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "cart totals > should be strictly equal",
+            "cart totals > should be strictly equal",
+            "member discount > should be strictly equal",
+            "member discount > should be strictly equal",
+        ]
+    );
+    assert_eq!(failing(&r), ["member discount > should be strictly equal"]);
+    assert_eq!(r.incomplete, None);
+    // The same name twice is visible.
+    assert_eq!(
+        r.duplicates(),
+        [
+            ("cart totals > should be strictly equal".to_string(), 2),
+            ("member discount > should be strictly equal".to_string(), 2)
+        ]
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("name more than one case")),
+        "{:?}",
+        r.notes
+    );
+    let r = parse("tap/tape-pass.tap", Format::Auto);
+    assert_eq!((counts(&r), r.incomplete), ((3, 0, 0), None));
+    // A decoy test whose name ends with the real one's is another case.
+    let r = parse("tap/tape-decoy.tap", Format::Tap);
+    assert_eq!(
+        r.cases.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        [
+            "old member discount > should be strictly equal",
+            "member discount > should be strictly equal"
+        ]
+    );
+}
+
+#[test]
+fn a_tap_stream_that_ends_early_is_incomplete() {
+    // tape killed in its second test: no plan.
+    let r = parse("tap/tape-killed.tap", Format::Auto);
+    assert_eq!(counts(&r), (1, 0, 0));
+    let why = r.incomplete.expect("no plan");
+    assert!(why.contains("no plan"), "{why}");
+    // A plan that the points do not reach: prove's t/03-die.t planned 2 and ran 1.
+    let r = parse("tap/prove-failures.txt", Format::Tap);
+    let why = r.incomplete.expect("a short plan");
+    assert!(
+        why.contains("the plan says 1..2 but 1 test point(s) ran"),
+        "{why}"
+    );
+    // Complete streams, nested or per prove file, stay complete.
+    for f in [
+        "tap/node-pass.tap",
+        "tap/node-failures.tap",
+        "tap/node-load-error.tap",
+        "tap/prove-pass.txt",
+        "tap/tape-failures.tap",
+    ] {
+        assert_eq!(parse(f, Format::Tap).incomplete, None, "{f}");
+    }
+    let p = |s: &str| parse_bytes(s.as_bytes(), Format::Tap).unwrap();
+    assert!(
+        p("TAP version 14\nok 1 - a\nok 2 - b\n")
+            .incomplete
+            .is_some()
+    );
+    assert!(
+        p("TAP version 14\n1..3\nok 1 - a\nok 2 - b\n")
+            .incomplete
+            .is_some()
+    );
+    assert!(
+        p("TAP version 14\n1..2\nok 1 - a\nok 2 - b\n")
+            .incomplete
+            .is_none()
+    );
+    assert!(
+        p("TAP version 14\n1..3\nok 1 - a\nok 2 - b\nok 3 - c\nok 4 - d\n")
+            .incomplete
+            .is_some()
+    );
+    // A subtest whose own plan its points do not reach.
+    let short_sub = "TAP version 14\n    1..2\n    ok 1 - inner\nok 1 - outer\n1..1\n";
+    assert!(p(short_sub).incomplete.unwrap().contains("in a subtest"));
+}
+
+#[test]
+fn a_parent_s_own_not_ok_after_passing_subtests_is_never_dropped() {
+    // node: `checkout` runs a passing subtest, then its own assertion fails.
+    let r = parse("tap/node-parent-fails-after-subtests.tap", Format::Auto);
+    assert_eq!(failing(&r), ["checkout"]);
+    assert_eq!(counts(&r), (2, 1, 0));
+    assert!(
+        r.cases[1]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("100 !== 90")
+    );
+    assert_eq!(r.incomplete, None);
+    // TAP 14 without headers: the indented points belong to the parent that follows.
+    let bare = "TAP version 14\n    ok 1 - inner\n    1..1\nnot ok 1 - outer\n1..1\n";
+    let r = parse_bytes(bare.as_bytes(), Format::Tap).unwrap();
+    assert_eq!(failing(&r), ["outer"]);
+    // A parent that fails because a child did repeats it: one failure, the child's.
+    let r = parse("tap/node-failures.tap", Format::Tap);
+    assert!(!failing(&r).contains(&"refunds"));
+}
+
+#[test]
+fn pytest_that_ran_fewer_than_it_collected_is_incomplete() {
+    // `pytest.exit(returncode=0)` in the second of three tests: exit 0, "1 passed".
+    let r = parse("pytest/exit-mid-run-rA.txt", Format::Auto);
+    assert_eq!(r.format, Some(Format::Pytest));
+    assert_eq!(counts(&r), (1, 0, 0));
+    let why = r.incomplete.expect("collected 3, ran 1");
+    assert!(why.contains("collected 3 item(s) but only 1 ran"), "{why}");
+    // Every complete run stays complete, in every verbosity.
+    for f in [
+        "pytest/pass.txt",
+        "pytest/pass-rA.txt",
+        "pytest/pass-q.txt",
+        "pytest/failures.txt",
+        "pytest/failures-v.txt",
+        "pytest/failures-rA.txt",
+        "pytest/failures-ansi.txt",
+        "pytest/classes-subtests-v.txt",
+        "pytest/classes-subtests-rA.txt",
+    ] {
+        assert_eq!(parse(f, Format::Pytest).incomplete, None, "{f}");
+    }
+    let p = |s: &str| parse_bytes(s.as_bytes(), Format::Pytest).unwrap();
+    // Collected, then nothing: the process died.
+    assert!(
+        p("collected 2 items\n\nt.py::a PASSED\n")
+            .incomplete
+            .unwrap()
+            .contains("no closing summary")
+    );
+    // Deselected items are not to run.
+    assert!(
+        p("collected 3 items / 1 deselected / 2 selected\nPASSED t.py::a\nPASSED t.py::b\n==== 2 passed, 1 deselected in 0.01s ====\n")
+            .incomplete
+            .is_none()
+    );
+}
+
+#[test]
+fn a_closing_summary_that_counts_fewer_than_the_lines_name_is_incomplete() {
+    // Lines printed by the code under test to look like results, then the real summary.
+    let out =
+        "collected 1 item\nPASSED t.py::real\nPASSED t.py::fake\n==== 1 passed in 0.01s ====\n";
+    let r = parse_bytes(out.as_bytes(), Format::Pytest).unwrap();
+    assert!(r.incomplete.unwrap().contains("closing summary counts 1"));
+}

@@ -333,13 +333,23 @@ pub fn start(
 ///
 /// `retry` names a slice whose retries were exhausted (or that failed and was not retried):
 /// a person's decision to give it a fresh first wave.
+/// What a person decides on `--resume`, beside resuming.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PersonSays<'a> {
+    /// `--retry SLICE`: a failed slice gets one more wave.
+    pub retry: Option<&'a str>,
+    /// `--accept SLICE`: an already-green slice lands as test-only coverage.
+    pub accept: Option<&'a str>,
+}
+
 pub fn resume(
     project: &Project,
     config: &Config,
     slug: &str,
-    retry: Option<&str>,
+    says: PersonSays<'_>,
     out: Printer,
 ) -> Result<Outcome> {
+    let retry = says.retry;
     validate_change_name(slug)?;
     agent::require_all(&config.agents, &project.config_path())?;
     let dir = state::run_dir(project, slug);
@@ -432,10 +442,16 @@ pub fn resume(
     if let Some(id) = retry {
         run.check_retry(id)?;
     }
+    if let Some(id) = says.accept {
+        run.check_accept(id)?;
+    }
     run.event("resumed", json!({}));
     run.say(&format!("Resuming run `{slug}`: {}", run.meta.goal));
     if let Some(id) = retry {
         run.retry_by_person(id)?;
+    }
+    if let Some(id) = says.accept {
+        run.accept_by_person(id)?;
     }
     // A run killed while an agent ran: whatever changed in Forge's protected files since that
     // agent started may be the agent's doing, or the person's since. Forge cannot tell; it says.

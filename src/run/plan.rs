@@ -153,6 +153,54 @@ impl Run<'_> {
         self.stop(reason).map(Some)
     }
 
+    /// The links the planning-output gate judges (issue 31): every tracked file that is a
+    /// link, and every link on the path of an area the document names (tracked or not: an
+    /// ignored `tests/lnk` leads elsewhere just the same), each with its target as read.
+    fn links(&self, doc: &Value, tracked: &[String]) -> Vec<(String, Vec<u8>)> {
+        use std::os::unix::ffi::OsStrExt;
+        let root = &self.project.root;
+        let read = |rel: &str| -> Option<(String, Vec<u8>)> {
+            let p = root.join(rel);
+            let m = std::fs::symlink_metadata(&p).ok()?;
+            if !m.file_type().is_symlink() {
+                return None;
+            }
+            let t = std::fs::read_link(&p).ok()?;
+            Some((rel.to_string(), t.as_os_str().as_bytes().to_vec()))
+        };
+        let mut out: Vec<(String, Vec<u8>)> = tracked.iter().filter_map(|f| read(f)).collect();
+        let areas = doc
+            .get("slices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|s| ["test_areas", "code_areas"].map(|k| s.get(k).cloned()))
+            .flatten()
+            .filter_map(|v| v.as_array().cloned())
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string));
+        for a in areas {
+            let area_root = gates::area_root(&a);
+            let mut path = String::new();
+            for part in area_root.split('/').filter(|p| !p.is_empty() && *p != ".") {
+                if part == ".." {
+                    break;
+                }
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(part);
+                if let Some(l) = read(&path) {
+                    if !out.iter().any(|(p, _)| *p == l.0) {
+                        out.push(l);
+                    }
+                    break;
+                }
+            }
+        }
+        out
+    }
+
     /// The planning-output gate on a planner's document; on a pass the plan becomes the state,
     /// on a fail the problems (one per line) go back to the planner.
     fn accept_plan(
@@ -160,7 +208,8 @@ impl Run<'_> {
         doc: &Value,
         tracked: &[String],
     ) -> Result<std::result::Result<(), String>> {
-        match gates::planning_output(doc, tracked, &self.harness()) {
+        let links = self.links(doc, tracked);
+        match gates::planning_output(doc, tracked, &links, &self.harness()) {
             Ok(mut slices) => {
                 for s in &mut slices {
                     s.forge = Some(Progress {

@@ -343,6 +343,9 @@ impl Run<'_> {
                     self.feedback(i, r.reason());
                     return Ok(None);
                 }
+                if !self.state.slices[i].progress().accepted {
+                    return self.await_acceptance(i, tests).map(Some);
+                }
                 let msg = format!(
                     "test({}): {}\n\nThe behaviour was already implemented; the coverage reviewer found the test valid, high quality and useful: {}\n\nForge-Run: {}\nForge-Slice: {}\n",
                     s.id,
@@ -408,6 +411,103 @@ impl Run<'_> {
             }
         }
     }
+}
+
+impl Run<'_> {
+    /// An approved already-green test stops the run before it lands (issue 31): nothing was
+    /// implemented, and nothing shows the test can fail — only a person's `--accept` lands it.
+    fn await_acceptance(&mut self, i: usize, tests: &[String]) -> Result<RedEnd> {
+        let s = self.state.slices[i].clone();
+        let reason = acceptance_reason(&self.meta.slug, &s.id);
+        let r = GateResult::fail(
+            gates::SINGLE_RED_FAILURE,
+            json!({"reason": reason, "path": "already-green", "tests": tests, "awaiting": "acceptance"}),
+            true,
+            &format!(
+                "a person reviews the test; to land it as test-only coverage: forge run --resume {} --accept {}",
+                self.meta.slug, s.id
+            ),
+        );
+        self.gate(Some(i), &r)?;
+        let p = self.state.slices[i].progress_mut();
+        p.step = Some(Step::Accept);
+        self.save()?;
+        Ok(RedEnd::End(SliceEnd::Stop(reason)))
+    }
+
+    /// A slice waiting for acceptance, on resume: with the person's `--accept`, the test is
+    /// checked again as it stands (it must still pass alone, every case that passed before
+    /// with it) and reviewed again, then lands as test-only coverage; without, the run stops
+    /// again, saying so.
+    pub(super) fn resume_acceptance(&mut self, i: usize) -> Result<RedEnd> {
+        let s = self.state.slices[i].clone();
+        let p = s.progress().clone();
+        if !p.accepted {
+            return Ok(RedEnd::End(SliceEnd::Stop(acceptance_reason(
+                &self.meta.slug,
+                &s.id,
+            ))));
+        }
+        let start_sha = self.start_sha(i)?;
+        let start_tree = self.seen.tree(&self.project.root, &start_sha)?;
+        let now = self.observe(&start_sha)?;
+        let candidate = start_tree.overlay(&now, &p.red_changed);
+        let tests: Vec<String> = start_tree
+            .diff(&candidate)
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+        let attempt = p.red_attempts;
+        let res = self.check(
+            &s.id,
+            &format!("accept-a{attempt}"),
+            &s.focused_command,
+            s.report,
+            &candidate,
+        )?;
+        let mut why = match classify(&res, None) {
+            RedOutcome::AlreadyGreen => None,
+            _ => Some("the accepted test no longer passes as it did".to_string()),
+        };
+        if why.is_none() && !tests.is_empty() {
+            let problems = evidence_problems(
+                &res,
+                &Expect {
+                    cases: true,
+                    passing: None,
+                    baseline: &p.baseline_cases,
+                    except: None,
+                },
+            );
+            why = problems.first().cloned();
+        }
+        if tests.is_empty() {
+            why = Some("the accepted test is no longer in the working tree".into());
+        }
+        if let Some(w) = why {
+            return Ok(RedEnd::End(SliceEnd::Stop(format!(
+                "slice `{}`: {w}; see `forge run --status {}`",
+                s.id, self.meta.slug
+            ))));
+        }
+        match self.already_green(i, &tests, &res, attempt, &candidate)? {
+            Some(end) => Ok(end),
+            None => {
+                let p = self.state.slices[i].progress_mut();
+                p.step = Some(Step::Red);
+                p.accepted = false;
+                self.save()?;
+                self.red(i)
+            }
+        }
+    }
+}
+
+/// Why a run stops at an approved already-green slice, naming the command that lands it.
+fn acceptance_reason(slug: &str, id: &str) -> String {
+    format!(
+        "slice `{id}`: its test passes before any code change (already green): nothing was implemented and nothing shows the test can fail. Review the test; to land it as test-only coverage: `forge run --resume {slug} --accept {id}`"
+    )
 }
 
 /// What Forge read of a red check that did not compile, for the new-API path: the compiler's

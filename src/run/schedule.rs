@@ -204,9 +204,9 @@ impl Run<'_> {
             .collect();
         self.event("done", json!({"commits": commits}));
         self.say(&format!(
-            "Run `{}` DONE: {} slice(s), {} commit(s).",
+            "Run `{}` DONE: {}; {} commit(s).",
             self.meta.slug,
-            self.state.slices.len(),
+            super::state::landed_summary(&self.state),
             commits.len()
         ));
         Ok(Outcome::Done)
@@ -241,6 +241,53 @@ impl Run<'_> {
             )));
         }
         Ok(i)
+    }
+
+    /// A slice a person may `--accept`: one the run stopped at because its test passed before
+    /// any code change.
+    pub(super) fn check_accept(&self, id: &str) -> Result<usize> {
+        let i = self.index_of(id).ok_or_else(|| {
+            Error::usage(format!(
+                "run `{}` has no slice `{id}` (slices: {})",
+                self.meta.slug,
+                self.state
+                    .slices
+                    .iter()
+                    .map(|s| s.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        let p = self.state.slices[i].progress();
+        if p.status != SliceStatus::Running || p.step != Some(super::state::Step::Accept) {
+            return Err(Error::usage(format!(
+                "slice `{id}` is not waiting for acceptance: only a slice whose test passed before any code change, where the run stopped, can be accepted (see `forge run --status {}`)",
+                self.meta.slug
+            )));
+        }
+        Ok(i)
+    }
+
+    /// A person's `--accept <slice>`: the already-green test may land as test-only coverage.
+    pub(super) fn accept_by_person(&mut self, id: &str) -> Result<()> {
+        let i = self.check_accept(id)?;
+        self.state.slices[i].progress_mut().accepted = true;
+        self.save()?;
+        let who = crate::git::user_name_from_files(self.root()).unwrap_or_else(|| "unknown".into());
+        let person = Recorder::new(
+            self.project,
+            &format!("run-{}", self.meta.slug),
+            &format!("human:{who}"),
+        );
+        person.record_or_warn(
+            Some(&self.meta.slug),
+            "run",
+            json!({"event": "accept-by-person", "run": self.meta.slug, "slice": id}),
+        );
+        self.say(&format!(
+            "Slice `{id}`: its already-green test may land as test-only coverage ({who}'s decision)."
+        ));
+        Ok(())
     }
 
     /// A person's `--retry <slice>`: the failed slice gets one more wave with new agents.

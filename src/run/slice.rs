@@ -78,6 +78,13 @@ impl Run<'_> {
                 }
                 return self.green(i, true);
             }
+            Some(Step::Accept) => {
+                return match self.resume_acceptance(i)? {
+                    RedEnd::Verified => self.green(i, false),
+                    RedEnd::Covered => Ok(SliceEnd::Landed),
+                    RedEnd::End(e) => Ok(e),
+                };
+            }
             Some(Step::Red) => {
                 // An interrupted red attempt: a checkpoint commit a kill left at HEAD is undone
                 // (the test stays in the working tree); commits that are not the run's own — a

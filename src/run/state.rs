@@ -120,6 +120,23 @@ pub struct Slice {
     pub extra: Map<String, Value>,
 }
 
+/// How many slices landed with code and how many only as already-green tests (issue 31: an
+/// already-green slice is not implemented work): `2 slice(s) landed, 1 already green (test
+/// only, nothing implemented)`.
+pub fn landed_summary(st: &RunState) -> String {
+    let count = |want: SliceStatus| {
+        st.slices
+            .iter()
+            .filter(|s| s.forge.as_ref().is_some_and(|p| p.status == want))
+            .count()
+    };
+    format!(
+        "{} slice(s) landed, {} already green (test only, nothing implemented)",
+        count(SliceStatus::Done),
+        count(SliceStatus::Covered)
+    )
+}
+
 impl Slice {
     pub fn progress(&self) -> &Progress {
         self.forge
@@ -158,6 +175,10 @@ pub enum Step {
     Green,
     /// Green's checks passed; the final commit is being made.
     Final,
+    /// The test passed before any code change and the coverage reviewer approved it: the slice
+    /// waits for a person's `forge run --resume <run> --accept <slice>` (issue 31: already
+    /// green is not done).
+    Accept,
 }
 
 /// Forge's progress on one slice.
@@ -201,6 +222,10 @@ pub struct Progress {
     pub green_changed: Vec<String>,
     #[serde(default)]
     pub failing_case: Option<String>,
+    /// A person accepted the slice's already-green test as test-only coverage
+    /// (`forge run --resume <run> --accept <slice>`): nothing shows that test can fail.
+    #[serde(default)]
+    pub accepted: bool,
     /// Gate feedback for the next attempt of the same agent.
     #[serde(default)]
     pub feedback: Option<String>,

@@ -72,21 +72,6 @@ pub fn room_tests(
         .collect())
 }
 
-/// How the verified case fared in one report: by exact name (a node id, a full title), never a
-/// suffix — a decoy whose name ends with the verified one is another case.
-fn verified_status(report: &Report, case: &str) -> Option<Status> {
-    let mut found = report.cases.iter().filter(|c| c.name.trim() == case.trim());
-    let first = found.next()?.status;
-    // The same name twice is two cases: both must pass for it to pass.
-    Some(found.fold(first, |s, c| {
-        if c.status == Status::Passed {
-            s
-        } else {
-            c.status
-        }
-    }))
-}
-
 /// One of the person's commands in the clean room: its report, whether it passed, and what
 /// the run's base showed for it.
 pub struct RoomRun<'a> {
@@ -101,7 +86,7 @@ pub struct RoomRun<'a> {
 pub fn judge_room(runs: &[RoomRun], case: &str) -> Option<String> {
     let statuses: Vec<Status> = runs
         .iter()
-        .filter_map(|r| verified_status(r.report, case))
+        .filter_map(|r| super::case_status(r.report, case))
         .collect();
     if !statuses.iter().all(|s| *s == Status::Passed) {
         return Some(format!(
@@ -135,7 +120,7 @@ pub fn judge_room(runs: &[RoomRun], case: &str) -> Option<String> {
 pub fn judge_without_code(reports: &[&Report], case: &str) -> Option<String> {
     reports
         .iter()
-        .any(|r| verified_status(r, case) == Some(Status::Passed))
+        .any(|r| super::case_status(r, case) == Some(Status::Passed))
         .then(|| {
             format!(
                 "the verified case `{case}` passes without the slice's code: it does not test what the slice changed"

@@ -29,10 +29,12 @@ pub fn clean_start(dirty: &[String]) -> GateResult {
 /// their free text made inert (titles reach terminals and commit messages). `tracked` (the
 /// repository's files) finds areas that claim the same file as test and code; `harness` (see
 /// [`harness_files`], for the configured commands) and each slice's own command scripts may be
-/// in no code area.
+/// in no code area. `links`: the tree's links and those on the areas' paths, with their
+/// targets: no area is reached through one ([`super::area_links`]).
 pub fn planning_output(
     doc: &Value,
     tracked: &[String],
+    links: &[(String, Vec<u8>)],
     harness: &Harness,
 ) -> Result<Vec<super::super::state::Slice>, Vec<String>> {
     let mut problems = Vec::new();
@@ -176,6 +178,9 @@ pub fn planning_output(
                 problems.push(format!(
                     "slices[{i}]: {f} is in a test area and in a code area; narrow the areas so each file has one owner"
                 ));
+            }
+            for p in super::area_links(t, c, links) {
+                problems.push(format!("slices[{i}]: {p}"));
             }
         }
         for (k, cmd) in [("focused_command", focused.as_ref())] {
@@ -452,7 +457,7 @@ mod tests {
         let mut s = slice("a", &[]);
         s["code_areas"] = json!(["src/", "tests/"]);
         s["test_areas"] = json!(["spec/"]);
-        let e = planning_output(&json!({"slices": [s]}), &tracked, &h).unwrap_err();
+        let e = planning_output(&json!({"slices": [s]}), &tracked, &[], &h).unwrap_err();
         assert!(
             e.iter()
                 .any(|p| p.contains("tests/run.sh") && p.contains("harness")),
@@ -463,16 +468,16 @@ mod tests {
     #[test]
     fn planning_output_accepts_a_good_plan_and_names_every_problem() {
         let ok = json!({"slices": [slice("a", &[]), slice("b", &["a"])]});
-        let s = planning_output(&ok, &[], &Harness::default()).unwrap();
+        let s = planning_output(&ok, &[], &[], &Harness::default()).unwrap();
         assert_eq!(s.len(), 2);
         assert_eq!(s[1].depends_on, vec!["a"]);
 
         let dangling = json!({"slices": [slice("a", &["zzz"])]});
-        let e = planning_output(&dangling, &[], &Harness::default()).unwrap_err();
+        let e = planning_output(&dangling, &[], &[], &Harness::default()).unwrap_err();
         assert!(e[0].contains("unknown slice id `zzz`"), "{e:?}");
 
         let later = json!({"slices": [slice("a", &["b"]), slice("b", &[])]});
-        let e = planning_output(&later, &[], &Harness::default()).unwrap_err();
+        let e = planning_output(&later, &[], &[], &Harness::default()).unwrap_err();
         assert!(e[0].contains("comes later"), "{e:?}");
 
         let mut missing = slice("a", &[]);
@@ -481,8 +486,8 @@ mod tests {
             .unwrap()
             .remove("expected_red_failure");
         missing.as_object_mut().unwrap().remove("code_areas");
-        let e =
-            planning_output(&json!({"slices": [missing]}), &[], &Harness::default()).unwrap_err();
+        let e = planning_output(&json!({"slices": [missing]}), &[], &[], &Harness::default())
+            .unwrap_err();
         assert!(
             e.iter()
                 .any(|p| p.contains("slices[0].expected_red_failure` is missing")),
@@ -497,7 +502,8 @@ mod tests {
         let mut broad = slice("a", &[]);
         broad["code_areas"] = json!(["**"]);
         broad["test_areas"] = json!(["../elsewhere/"]);
-        let e = planning_output(&json!({"slices": [broad]}), &[], &Harness::default()).unwrap_err();
+        let e = planning_output(&json!({"slices": [broad]}), &[], &[], &Harness::default())
+            .unwrap_err();
         assert!(e.iter().any(|p| p.contains("whole repository")), "{e:?}");
         assert!(
             e.iter().any(|p| p.contains("leaves the repository")),
@@ -509,6 +515,7 @@ mod tests {
         let e = planning_output(
             &json!({"slices": [overlap]}),
             &["src/cart_test.rs".into()],
+            &[],
             &Harness::default(),
         )
         .unwrap_err();
@@ -520,7 +527,8 @@ mod tests {
         let mut cmd = slice("a", &[]);
         cmd["focused_command"] = json!("  ");
         cmd["report"] = json!("xml");
-        let e = planning_output(&json!({"slices": [cmd]}), &[], &Harness::default()).unwrap_err();
+        let e =
+            planning_output(&json!({"slices": [cmd]}), &[], &[], &Harness::default()).unwrap_err();
         assert!(
             e.iter().any(|p| p.contains("focused_command` is empty")),
             "{e:?}"
@@ -529,11 +537,11 @@ mod tests {
 
         let twice = json!({"slices": [slice("a", &[]), slice("a", &[])]});
         assert!(
-            planning_output(&twice, &[], &Harness::default()).unwrap_err()[0]
+            planning_output(&twice, &[], &[], &Harness::default()).unwrap_err()[0]
                 .contains("used twice")
         );
-        assert!(planning_output(&json!({"slices": []}), &[], &Harness::default()).is_err());
-        assert!(planning_output(&json!({}), &[], &Harness::default()).is_err());
+        assert!(planning_output(&json!({"slices": []}), &[], &[], &Harness::default()).is_err());
+        assert!(planning_output(&json!({}), &[], &[], &Harness::default()).is_err());
     }
 
     /// Every row of the harness table is recognised, at the top and in a folder below.

@@ -200,20 +200,15 @@ pub fn case_evidence(report: &Report, detected: bool, want: &Expect) -> Vec<Stri
         return problems;
     }
     if let Some(name) = want.passing {
-        let seen: Vec<Status> = report
-            .cases
-            .iter()
-            .filter(|c| same_case(name, &c.name))
-            .map(|c| c.status)
-            .collect();
-        if !seen.contains(&Status::Passed) {
-            problems.push(match seen.first() {
-                Some(s) => format!(
-                    "the verified red case `{name}` is reported {}, not passing",
-                    format!("{s:?}").to_lowercase()
-                ),
-                None => format!("the verified red case `{name}` is not among the reported cases"),
-            });
+        match case_status(report, name) {
+            Some(Status::Passed) => {}
+            Some(s) => problems.push(format!(
+                "the verified red case `{name}` is reported {}, not passing",
+                format!("{s:?}").to_lowercase()
+            )),
+            None => problems.push(format!(
+                "the verified red case `{name}` is not among the reported cases"
+            )),
         }
     }
     let mut lost: Vec<String> = Vec::new();
@@ -410,26 +405,32 @@ fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Whether a cited test name names the case that failed: equal, or equal but for the suite or
-/// module path one of them carries (`tests::adds` vs `adds`, `cart_test.py::test_x` vs `test_x`).
+/// Whether a cited test name names the case that failed: the same identity, exactly — file and
+/// full name as Forge's report names the case (a pytest node id whole, a TAP path with its
+/// groups, a libtest module path), never a suffix or a substring: a decoy case whose name ends
+/// with the verified one is another case (issue 31). Only Gradle's JUnit `()` after a method name
+/// is the same identity (`kebabJoinsWords()` for the source's `kebabJoinsWords`).
 pub fn same_case(cited: &str, actual: &str) -> bool {
-    // JUnit reports from Gradle name a method `kebab()`, the source `kebab`.
-    let (c, a) = (
-        cited.trim().trim_end_matches("()"),
-        actual.trim().trim_end_matches("()"),
-    );
-    if c == a {
-        return true;
-    }
-    let ends = |long: &str, short: &str| {
-        long.len() > short.len()
-            && long.ends_with(short)
-            && matches!(
-                long.as_bytes()[long.len() - short.len() - 1],
-                b':' | b'.' | b'/' | b' ' | b'>'
-            )
+    let bare = |s: &str| {
+        let s = s.trim();
+        s.strip_suffix("()").unwrap_or(s).to_string()
     };
-    ends(c, a) || ends(a, c)
+    bare(cited) == bare(actual)
+}
+
+/// How the case named `case` fared in one report, by [`same_case`]; `None` when no case of that
+/// name ran. The same name twice is two cases (a tape test's assertions, a parametrized test
+/// named alike): it passes only when every one of them passes.
+pub fn case_status(report: &Report, case: &str) -> Option<Status> {
+    let mut found = report.cases.iter().filter(|c| same_case(case, &c.name));
+    let first = found.next()?.status;
+    Some(found.fold(first, |s, c| {
+        if c.status == Status::Passed {
+            s
+        } else {
+            c.status
+        }
+    }))
 }
 
 #[cfg(test)]
@@ -740,13 +741,63 @@ mod tests {
         assert!(check_verifier(&cmd, &seen)[0].contains("focused command is"));
     }
 
+    /// Issue 31: identity, not a suffix: a decoy case whose name ends with the verified one is
+    /// another case, whatever boundary the suffix starts at.
     #[test]
-    fn case_names_match_modulo_their_suite_path() {
-        assert!(same_case("adds", "tests::adds"));
-        assert!(same_case("tests/test_cart.py::test_adds", "test_adds"));
+    fn case_names_match_exactly() {
+        assert!(same_case("tests::adds", "tests::adds"));
+        assert!(same_case(" tests::adds ", "tests::adds"));
+        assert!(!same_case("adds", "tests::adds"));
+        assert!(!same_case("tests::adds", "adds"));
+        assert!(!same_case("test_adds", "tests/test_cart.py::test_adds"));
+        assert!(!same_case(
+            "tests/test_cart.py::test_adds",
+            "tests/x/tests/test_cart.py::test_adds"
+        ));
+        for decoy in [
+            "decoy:adds",
+            "decoy.adds",
+            "decoy/adds",
+            "decoy adds",
+            "decoy > adds",
+        ] {
+            assert!(!same_case("adds", decoy), "{decoy}");
+        }
         assert!(!same_case("adds", "tests::subtracts"));
         assert!(!same_case("dds", "tests::adds"));
         // Gradle's JUnit XML names `kebabJoinsWords()`; the source declares `kebabJoinsWords`.
         assert!(same_case("kebabJoinsWords", "kebabJoinsWords()"));
+        assert!(!same_case("kebabJoinsWords", "CartTest.kebabJoinsWords()"));
+    }
+
+    #[test]
+    fn the_verified_case_passes_only_by_its_own_name_and_every_twin_with_it() {
+        use Status::*;
+        let want = Expect {
+            cases: true,
+            passing: Some("member discount > should be strictly equal"),
+            baseline: &[],
+            except: None,
+        };
+        let decoy = report(&[
+            ("old member discount > should be strictly equal", Passed),
+            ("member discount > should be strictly equal", Failed),
+        ]);
+        let p = case_evidence(&decoy, true, &want);
+        assert!(p[0].contains("reported failed"), "{p:?}");
+        let only_decoy = report(&[("x > member discount > should be strictly equal", Passed)]);
+        let p = case_evidence(&only_decoy, true, &want);
+        assert!(p[0].contains("not among"), "{p:?}");
+        // Two assertions of one tape test share a name: both must pass.
+        let twins = report(&[
+            ("member discount > should be strictly equal", Passed),
+            ("member discount > should be strictly equal", Failed),
+        ]);
+        assert!(!case_evidence(&twins, true, &want).is_empty());
+        let both = report(&[
+            ("member discount > should be strictly equal", Passed),
+            ("member discount > should be strictly equal", Passed),
+        ]);
+        assert!(case_evidence(&both, true, &want).is_empty());
     }
 }

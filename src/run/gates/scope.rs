@@ -54,6 +54,11 @@ pub fn disallowed(phase: &Phase, change: &Change, link_target: Option<&[u8]>) ->
     {
         return Some("a link to a file outside the repository".into());
     }
+    if let Some(t) = link_target
+        && let Some(why) = link_across(phase, p, t)
+    {
+        return Some(why);
+    }
     match phase {
         Phase::Red {
             test_areas,
@@ -88,6 +93,116 @@ pub fn disallowed(phase: &Phase, change: &Change, link_target: Option<&[u8]>) ->
         Phase::ReadOnly { .. } => unreachable!(),
     }
     None
+}
+
+/// Why a link an agent made at `path` to `target` would join the areas (issue 31): a file
+/// reached through it would be a test by one name and code by another, so red could write code
+/// or green a test. A link may lead only within its phase's own areas, never into the other
+/// side's, and may not stand on an area's own path.
+fn link_across(phase: &Phase, path: &str, target: &[u8]) -> Option<String> {
+    let dest = link_dest(path, target)?;
+    let (own, other): (&[String], &[String]) = match phase {
+        Phase::Red { test_areas, .. } => (test_areas, &[]),
+        Phase::Green {
+            code_areas,
+            test_areas,
+            ..
+        } => (code_areas, test_areas),
+        Phase::ReadOnly { .. } => return None,
+    };
+    if let Some(a) = own.iter().chain(other).find(|a| on_path(a, path)) {
+        return Some(format!(
+            "a link on the path of the area `{a}`: an area is never reached through a link"
+        ));
+    }
+    if touches(other, &dest) || super::is_test_file(&dest) && matches!(phase, Phase::Green { .. }) {
+        return Some(format!(
+            "a link into the test areas (to `{dest}`): a file reached through it would be a test by one name and code by another"
+        ));
+    }
+    if !in_areas(own, &dest) {
+        return Some(format!(
+            "a link out of the phase's own areas (to `{dest}`): a file reached through it would belong to another area"
+        ));
+    }
+    None
+}
+
+/// Where a link at `path` with `target` leads, repository-relative, read as the kernel would
+/// from the link's own folder when no link is on the way (`""` for the root); `None` when it
+/// leaves the tree ([`escapes`] judges that).
+pub fn link_dest(path: &str, target: &[u8]) -> Option<String> {
+    let t = String::from_utf8_lossy(target);
+    if t.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = path.split('/').collect();
+    parts.pop();
+    for part in t.split('/') {
+        match part {
+            ".." => {
+                parts.pop()?;
+            }
+            "" | "." => {}
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The part of an area before its first wildcard, without a trailing `/`: the folder (or
+/// file) every path of the area lies in.
+pub fn area_root(area: &str) -> &str {
+    let a = area.trim_start_matches("./");
+    let fixed = match a.find(['*', '?', '[']) {
+        Some(i) => a[..i].rsplit_once('/').map(|(d, _)| d).unwrap_or(""),
+        None => a,
+    };
+    fixed.trim_end_matches('/')
+}
+
+/// Whether `link` (a path) lies on the way to `area`: the area's root is the link or below it.
+pub fn on_path(area: &str, link: &str) -> bool {
+    let root = area_root(area);
+    !link.is_empty() && (root == link || root.starts_with(&format!("{link}/")))
+}
+
+/// Whether `dest` (where a link leads) is in one of `areas`, or is a folder that holds one.
+pub fn touches(areas: &[String], dest: &str) -> bool {
+    in_areas(areas, dest)
+        || areas.iter().any(|a| {
+            let root = area_root(a);
+            dest.is_empty() || root == dest || root.starts_with(&format!("{dest}/"))
+        })
+}
+
+/// The planning-output gate's rule on links (issue 31): no area of a slice is reached through a
+/// link (a link on its path, `tests/lnk/y/` under `tests/lnk` → elsewhere), and no link inside a
+/// test area leads into a code area, nor one inside a code area into a test area. `links`: the
+/// links of the tree and on the areas' paths, each with its target. The problems, empty when
+/// none.
+pub fn area_links(tests: &[String], code: &[String], links: &[(String, Vec<u8>)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for a in tests.iter().chain(code) {
+        if let Some((l, _)) = links.iter().find(|(l, _)| on_path(a, l)) {
+            problems.push(format!(
+                "the area `{a}` is reached through the link {l}: name the folder it leads to, or remove the link"
+            ));
+        }
+    }
+    for (l, t) in links {
+        let Some(dest) = link_dest(l, t) else {
+            continue;
+        };
+        for (from, to, what) in [(tests, code, "a code area"), (code, tests, "a test area")] {
+            if in_areas(from, l) && touches(to, &dest) {
+                problems.push(format!(
+                    "the link {l} leads into {what} (`{dest}`): a file reached through it would be a test by one name and code by another"
+                ));
+            }
+        }
+    }
+    problems
 }
 
 /// Whether a link at `path` with `target` may point outside the tree: an absolute target, one
@@ -408,9 +523,103 @@ mod tests {
         let hop = b"d/src/d/src/d/src/d/src/d/../../../../../home/.profile";
         assert!(disallowed(&green, &change("src/e", link.clone()), Some(hop)).is_some());
         assert!(disallowed(&green, &change("src/e", link.clone()), Some(b"d/..")).is_some());
-        assert!(disallowed(&green, &change("src/d", link), Some(b"..")).is_none());
+        // `src/d -> ..` stays inside, but the root holds the test areas.
+        assert!(
+            disallowed(&green, &change("src/d", link), Some(b".."))
+                .unwrap()
+                .contains("a link into the test areas")
+        );
         let ro = Phase::ReadOnly { role: "verifier" };
         assert!(disallowed(&ro, &change("src/a.sh", file()), None).is_some());
+    }
+
+    /// Issue 31: an area reached through a link, either way, is refused at every scope gate.
+    #[test]
+    fn a_link_never_joins_a_test_area_and_a_code_area() {
+        let tests = vec!["tests/".to_string()];
+        let code = vec!["src/".to_string()];
+        let none: Vec<String> = Vec::new();
+        let link = || Some(Entry::Symlink { oid: "2".into() });
+        let red = Phase::Red {
+            test_areas: &tests,
+            harness: &none,
+        };
+        let green = Phase::Green {
+            code_areas: &code,
+            test_areas: &tests,
+            red_tests: &none,
+            harness: &none,
+        };
+        // Within its own areas: a fixture, a helper.
+        assert_eq!(
+            disallowed(
+                &red,
+                &change("tests/data", link()),
+                Some(b"fixtures/a.json")
+            ),
+            None
+        );
+        assert_eq!(
+            disallowed(&green, &change("src/l", link()), Some(b"lib/a.sh")),
+            None
+        );
+        // Red links from a test area into the code; green from the code into the tests.
+        let why = disallowed(&red, &change("tests/helpers", link()), Some(b"../src")).unwrap();
+        assert!(
+            why.contains("out of the phase's own areas (to `src`)"),
+            "{why}"
+        );
+        let why = disallowed(&green, &change("src/t", link()), Some(b"../tests")).unwrap();
+        assert!(why.contains("into the test areas (to `tests`)"), "{why}");
+        let why = disallowed(
+            &green,
+            &change("src/t.sh", link()),
+            Some(b"../x/cart_test.sh"),
+        )
+        .unwrap();
+        assert!(why.contains("into the test areas"), "{why}");
+        // A link standing where an area's path goes.
+        let unit = vec!["tests/unit/".to_string()];
+        let red_unit = Phase::Red {
+            test_areas: &unit,
+            harness: &none,
+        };
+        let why = disallowed(&red_unit, &change("tests/unit", link()), Some(b"real")).unwrap();
+        assert!(
+            why.contains("on the path of the area `tests/unit/`"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn the_plan_refuses_areas_reached_through_a_link() {
+        let tests = vec!["tests/lnk/y/".to_string(), "tests/*_test.sh".to_string()];
+        let code = vec!["src/".to_string()];
+        let l = |p: &str, t: &str| (p.to_string(), t.as_bytes().to_vec());
+        assert!(area_links(&tests, &code, &[l("docs/x", "../README.md")]).is_empty());
+        assert!(area_links(&tests, &code, &[l("tests/data", "fixtures")]).is_empty());
+        // The area's own path has a link on the way.
+        let p = area_links(&tests, &code, &[l("tests/lnk", "../build/t")]);
+        assert_eq!(
+            p,
+            [
+                "the area `tests/lnk/y/` is reached through the link tests/lnk: name the folder it leads to, or remove the link"
+            ]
+        );
+        // A link inside a test area into the code, and the other way round.
+        let p = area_links(&tests, &code, &[l("tests/src_test.sh", "../src/cart.sh")]);
+        assert!(
+            p[0].contains("leads into a code area (`src/cart.sh`)"),
+            "{p:?}"
+        );
+        let p = area_links(&tests, &code, &[l("src/t", "../tests")]);
+        assert!(p[0].contains("leads into a test area (`tests`)"), "{p:?}");
+        // Areas' roots: the fixed part before a wildcard.
+        assert_eq!(area_root("tests/*_test.sh"), "tests");
+        assert_eq!(area_root("src/"), "src");
+        assert_eq!(area_root("**/*.py"), "");
+        assert_eq!(link_dest("src/d", b".."), Some(String::new()));
+        assert_eq!(link_dest("a/b", b"../../.."), None);
     }
 
     #[test]
