@@ -720,7 +720,7 @@ fn verify_runs_the_code_under_test_in_the_sandbox_and_it_plants_nothing() {
     let plant = "printf '#!/bin/sh\\n' > .git/hooks/pre-commit 2>/dev/null; \
                  echo '# planted' >> .forge/config.yaml 2>/dev/null; \
                  echo x > \"$HOME/planted\" 2>/dev/null; \
-                 mkdir -p build && echo out > build/out.txt && echo 'ok 1 - builds'";
+                 mkdir -p build && echo out > build/out.txt && echo 'ok 1 - builds' && echo '1..1'";
     let config = |extra: &str| {
         format!(
             "verify:\n  commands:\n    - name: test\n      run: {}\n      report: tap\n{extra}",
