@@ -423,9 +423,14 @@ impl Guard {
     }
 
     pub fn check_command(&self, line: &str, cwd: &Path) -> GuardResult {
+        // One call judges one moment of the disk: each path is asked about once.
+        paths::cached(|| self.check_command_now(line, cwd))
+    }
+
+    fn check_command_now(&self, line: &str, cwd: &Path) -> GuardResult {
         let (findings, _) = self.judge_command(line, cwd);
         let r = GuardResult::from_findings(findings, self.sandboxed);
-        self.exception("Bash", line, r)
+        self.exception("Bash", || line.to_string(), r)
     }
 
     fn judge_command(&self, line: &str, cwd: &Path) -> (Vec<Finding>, Vec<PathBuf>) {
@@ -442,6 +447,10 @@ impl Guard {
     }
 
     pub fn check_tool(&self, tool: &str, input: &serde_json::Value, cwd: &Path) -> GuardResult {
+        paths::cached(|| self.check_tool_now(tool, input, cwd))
+    }
+
+    fn check_tool_now(&self, tool: &str, input: &serde_json::Value, cwd: &Path) -> GuardResult {
         let call = match classify_tool(tool, input) {
             Ok(c) => c,
             Err(e) => {
@@ -719,15 +728,24 @@ impl Guard {
         self.project_rules(canon, None, &written, &read, &mut findings);
         // Tool calls run in the agent's own process, never in the sandbox.
         let r = GuardResult::from_findings(findings, false);
-        self.exception(canon, &tools::exact_call(tool, input), r)
+        // The exact call (the whole input, a Write's content too) is written out only when an
+        // exception could apply: an allowed call needs none.
+        self.exception(canon, || tools::exact_call(tool, input), r)
     }
 
     /// A person's allow-once exception for exactly this call turns a deny or ask into allow
     /// (and is used up).
-    fn exception(&self, tool: &str, call: &str, mut r: GuardResult) -> GuardResult {
+    fn exception(
+        &self,
+        tool: &str,
+        call: impl FnOnce() -> String,
+        mut r: GuardResult,
+    ) -> GuardResult {
         if r.decision == Decision::Allow {
             return r;
         }
+        let call = call();
+        let call = call.as_str();
         if r.decision == Decision::Deny {
             r.allow_once = allow_once_command(&r.rule, canonical_tool(tool), call);
         }

@@ -2,7 +2,8 @@
 //! (dangling ones too) and `..` resolved the way the kernel does — placed relative to the
 //! repository, and which of them hold secrets. Judging is left to `rules/`.
 
-use std::collections::VecDeque;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
@@ -130,7 +131,7 @@ impl Paths {
         let in_project = p
             .ancestors()
             .take_while(|a| a != t)
-            .any(|a| a.join(".git").exists() || a.join(".forge").exists());
+            .any(|a| exists(&a.join(".git")) || exists(&a.join(".forge")));
         !beside_repo && !in_project
     }
 }
@@ -191,6 +192,11 @@ fn place_in_tree(rel: &Path) -> Place {
 /// spelling opens the control file itself, so Forge takes it as that file everywhere (red team,
 /// round 13); on a case-sensitive disk a file really named `.GIT` is refused with it.
 pub fn fold(name: &str) -> String {
+    // Every ASCII letter folds to its lower case and no ASCII character is ignorable: the
+    // common case needs no walk through Unicode's tables (the guard folds every path it meets).
+    if name.is_ascii() {
+        return name.to_ascii_lowercase();
+    }
     name.chars()
         .filter(|&c| !is_ignorable(c))
         .flat_map(char::to_uppercase)
@@ -319,11 +325,26 @@ const MAX_LINKS: usize = 40;
 
 /// The path the kernel would reach: symlinks followed — a dangling one too, to where a write
 /// through it would land — and `..` applied after them, as the kernel does. Components that do
-/// not exist are kept as they are.
+/// not exist are kept as they are. One `readlink` per component, as `realpath(3)` makes, and
+/// none below a component that does not exist; within [`cached`], none for a path already
+/// asked about.
 pub fn real(p: &Path) -> PathBuf {
-    if let Ok(c) = p.canonicalize() {
-        return c;
+    if !p.is_absolute() {
+        // Taken from the process's own folder when it exists there, as before.
+        if let Ok(c) = p.canonicalize() {
+            return c;
+        }
+        return normalize(p);
     }
+    if let Some(r) = with_cache(|c| c.real.get(p).cloned()).flatten() {
+        return r;
+    }
+    let r = walk(p);
+    with_cache(|c| c.real.insert(p.to_path_buf(), r.clone()));
+    r
+}
+
+fn walk(p: &Path) -> PathBuf {
     let mut rest: VecDeque<OsString> = VecDeque::new();
     let mut out = PathBuf::from("/");
     let push_all = |rest: &mut VecDeque<OsString>, path: &Path, front: bool| {
@@ -343,33 +364,156 @@ pub fn real(p: &Path) -> PathBuf {
             rest.extend(parts);
         }
     };
-    if !p.is_absolute() {
-        return normalize(p);
-    }
     push_all(&mut rest, p, false);
     let mut links = 0;
+    // `out` is known not to exist: nothing below it does, and nothing below it is a link.
+    let mut missing = false;
     while let Some(name) = rest.pop_front() {
         if name == ".." {
             out.pop();
+            missing = false;
             continue;
         }
         let candidate = out.join(&name);
-        let link = std::fs::symlink_metadata(&candidate)
-            .ok()
-            .filter(|m| m.file_type().is_symlink())
-            .and_then(|_| std::fs::read_link(&candidate).ok());
+        let link = if missing {
+            Link::Missing
+        } else {
+            link_of(&candidate)
+        };
         match link {
-            Some(target) if links < MAX_LINKS => {
+            Link::To(target) if links < MAX_LINKS => {
                 links += 1;
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 }
+                missing = false;
                 push_all(&mut rest, &target, true);
+            }
+            Link::Missing => {
+                missing = true;
+                out = candidate;
             }
             _ => out = candidate,
         }
     }
     out
+}
+
+/// What one path component is to [`real`].
+#[derive(Debug, Clone)]
+enum Link {
+    /// A symbolic link, and where it points.
+    To(PathBuf),
+    /// Not a link: something else, or a path the kernel would not look through (no permission).
+    Not,
+    /// Nothing there (`ENOENT`, or a component above it is no folder).
+    Missing,
+}
+
+/// One `readlink(2)`: the target of a link, `EINVAL` for anything else that exists.
+fn link_of(p: &Path) -> Link {
+    if let Some(l) = with_cache(|c| c.links.get(p).cloned()).flatten() {
+        return l;
+    }
+    let l = match std::fs::read_link(p) {
+        Ok(t) => Link::To(t),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(nix::libc::ENOENT | nix::libc::ENOTDIR)
+            ) =>
+        {
+            Link::Missing
+        }
+        Err(_) => Link::Not,
+    };
+    with_cache(|c| c.links.insert(p.to_path_buf(), l.clone()));
+    l
+}
+
+/// What the file system answered within one judgment of a call: the guard asks about the same
+/// folders and files over and over (every segment of a 300-command line resolves its paths
+/// through the same folders, and several rules look at the same file), and one hook call judges
+/// one moment of the disk. Keyed by the path asked about, as asked.
+#[derive(Default)]
+struct FsCache {
+    real: HashMap<PathBuf, PathBuf>,
+    links: HashMap<PathBuf, Link>,
+    stat: HashMap<PathBuf, Option<std::fs::Metadata>>,
+    lstat: HashMap<PathBuf, Option<std::fs::Metadata>>,
+}
+
+thread_local! {
+    static FS_CACHE: RefCell<Option<FsCache>> = const { RefCell::new(None) };
+}
+
+fn with_cache<R>(f: impl FnOnce(&mut FsCache) -> R) -> Option<R> {
+    FS_CACHE.with(|c| c.borrow_mut().as_mut().map(f))
+}
+
+/// Runs `f` with the file system's answers kept for its duration (see [`FsCache`]); nested
+/// calls share the outermost one. Only for work that judges one moment: a long-running caller
+/// outside it asks the disk every time.
+pub fn cached<R>(f: impl FnOnce() -> R) -> R {
+    struct Clear(bool);
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            if self.0 {
+                FS_CACHE.with(|c| *c.borrow_mut() = None);
+            }
+        }
+    }
+    let outer = FS_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        let outer = c.is_none();
+        if outer {
+            *c = Some(FsCache::default());
+        }
+        outer
+    });
+    let _clear = Clear(outer);
+    f()
+}
+
+/// `std::fs::metadata` (links followed), answered once per path within [`cached`].
+pub fn metadata(p: &Path) -> Option<std::fs::Metadata> {
+    if let Some(m) = with_cache(|c| c.stat.get(p).cloned()).flatten() {
+        return m;
+    }
+    let m = std::fs::metadata(p).ok();
+    with_cache(|c| c.stat.insert(p.to_path_buf(), m.clone()));
+    m
+}
+
+/// `std::fs::symlink_metadata` (the link itself), answered once per path within [`cached`].
+pub fn symlink_metadata(p: &Path) -> Option<std::fs::Metadata> {
+    if let Some(m) = with_cache(|c| c.lstat.get(p).cloned()).flatten() {
+        return m;
+    }
+    let m = std::fs::symlink_metadata(p).ok();
+    with_cache(|c| c.lstat.insert(p.to_path_buf(), m.clone()));
+    m
+}
+
+/// What `Path::canonicalize` answers — the real path when the path exists, through links —
+/// with the component answers kept within [`cached`].
+pub fn canonical(p: &Path) -> Option<PathBuf> {
+    metadata(p).map(|_| real(p))
+}
+
+/// `Path::exists`, through [`metadata`].
+pub fn exists(p: &Path) -> bool {
+    metadata(p).is_some()
+}
+
+/// `Path::is_file`, through [`metadata`].
+pub fn is_file(p: &Path) -> bool {
+    metadata(p).is_some_and(|m| m.is_file())
+}
+
+/// `Path::is_dir`, through [`metadata`].
+pub fn is_dir(p: &Path) -> bool {
+    metadata(p).is_some_and(|m| m.is_dir())
 }
 
 /// How many leading bytes of a file are read to tell a certificate from a private key.
@@ -408,32 +552,23 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
         return Some("a private key, key store or state file with secrets");
     }
     // HOME in any case too: on a case-insensitive disk `/Users/ADA/.ssh` is `~/.ssh`.
-    let (folded, folded_home) = (fold(&p.to_string_lossy()), fold(&home.to_string_lossy()));
+    let folded = fold(&p.to_string_lossy());
+    let lists = &*FOLDED_SECRETS;
+    let home = home.to_string_lossy();
+    let folded_home = fold(&home);
     if let Some(rel) = folded
         .strip_prefix(folded_home.trim_end_matches('/'))
         .and_then(|r| r.strip_prefix('/'))
+        && let Some((_, kind)) = lists.home.iter().find(|(d, _)| at_or_below(rel, d))
     {
-        let under = |d: &str| {
-            let d = fold(d);
-            rel == d || rel.starts_with(&format!("{d}/"))
-        };
-        if let Some((_, kind)) = crate::secrets::HOME.iter().find(|(d, _)| under(d)) {
-            return Some(kind);
-        }
-        if AGENT_CREDENTIALS.iter().any(|d| under(d)) {
-            return Some("an AI agent's credentials");
-        }
+        return Some(kind);
     }
     let s = folded;
-    let under_system = |d: &str| {
-        let d = fold(d);
-        s == d || s.starts_with(&format!("{d}/"))
-    };
     if matches!(
         s.as_str(),
         "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/master.passwd"
     ) || s.starts_with("/etc/ssh/ssh_host_")
-        || crate::secrets::SYSTEM.iter().any(|d| under_system(d))
+        || lists.system.iter().any(|d| at_or_below(&s, d))
     {
         return Some("system credentials");
     }
@@ -458,11 +593,39 @@ pub fn secret_kind(p: &Path, home: &Path) -> Option<&'static str> {
     None
 }
 
+/// `path` is `dir` or below it, as strings (both already folded).
+fn at_or_below(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// The credential locations [`secret_kind`] compares every path with, folded once per process
+/// rather than once per path: under home ([`crate::secrets::HOME`], then the agents' own), and
+/// of the system.
+struct FoldedSecrets {
+    home: Vec<(String, &'static str)>,
+    system: Vec<String>,
+}
+
+static FOLDED_SECRETS: std::sync::LazyLock<FoldedSecrets> =
+    std::sync::LazyLock::new(|| FoldedSecrets {
+        home: crate::secrets::HOME
+            .iter()
+            .map(|(d, kind)| (fold(d), *kind))
+            .chain(
+                AGENT_CREDENTIALS
+                    .iter()
+                    .map(|d| (fold(d), "an AI agent's credentials")),
+            )
+            .collect(),
+        system: crate::secrets::SYSTEM.iter().map(|d| fold(d)).collect(),
+    });
+
 /// A `.pem`/`.crt` is a secret when it holds a private key: read its first bytes when it
 /// exists (no FIFO or device is opened); otherwise go by its name.
 fn pem_kind(p: &Path, lower: &str) -> Option<&'static str> {
     use std::io::Read;
-    if let Ok(m) = std::fs::metadata(p)
+    if let Some(m) = metadata(p)
         && m.is_file()
         && let Ok(f) = std::fs::File::open(p)
     {
@@ -827,6 +990,81 @@ mod tests {
         );
         assert_eq!(p.resolve("chain", &root), Path::new("/home/u/.profile-new"));
         assert_eq!(p.place(&p.resolve("chain", &root)), Place::Outside);
+    }
+
+    /// Within one judgment each path is asked about once: what the disk said first stands
+    /// (a file made since is not seen), and outside it every call asks again.
+    #[test]
+    fn answers_are_kept_within_one_judgment_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = real(dir.path());
+        let (link, file) = (root.join("l"), root.join("f"));
+        cached(|| {
+            assert_eq!(real(&link), link);
+            assert!(!exists(&file));
+            std::os::unix::fs::symlink("/etc", &link).unwrap();
+            std::fs::write(&file, "x").unwrap();
+            assert_eq!(real(&link), link, "the first answer stands");
+            assert!(!exists(&file), "the first answer stands");
+            assert!(
+                symlink_metadata(&file).is_some(),
+                "a question not asked before"
+            );
+        });
+        assert_eq!(real(&link), Path::new("/etc"));
+        assert!(exists(&file) && is_file(&file) && !is_dir(&file));
+    }
+
+    /// The walk that replaced `canonicalize` reaches the same path for every path that exists,
+    /// through links relative and absolute and `..` after a link.
+    #[test]
+    fn real_agrees_with_canonicalize_where_the_path_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        std::os::unix::fs::symlink("a/b", root.join("rel")).unwrap();
+        std::os::unix::fs::symlink(root.join("a/b/c"), root.join("abs")).unwrap();
+        std::os::unix::fs::symlink("../../../rel", root.join("a/b/c/up")).unwrap();
+        for p in [
+            "rel",
+            "rel/c",
+            "abs",
+            "abs/..",
+            "a/b/c/up/c",
+            "rel/../b/./c",
+            "a/b/c/up/..",
+        ] {
+            let p = root.join(p);
+            assert_eq!(real(&p), p.canonicalize().unwrap(), "{}", p.display());
+            assert_eq!(
+                cached(|| real(&p)),
+                p.canonicalize().unwrap(),
+                "{}",
+                p.display()
+            );
+            assert_eq!(canonical(&p), p.canonicalize().ok(), "{}", p.display());
+        }
+        for p in ["missing", "rel/missing", "a/b/c/up/missing/.."] {
+            assert_eq!(canonical(&root.join(p)), None, "{p}");
+        }
+        assert_eq!(
+            real(&root.join("rel/missing/x/../y")),
+            root.join("a/b/missing/y"),
+            "below a missing folder, names are kept and `..` still applies"
+        );
+    }
+
+    #[test]
+    fn ascii_names_fold_as_every_other_name() {
+        for b in 0u8..128 {
+            let s = format!("x{}Y", b as char);
+            let slow: String = s
+                .chars()
+                .flat_map(char::to_uppercase)
+                .flat_map(char::to_lowercase)
+                .collect();
+            assert_eq!(fold(&s), slow);
+        }
     }
 
     #[test]

@@ -219,17 +219,19 @@ pub fn handle(
     input: Result<Vec<u8>, String>,
     fallback_cwd: &Path,
 ) -> HookOutput {
-    let parsed: Result<(Payload, Value), String> = input.and_then(|bytes| {
+    // The input is read once into a `Value` and moved, never copied: a Write's content is most
+    // of it (BENCHMARKS.md §8).
+    let parsed: Result<Payload, String> = input.and_then(|bytes| {
         let v: Value = serde_json::from_slice(&bytes)
             .map_err(|e| format!("the hook input is not valid JSON ({e})"))?;
+        drop(bytes);
         if !v.is_object() {
             return Err("the hook input is not a JSON object".into());
         }
-        let p: Payload = serde_json::from_value(v.clone())
-            .map_err(|e| format!("the hook input has a field of the wrong type ({e})"))?;
-        Ok((p, v))
+        serde_json::from_value(v)
+            .map_err(|e| format!("the hook input has a field of the wrong type ({e})"))
     });
-    let payload = parsed.as_ref().ok().map(|(p, _)| p);
+    let payload = parsed.as_ref().ok();
     let cwd = payload
         .and_then(|p| p.cwd.clone())
         .map(PathBuf::from)
@@ -240,7 +242,7 @@ pub fn handle(
         Event::PreToolUse => {
             // The session's project, config and guard, read once for the sandbox and the guard.
             let loaded = match &parsed {
-                Ok((p, _)) => Some((p, guard_for(&start))),
+                Ok(p) => Some((p, guard_for(&start))),
                 Err(_) => None,
             };
             // The kernel sandbox's part: whether this call's command will run inside
@@ -298,7 +300,7 @@ pub fn handle(
                 );
             }
             match (&sandboxing, result.decision, &parsed) {
-                (Sandboxing::Rewrite(command), Decision::Allow, Ok((p, _))) => {
+                (Sandboxing::Rewrite(command), Decision::Allow, Ok(p)) => {
                     sandboxed_answer(p, command)
                 }
                 (_, Decision::Allow, Ok(_)) => match narrowed {
@@ -714,7 +716,8 @@ fn pre_tool_use(
             "the hook input has no `tool_name`; Forge denies what it cannot read",
         );
     };
-    let input = p.tool_input.clone().unwrap_or(Value::Null);
+    let null = Value::Null;
+    let input = p.tool_input.as_ref().unwrap_or(&null);
     let cwd = p
         .cwd
         .as_deref()
@@ -742,7 +745,7 @@ fn pre_tool_use(
                     .with_control(session_control(project, config))
                     .with_secrets(secrets_of(project, config));
             }
-            let r = g.check_tool(tool, &input, &cwd);
+            let r = g.check_tool(tool, input, &cwd);
             // The hook process ends after this answer: freeing a project's thousand rules one by
             // one would cost more than judging the call with them (BENCHMARKS.md §4).
             std::mem::forget(g);
@@ -771,17 +774,20 @@ fn pre_tool_use(
 /// symlinks resolved as the guard resolves paths); none when the plan cannot be made — the
 /// guard's own rules then stand alone.
 fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
-    let root = project
-        .root
-        .canonicalize()
-        .unwrap_or_else(|_| project.root.clone());
+    // Every path below shares the project's and home's folders: each is asked about once.
+    crate::guard::paths::cached(|| session_control_now(project, config))
+}
+
+fn session_control_now(project: &Project, config: &Config) -> Vec<PathBuf> {
+    use crate::guard::paths::canonical;
+    let root = canonical(&project.root).unwrap_or_else(|| project.root.clone());
     let mut req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, &root);
     req.look_through = false;
     let mut control: Vec<PathBuf> = match crate::sandbox::resolve(&req, &config.sandbox) {
         Ok((_, plan)) => plan
             .read_only
             .iter()
-            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .map(|p| canonical(p).unwrap_or_else(|| p.clone()))
             .collect(),
         Err(_) => Vec::new(),
     };

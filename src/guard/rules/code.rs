@@ -495,7 +495,7 @@ fn script_file(
                     Place::Temp => "in the temp folder",
                     Place::NullDevice => continue,
                     Place::Outside | Place::RepoAncestor
-                        if real.exists()
+                        if crate::guard::paths::exists(&real)
                             && !real.starts_with("/usr")
                             && !real.starts_with("/opt") =>
                     {
@@ -513,7 +513,7 @@ fn script_file(
                 };
                 // Nothing there, or a folder (`node --test test/`, `bun test`): runners that
                 // take folders run the project's tests.
-                if !real.exists() || real.is_dir() {
+                if !crate::guard::paths::exists(&real) || crate::guard::paths::is_dir(&real) {
                     continue;
                 }
                 match crate::guard::shell::read_code_file(&real) {

@@ -821,7 +821,10 @@ fn checkout(j: &mut Judge, inv: &Invocation, rest: &[Word], r: &[Option<&str>], 
                 s == "."
                     || s.starts_with(':')
                     || first.glob()
-                    || inv.cwd.one().is_some_and(|c| c.join(s).exists())
+                    || inv
+                        .cwd
+                        .one()
+                        .is_some_and(|c| crate::guard::paths::exists(&c.join(s)))
             });
             if first_is_path {
                 ops
@@ -866,7 +869,7 @@ fn narrow_path(j: &Judge, inv: &Invocation, w: &Word, dirs_ok: bool) -> bool {
     }
     paths.iter().all(|p| match j.paths.place(p) {
         Place::RepoRoot | Place::RepoAncestor => false,
-        Place::InRepo(_) => dirs_ok || !p.is_dir(),
+        Place::InRepo(_) => dirs_ok || !crate::guard::paths::is_dir(p),
         _ => true,
     })
 }

@@ -489,7 +489,7 @@ fn sensitive(j: &Judge, inv: &Invocation) -> Option<String> {
                     if j.paths.touches_home(&p)
                         && !p.starts_with(&j.paths.root)
                         && matches!(j.paths.place(&p), Place::Outside | Place::RepoAncestor)
-                        && !p.is_file()
+                        && !crate::guard::paths::is_file(&p)
                     {
                         return Some(format!("{} (HOME and everything in it)", p.display()));
                     }
@@ -525,7 +525,7 @@ fn sensitive(j: &Judge, inv: &Invocation) -> Option<String> {
 /// repository with its `.env`), unless the command leaves it out (`--exclude=.env`). One level
 /// only, and bounded: the hook runs on every call.
 fn secret_in_folder(j: &Judge, inv: &Invocation, name: &str, dir: &Path) -> Option<PathBuf> {
-    if !dir.is_dir() {
+    if !crate::guard::paths::is_dir(dir) {
         return None;
     }
     let excluded: Vec<String> = super::targets::data_args(inv, name)
@@ -540,7 +540,7 @@ fn secret_in_folder(j: &Judge, inv: &Invocation, name: &str, dir: &Path) -> Opti
         .collect();
     for e in std::fs::read_dir(dir).ok()?.take(2000).flatten() {
         let p = e.path();
-        if secret_kind(&p, &j.paths.home).is_none() || !p.is_file() {
+        if secret_kind(&p, &j.paths.home).is_none() || !crate::guard::paths::is_file(&p) {
             continue;
         }
         let file = e.file_name().to_string_lossy().to_string();

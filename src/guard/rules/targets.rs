@@ -212,7 +212,7 @@ pub(super) fn file_operands(j: &mut Judge, inv: &Invocation, name: &str) {
                     .cwd
                     .paths()
                     .first()
-                    .is_some_and(|c| j.paths.resolve(raw, c).is_dir()))
+                    .is_some_and(|c| crate::guard::paths::is_dir(&j.paths.resolve(raw, c))))
         {
             *w = in_folder(w);
         }
@@ -578,7 +578,7 @@ impl Judge<'_> {
             _ => None,
         };
         let shown = shown_path.unwrap_or_else(|| path.display().to_string());
-        let exists = std::fs::symlink_metadata(path).ok();
+        let exists = crate::guard::paths::symlink_metadata(path);
         match self.paths.place(path) {
             Place::InRepo(_) | Place::Temp | Place::NullDevice | Place::RepoRoot => {
                 if let Some(kind) = secret_kind(path, &self.paths.home)

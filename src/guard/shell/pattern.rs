@@ -136,7 +136,7 @@ pub fn shell_glob_matches(pattern: &str, cwd: &Path) -> Vec<PathBuf> {
         next.truncate(MAX_MATCHES);
         bases = next;
     }
-    bases.retain(|p| std::fs::symlink_metadata(p).is_ok());
+    bases.retain(|p| crate::guard::paths::symlink_metadata(p).is_some());
     bases
 }
 

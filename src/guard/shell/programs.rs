@@ -515,7 +515,10 @@ impl Walker<'_> {
                 c.join(&rel).join("__main__.py"),
             ]
             .iter()
-            .any(|p| p.is_file() || self.files.contains_key(&crate::guard::paths::real(p)))
+            .any(|p| {
+                crate::guard::paths::is_file(p)
+                    || self.files.contains_key(&crate::guard::paths::real(p))
+            })
         })
     }
 
@@ -617,7 +620,7 @@ impl Walker<'_> {
             .unwrap_or_else(|| PathBuf::from("/"));
         let mut names: Vec<String> = super::shell_glob_matches(pattern, &cwd)
             .into_iter()
-            .filter(|p| p.is_file())
+            .filter(|p| crate::guard::paths::is_file(p))
             .map(|p| p.display().to_string())
             .collect();
         let base = pattern.rsplit('/').next().unwrap_or(pattern);
@@ -672,7 +675,7 @@ impl Walker<'_> {
         let real = crate::guard::paths::real(&p);
         let not_yet = !self.files.contains_key(&real)
             && !self.files.contains_key(&p)
-            && std::fs::symlink_metadata(&p).is_err();
+            && crate::guard::paths::symlink_metadata(&p).is_none();
         // …unless a command earlier on the line may have put it there (`tar xf k.tar &&
         // ./payload`): then its content is unknowable.
         if not_yet && !super::sources::script_extension(raw) && self.replacer.is_none() {
@@ -774,7 +777,7 @@ impl Walker<'_> {
                     out = if first { next } else { out.either(&next) };
                     first = false;
                     // `shopt -s cdable_vars`: a folder that does not exist may name a variable.
-                    if ctx.cdable_vars && plain && !p.is_dir() {
+                    if ctx.cdable_vars && plain && !crate::guard::paths::is_dir(&p) {
                         out = match self.var(s, ctx) {
                             Some(v) => {
                                 out.either(&Cwd::at(crate::guard::paths::normalize(&c.join(v))))

@@ -26,7 +26,7 @@ pub const MAX_SOURCE: usize = 256 * 1024;
 /// A code file an interpreter runs from the temp folder, read the same bounded way (regular
 /// file, at most [`MAX_SOURCE`] bytes, UTF-8), for the rules to judge like inline code.
 pub fn read_code_file(path: &Path) -> Option<String> {
-    let m = std::fs::metadata(path).ok()?;
+    let m = crate::guard::paths::metadata(path)?;
     if !m.is_file() || m.len() as usize > MAX_SOURCE {
         return None;
     }
@@ -456,7 +456,7 @@ fn one_file_copy(inv: &Invocation) -> Option<(String, String)> {
     let src_dir = inv
         .cwd
         .one()
-        .is_none_or(|c| std::fs::metadata(c.join(src)).is_ok_and(|m| m.is_dir()));
+        .is_none_or(|c| crate::guard::paths::is_dir(&c.join(src)));
     if src_dir {
         return None;
     }
@@ -496,7 +496,7 @@ impl Walker<'_> {
         if let Some(c) = self.files.get(&real).or_else(|| self.files.get(path)) {
             return c.clone();
         }
-        let meta = match std::fs::metadata(&real) {
+        let meta = match crate::guard::paths::metadata(&real).ok_or(()) {
             Ok(m) => m,
             Err(_) => {
                 let by = match looked_up {
@@ -776,13 +776,13 @@ impl Walker<'_> {
             // The destination may be a folder — one on disk, or one a `mkdir` earlier on the
             // line made (`mkdir -p d && cp /tmp/x.sh d/`), which the disk does not show yet:
             // unless it is a file now, the copy may land inside it too.
-            if !p.is_file()
+            if !crate::guard::paths::is_file(&p)
                 && let Some(src) = sources.first()
             {
                 let inside = p.join(Path::new(src).file_name().unwrap_or_default());
                 self.files.insert(inside, content.clone());
             }
-            if !p.is_dir() {
+            if !crate::guard::paths::is_dir(&p) {
                 self.files.insert(p, content.clone());
             }
         }

@@ -601,10 +601,13 @@ impl Walker<'_> {
             let d = std::path::Path::new(dir);
             let inside = d.starts_with(&self.env.root) || d.starts_with(&self.env.temp);
             let candidate = d.join(name);
-            if candidate.is_file() || self.files.contains_key(&candidate) {
+            if crate::guard::paths::is_file(&candidate) || self.files.contains_key(&candidate) {
                 return inside.then(|| candidate.display().to_string());
             }
-            if !inside && d.is_dir() && (d.starts_with("/usr") || d.starts_with("/bin")) {
+            if !inside
+                && crate::guard::paths::is_dir(d)
+                && (d.starts_with("/usr") || d.starts_with("/bin"))
+            {
                 // A system folder earlier on the path: the ordinary program wins.
                 continue;
             }
