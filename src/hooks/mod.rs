@@ -209,6 +209,14 @@ struct Payload {
     /// The client's own list of the session's background work (Claude Code 2.1.220+, at Stop).
     #[serde(default)]
     background_tasks: Option<Value>,
+    /// A tool's result (PostToolUse): the Agent tool's says whether its subagent runs on.
+    #[serde(default)]
+    tool_response: Option<Value>,
+    /// The subagent a SubagentStart/SubagentStop (or a subagent's own tool call) is about.
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    agent_type: Option<String>,
 }
 
 /// Handles one hook call. `input` is the raw stdin (or the reason it could not be read);
@@ -553,14 +561,23 @@ fn session_name(agent: Agent, session: Option<&str>) -> String {
 /// Notes a subagent's start or end (see [`subagents`]) in the session's record and on the
 /// timeline. A record that cannot be written is said on stderr: the Stop hook then counts as it
 /// always did, which is the safe side.
-fn note_subagent(
-    agent: Agent,
-    event: Event,
-    parsed: &Result<(Payload, Value), String>,
-    start: &Path,
-) {
-    let Ok((p, v)) = parsed else { return };
-    let Some(note) = subagents::note(event.kebab(), v) else {
+fn note_subagent(agent: Agent, event: Event, parsed: &Result<Payload, String>, start: &Path) {
+    let Ok(p) = parsed else { return };
+    // Only the Agent tool's results and the subagent events say anything here: no other tool's
+    // result (a Read's whole file) is looked at or copied.
+    let about_subagents = matches!(event, Event::SubagentStart | Event::SubagentStop)
+        || matches!(p.tool_name.as_deref(), Some("Agent" | "Task"));
+    if !about_subagents {
+        return;
+    }
+    let v = json!({
+        "tool_name": p.tool_name,
+        "tool_input": p.tool_input,
+        "tool_response": p.tool_response,
+        "agent_id": p.agent_id,
+        "agent_type": p.agent_type,
+    });
+    let Some(note) = subagents::note(event.kebab(), &v) else {
         return;
     };
     let Ok(project) = Project::discover_session(start) else {
