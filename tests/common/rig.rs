@@ -115,7 +115,7 @@ pub fn backgrounds_subagents(version: &str) -> bool {
 
 /// The client the rig installs: `$FORGE_RIG_CACHE/claude-$CLAUDE_CODE_VERSION/…`, as in
 /// `claude-offline.sh`.
-pub fn rig_claude_bin() -> PathBuf {
+pub fn rig_claude_bin(version: Option<&str>) -> PathBuf {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -126,16 +126,14 @@ pub fn rig_claude_bin() -> PathBuf {
             .unwrap_or_else(|| var("HOME").unwrap_or_default().join(".cache"))
             .join("forge-agent-rig")
     });
-    cache.join(format!(
-        "claude-{}/node_modules/.bin/claude",
-        claude_version()
-    ))
+    let version = version.map_or_else(claude_version, str::to_string);
+    cache.join(format!("claude-{version}/node_modules/.bin/claude"))
 }
 
 /// Installs the rig's client with one trivial rig run when it is not there yet: `Err` with the
 /// rig's own words when that fails.
-pub fn install_claude(rig: &Path) -> Result<PathBuf, String> {
-    let bin = rig_claude_bin();
+pub fn install_claude(rig: &Path, version: Option<&str>) -> Result<PathBuf, String> {
+    let bin = rig_claude_bin(version);
     if bin.exists() {
         return Ok(bin);
     }
@@ -147,10 +145,15 @@ pub fn install_claude(rig: &Path) -> Result<PathBuf, String> {
     )
     .map_err(|e| e.to_string())?;
     std::fs::create_dir(dir.path().join("proj")).map_err(|e| e.to_string())?;
-    let o = Command::new(rig)
+    let mut rig_run = Command::new(rig);
+    rig_run
         .arg(dir.path().join("proj"))
         .arg(&script)
-        .arg(dir.path().join("out"))
+        .arg(dir.path().join("out"));
+    if let Some(v) = version {
+        rig_run.env("CLAUDE_CODE_VERSION", v);
+    }
+    let o = rig_run
         .output()
         .map_err(|e| format!("cannot run {}: {e}", rig.display()))?;
     if o.status.code() == Some(3) || !bin.exists() {
@@ -171,7 +174,7 @@ pub fn availability() -> Result<(PathBuf, PathBuf), String> {
             return Err(format!("`{tool}` is not available"));
         }
     }
-    let claude = install_claude(&rig)?;
+    let claude = install_claude(&rig, None)?;
     Ok((rig, claude))
 }
 
