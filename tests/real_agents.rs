@@ -745,6 +745,20 @@ fn git_out(r: &Repo, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// A role's agent command as the README documents it, with the real client: the first call of
+/// a wave, and the `resume_command` that continues the wave's session.
+fn claude_agent_commands() -> (String, String) {
+    let flags = "--output-format json --permission-mode acceptEdits";
+    (
+        format!(
+            r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --session-id "$FORGE_AGENT_SESSION" {flags}"#
+        ),
+        format!(
+            r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --resume "$FORGE_AGENT_SESSION" {flags}"#
+        ),
+    )
+}
+
 /// The sample shop of tests/run.rs, committed: the scripted agent plays every role but red, which
 /// is the real client (`resume_command` continues the wave's session on later attempts).
 fn shop_with_claude_red() -> Repo {
@@ -754,13 +768,7 @@ fn shop_with_claude_red() -> Repo {
         "FORGE_BIN='{}' sh {RUN_FIX}/agent.sh",
         forge_bin().display()
     );
-    let flags = "--output-format json --permission-mode acceptEdits";
-    let red = format!(
-        r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --session-id "$FORGE_AGENT_SESSION" {flags}"#
-    );
-    let resume = format!(
-        r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --resume "$FORGE_AGENT_SESSION" {flags}"#
-    );
+    let (red, resume) = claude_agent_commands();
     let q = |s: &str| serde_json::to_string(s).unwrap();
     r.config(&format!(
         "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh\n      timeout: 30\n      report: tap\n\
@@ -843,13 +851,7 @@ fn claude_as_red_and_green_lands_a_slice_on_a_real_python_package() {
     let mut plan = common::projects::inflection_script();
     plan["slices"] = json!([plan["slices"][0].clone()]);
     let scripted = common::projects::scripted_agent(&r, &plan);
-    let flags = "--output-format json --permission-mode acceptEdits";
-    let first = format!(
-        r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --session-id "$FORGE_AGENT_SESSION" {flags}"#
-    );
-    let again = format!(
-        r#"claude -p "$(cat "$FORGE_PROMPT_FILE")" --resume "$FORGE_AGENT_SESSION" {flags}"#
-    );
+    let (first, again) = claude_agent_commands();
     let q = |s: &str| serde_json::to_string(s).unwrap();
     let mut agents = format!(
         "  default:\n    command: {}\n    timeout: 120\n",
