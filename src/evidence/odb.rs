@@ -114,6 +114,17 @@ impl<'a> Odb<'a> {
         Ok(out)
     }
 
+    /// Stores `bytes` as a blob; its id. For content Forge itself made or read (a name with a
+    /// line break, a link's target, the clean room's stubbed file).
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<String> {
+        let got = git::git_stdin(
+            self.root,
+            &["hash-object", "-w", "--no-filters", "-t", "blob", "--stdin"],
+            bytes,
+        )?;
+        Ok(String::from_utf8_lossy(&got).trim().to_string())
+    }
+
     /// Stores the working-tree paths of `items` (whose entries Forge hashed) as blobs, then
     /// reads each back and checks it: the store now holds exactly those bytes under those ids.
     pub fn store(&self, items: &[(&str, &Entry)]) -> Result<()> {
@@ -128,12 +139,7 @@ impl<'a> Odb<'a> {
                         .ok()
                         .and_then(|m| super::snapshot::read_regular(&path, &m).ok().flatten())
                         .ok_or_else(|| Error::Other(changed_while_read(p)))?;
-                    let got = git::git_stdin(
-                        self.root,
-                        &["hash-object", "-w", "--no-filters", "-t", "blob", "--stdin"],
-                        &bytes,
-                    )?;
-                    if String::from_utf8_lossy(&got).trim() != oid {
+                    if self.put_blob(&bytes)? != *oid {
                         return Err(Error::Other(changed_while_read(p)));
                     }
                 }
@@ -142,12 +148,7 @@ impl<'a> Odb<'a> {
                     let target = std::fs::read_link(self.root.join(p))
                         .map_err(|e| crate::Error::io(format!("cannot read the link {p}"), e))?;
                     use std::os::unix::ffi::OsStrExt;
-                    let got = git::git_stdin(
-                        self.root,
-                        &["hash-object", "-w", "--no-filters", "-t", "blob", "--stdin"],
-                        target.as_os_str().as_bytes(),
-                    )?;
-                    if String::from_utf8_lossy(&got).trim() != oid {
+                    if self.put_blob(target.as_os_str().as_bytes())? != *oid {
                         return Err(Error::Other(changed_while_read(p)));
                     }
                 }
