@@ -17,7 +17,7 @@ use std::process::Command;
 use common::projects::{
     PROJECTS, inflection_script, init_with_agent, pytest_available, python_project,
 };
-use common::shop::subjects;
+use common::shop::{git_out, subjects};
 use common::{Repo, copy_dir};
 use serde_json::json;
 
@@ -504,6 +504,41 @@ fn a_module_red_added_that_patches_the_product_is_caught_by_the_clean_room() {
         o.stdout
     );
     assert!(r.read("inflection/__init__.py").contains("def kebabize"));
+}
+
+/// Issue 31, red team (a9): the verified test file itself rebinds the function under test once
+/// the name exists. At red it fails honestly (no `kebabize` yet); green adds any function of that
+/// name and every check passes — the clean room too, since the patch ships inside the verified
+/// test, and without the code the test fails on the missing name. With every function the slice
+/// added made to fail, the verified case still passes: the test does not depend on the code.
+/// The slice ends there (green's attempts cannot fix a test), in both waves, and nothing lands.
+#[test]
+fn a_verified_test_that_rebinds_the_code_under_test_lands_nothing() {
+    if !pytest_available("a_verified_test_that_rebinds_the_code_under_test_lands_nothing") {
+        return;
+    }
+    let r = python_project("inflection");
+    let mut script = inflection_script();
+    script["slices"] = json!([script["slices"][0].clone()]);
+    script["red"]["kebabize"] = json!([{"path": "test_kebabize.py", "create":
+        "import inflection\n\nif hasattr(inflection, \"kebabize\"):\n    inflection.kebabize = lambda word: \"device-type\"\n\n\ndef test_kebabize_splits_camel_case():\n    assert inflection.kebabize(\"DeviceType\") == \"device-type\"\n"}]);
+    script["green"]["kebabize"] = json!([{"path": "inflection/__init__.py", "append":
+        "\n\ndef kebabize(word):\n    return word\n"}]);
+    init_with_agent(&r, &script);
+    let head = git_out(&r, &["rev-parse", "HEAD"]);
+    let o = r.forge(&["run", "words", "--goal", "kebab case"]);
+    assert_ne!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let caught = "clean-room — the verified case `test_kebabize.py::test_kebabize_splits_camel_case` passes even with every function the slice added or changed made to fail (inflection/__init__.py: kebabize): the test does not depend on the code";
+    assert!(
+        o.stdout.contains(&format!("✗ [kebabize w1 a1] {caught}"))
+            && o.stdout.contains(&format!("✗ [kebabize w2 a1] {caught}")),
+        "{}",
+        o.stdout
+    );
+    // Green was not asked again within a wave: a test cannot be fixed by code.
+    assert!(!o.stdout.contains("[kebabize w1 a2]"), "{}", o.stdout);
+    assert_eq!(git_out(&r, &["rev-parse", "HEAD"]), head);
+    assert!(!r.read("inflection/__init__.py").contains("def kebabize"));
 }
 
 /// Two slices on a real crate (semver 1.0.26 from crates.io) with `forge init`'s config

@@ -2,7 +2,8 @@
 //! on the run's base with only the code the slices changed and the verified tests — no other
 //! file red or green added or changed (a helper module, a plugin, a runner config) — and the
 //! verified case must run and pass there by its exact name; with the code as it was before the
-//! slice it must not pass. Every slice gets it, not only the last. The judging is pure
+//! slice it must not pass, nor with every function the slice added or changed made to fail
+//! ([`super::stub`]). Every slice gets it, not only the last. The judging is pure
 //! ([`gates::judge_room`]); here the trees are built and the commands run.
 
 use serde_json::json;
@@ -10,18 +11,27 @@ use serde_json::json;
 use super::Run;
 use super::gates::{self, GateResult};
 use super::state::SliceStatus;
+use super::stub;
 use crate::error::Result;
 use crate::evidence::{Entry, Snapshot};
 
+/// Why the clean room failed, and whose work is at fault.
+pub(super) struct RoomFailure {
+    pub why: String,
+    /// The verified test passes whatever the code does: nothing green writes can change that,
+    /// so the slice ends here rather than spend green's attempts.
+    pub test_at_fault: bool,
+}
+
 impl Run<'_> {
     /// The clean-room gate for slice `i` whose candidate tree is `candidate` (START_SHA's tree:
-    /// `start`). Records the gate; `Some(why)` when it fails.
+    /// `start`). Records the gate; `Some` when it fails.
     pub(super) fn clean_room(
         &mut self,
         i: usize,
         candidate: &Snapshot,
         start: &Snapshot,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<RoomFailure>> {
         let s = self.state.slices[i].clone();
         let Some(case) = s.progress().failing_case.clone() else {
             return Ok(None);
@@ -77,7 +87,7 @@ impl Run<'_> {
             }
         }
         if let Some(why) = problem {
-            return self.clean_room_result(i, &case, Some(why), json!({}));
+            return self.clean_room_result(i, &case, Some(why), false, json!({}));
         }
         let room = base_tree.overlay(candidate, &take);
         // The same room with this slice's code as it was at START_SHA.
@@ -107,14 +117,30 @@ impl Run<'_> {
             .filter(|r| !r.ok)
             .map(|r| json!({"command": r.run, "ok": false, "log": r.log, "tail": crate::text::clip_tail(&r.tail, 2000)}))
             .collect();
+        let tail = |r: &crate::verify::CommandResult| json!({"command": r.run, "ok": false, "log": r.log, "tail": crate::text::clip_tail(&r.tail, 2000)});
         if why.is_none() {
             let old = self.full_checks(&format!("{}-clean-without", s.id), &without)?;
             let reports: Vec<&crate::report::Report> = old.iter().map(|r| &r.report).collect();
             why = gates::judge_without_code(&reports, &case);
             logs.extend(old.iter().map(|r| r.log.clone()));
             if why.is_some() {
-                tails.extend(old.iter().map(|r| json!({"command": r.run, "ok": false, "log": r.log, "tail": crate::text::clip_tail(&r.tail, 2000)})));
+                tails.extend(old.iter().map(tail));
             }
+        }
+        let mut stubbed_names = Vec::new();
+        let mut test_at_fault = false;
+        if why.is_none()
+            && let Some((stubbed, names)) = self.stubbed(&room, start, candidate, &own_code)?
+        {
+            let runs = self.full_checks(&format!("{}-clean-stubbed", s.id), &stubbed)?;
+            let reports: Vec<&crate::report::Report> = runs.iter().map(|r| &r.report).collect();
+            why = gates::judge_stubbed(&reports, &case, &names);
+            test_at_fault = why.is_some();
+            logs.extend(runs.iter().map(|r| r.log.clone()));
+            if why.is_some() {
+                tails.extend(runs.iter().map(tail));
+            }
+            stubbed_names = names;
         }
         let mut room_files: Vec<String> = take;
         room_files.sort();
@@ -123,8 +149,51 @@ impl Run<'_> {
             i,
             &case,
             why,
-            json!({"files": room_files, "logs": logs, "checks": tails}),
+            test_at_fault,
+            json!({"files": room_files, "stubbed": stubbed_names, "logs": logs, "checks": tails}),
         )
+    }
+
+    /// `room` with every function this slice's code added or changed (from `start` to
+    /// `candidate`, in `own_code`) made to fail, and the names stubbed; `None` when no file is
+    /// in a language [`stub`] knows or none of its functions could be found.
+    fn stubbed(
+        &mut self,
+        room: &Snapshot,
+        start: &Snapshot,
+        candidate: &Snapshot,
+        own_code: &[String],
+    ) -> Result<Option<(Snapshot, Vec<String>)>> {
+        let file = |s: &Snapshot, p: &str| match s.entries.get(p) {
+            Some(Entry::File { oid, exec }) => Some((oid.clone(), *exec)),
+            _ => None,
+        };
+        let root = self.project.root.clone();
+        let odb = self.seen.odb(&root);
+        let mut out = room.clone();
+        let mut names = Vec::new();
+        for p in own_code {
+            let Some((new_oid, exec)) = file(candidate, p) else {
+                continue;
+            };
+            let old_oid = file(start, p).map(|(o, _)| o);
+            let wanted: Vec<&str> = [Some(new_oid.as_str()), old_oid.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect();
+            let blobs = odb.read(&wanted, "blob")?;
+            let text = |o: &str| blobs.get(o).and_then(|b| std::str::from_utf8(b).ok());
+            let (Some(new), old) = (text(&new_oid), old_oid.as_deref().and_then(text)) else {
+                continue;
+            };
+            let Some((stubbed, stubbed_here)) = stub::stub_changed(p, old, new) else {
+                continue;
+            };
+            let oid = odb.put_blob(stubbed.as_bytes())?;
+            out.entries.insert(p.clone(), Entry::File { oid, exec });
+            names.extend(stubbed_here.into_iter().map(|n| format!("{p}: {n}")));
+        }
+        Ok((!names.is_empty()).then_some((out, names)))
     }
 
     fn clean_room_result(
@@ -132,14 +201,30 @@ impl Run<'_> {
         i: usize,
         case: &str,
         why: Option<String>,
+        test_at_fault: bool,
         mut evidence: serde_json::Value,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<RoomFailure>> {
         let r = match &why {
             None => {
+                let stubbed = evidence["stubbed"].as_array().is_some_and(|a| !a.is_empty());
                 evidence["reason"] = json!(format!(
-                    "the verify commands pass on the base with only the code and the verified tests, `{case}` among them, and it fails without the slice's code"
+                    "the verify commands pass on the base with only the code and the verified tests, `{case}` among them, and it fails without the slice's code{}",
+                    if stubbed {
+                        " and with the functions it added or changed made to fail"
+                    } else {
+                        ""
+                    }
                 ));
                 GateResult::pass(gates::CLEAN_ROOM, evidence)
+            }
+            Some(w) if test_at_fault => {
+                evidence["reason"] = json!(w);
+                GateResult::fail(
+                    gates::CLEAN_ROOM,
+                    evidence,
+                    true,
+                    "the slice ends: a person reads the verified test, which passes whatever the code does",
+                )
             }
             Some(w) => {
                 evidence["reason"] = json!(w);
@@ -152,6 +237,6 @@ impl Run<'_> {
             }
         };
         self.gate(Some(i), &r)?;
-        Ok(why)
+        Ok(why.map(|why| RoomFailure { why, test_at_fault }))
     }
 }

@@ -318,12 +318,15 @@ impl Run<'_> {
             // The clean room: the person's commands on the base with only the code and the
             // verified tests; the verified case must pass there, and fail without the code.
             if !self.config.run.red_may_edit_tests
-                && let Some(why) = self.clean_room(i, &candidate, &start_tree)?
+                && let Some(f) = self.clean_room(i, &candidate, &start_tree)?
             {
                 if let Some(reason) = self.count_breaker(Verdict::Fail)? {
                     return Ok(SliceEnd::Stop(reason));
                 }
-                self.feedback(i, format!("clean-room: {why}"));
+                if f.test_at_fault {
+                    return self.give_up(i, format!("clean-room: {}", f.why));
+                }
+                self.feedback(i, format!("clean-room: {}", f.why));
                 continue;
             }
 
@@ -364,14 +367,20 @@ impl Run<'_> {
             // The working tree is what settle found: the judged tree.
             return self.land(i, &commit, &code, true, Some(&now));
         }
+        self.give_up(
+            i,
+            format!("green did not pass its checks in {GREEN_ATTEMPTS} attempts"),
+        )
+    }
+
+    /// Ends slice `i` as failed: what red and green changed goes back to the slice's start.
+    fn give_up(&mut self, i: usize, why: String) -> Result<SliceEnd> {
         let start = self.start_sha(i)?;
         let p = self.state.slices[i].progress().clone();
         let mut paths = p.red_changed.clone();
         paths.extend(p.green_changed.iter().cloned());
         self.restore_to(&start, &paths)?;
-        Ok(SliceEnd::Failed(format!(
-            "green did not pass its checks in {GREEN_ATTEMPTS} attempts"
-        )))
+        Ok(SliceEnd::Failed(why))
     }
 
     /// The milestone-checks gate: at a planned milestone and at final completion — however the

@@ -54,6 +54,7 @@ mod restore;
 mod schedule;
 mod slice;
 pub mod state;
+mod stub;
 
 use std::path::{Path, PathBuf};
 

@@ -115,17 +115,34 @@ pub fn judge_room(runs: &[RoomRun], case: &str) -> Option<String> {
     })
 }
 
-/// The clean room with the code as it was before the slice: the verified case must not pass,
-/// or the test does not test what the slice changed. `None` when it discriminates.
-pub fn judge_without_code(reports: &[&Report], case: &str) -> Option<String> {
+/// Whether any report shows `case` passed.
+fn passes(reports: &[&Report], case: &str) -> bool {
     reports
         .iter()
         .any(|r| super::case_status(r, case) == Some(Status::Passed))
-        .then(|| {
-            format!(
-                "the verified case `{case}` passes without the slice's code: it does not test what the slice changed"
-            )
-        })
+}
+
+/// The clean room with the code as it was before the slice: the verified case must not pass,
+/// or the test does not test what the slice changed. `None` when it discriminates.
+pub fn judge_without_code(reports: &[&Report], case: &str) -> Option<String> {
+    passes(reports, case).then(|| {
+        format!(
+            "the verified case `{case}` passes without the slice's code: it does not test what the slice changed"
+        )
+    })
+}
+
+/// The clean room with every function the slice added or changed made to fail (`stubbed`):
+/// the verified case must not pass, or it passes whatever the code does — a test that rebinds
+/// the code it claims to test once the name exists (red team, issue 31). `None` when it fails
+/// there.
+pub fn judge_stubbed(reports: &[&Report], case: &str, stubbed: &[String]) -> Option<String> {
+    passes(reports, case).then(|| {
+        format!(
+            "the verified case `{case}` passes even with every function the slice added or changed made to fail ({}): the test does not depend on the code",
+            stubbed.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]
@@ -225,6 +242,10 @@ mod tests {
         assert_eq!(judge_without_code(&[&failed], "t::new"), None);
         assert_eq!(judge_without_code(&[&absent], "t::new"), None);
         assert!(judge_without_code(&[&passed], "t::new").is_some());
+        let stubbed = ["m.py: kebabize".to_string()];
+        assert_eq!(judge_stubbed(&[&failed], "t::new", &stubbed), None);
+        let why = judge_stubbed(&[&absent, &passed], "t::new", &stubbed).unwrap();
+        assert!(why.contains("m.py: kebabize"), "{why}");
     }
 
     #[test]
