@@ -652,6 +652,33 @@ fn a_run_killed_in_red_resumes_from_start_sha() {
     assert_landed_cleanly(&r);
 }
 
+/// Issue 31, point 5: a kill during an agent's call leaves its changes in the tree; on resume
+/// they are that agent's, held to its phase's rules — not adopted as a person's. Red's link into
+/// the code and its line of code are put back (a copy kept in the run folder), its test stays.
+#[test]
+fn what_a_killed_agent_wrote_is_judged_by_its_phase_not_adopted_as_the_persons() {
+    let r = shop("kill-in-red-oversteps");
+    let o = run(&r);
+    assert_ne!(o.code, 0, "forge was killed: {o:?}");
+    r.config(&agents_yaml("", ""));
+    let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout
+            .contains("! the red agent's call was interrupted: what it changed is judged by its phase's rules; kept in the slice: tests/member_test.sh; put back as before the call: src/cart.sh, tests/zz_link.sh"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("kept as yours"), "{}", o.stdout);
+    assert!(std::fs::symlink_metadata(r.path().join("tests/zz_link.sh")).is_err());
+    assert!(!r.read("src/cart.sh").contains("red was here"));
+    assert!(
+        r.read(".tmp/.forge/runs/shop/interrupted/src/cart.sh")
+            .contains("red was here")
+    );
+    assert_landed_cleanly(&r);
+}
+
 #[test]
 fn a_run_killed_in_green_resumes_and_judges_what_green_left() {
     let r = shop("kill-in-green");

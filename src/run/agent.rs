@@ -446,6 +446,10 @@ impl Run<'_> {
         // The tree as Forge saw it just before the call is on disk before the agent starts: a
         // kill during the call leaves a resume that knows what was there.
         self.remember(base, &before)?;
+        self.meta.in_call = Some(super::state::InCall {
+            role: role.name().to_string(),
+            slice: slice.map(|_| sid.clone()),
+        });
         self.save()?;
         let t = crate::trace::span("call-guard");
         let refs = Refs::list(self.root(), &self.git_dir)?;

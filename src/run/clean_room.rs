@@ -206,7 +206,9 @@ impl Run<'_> {
     ) -> Result<Option<RoomFailure>> {
         let r = match &why {
             None => {
-                let stubbed = evidence["stubbed"].as_array().is_some_and(|a| !a.is_empty());
+                let stubbed = evidence["stubbed"]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty());
                 evidence["reason"] = json!(format!(
                     "the verify commands pass on the base with only the code and the verified tests, `{case}` among them, and it fails without the slice's code{}",
                     if stubbed {

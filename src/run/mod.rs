@@ -307,6 +307,7 @@ pub fn start(
         prev_state_sha256: None,
         observed: None,
         person_paths: Vec::new(),
+        in_call: None,
     };
     let gd = git_dir(project)?;
     let mut run = Run::new(

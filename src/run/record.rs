@@ -55,6 +55,8 @@ impl Run<'_> {
     /// next save — at the latest just before the next agent call.
     pub(super) fn remember(&mut self, head: &str, snap: &Snapshot) -> Result<()> {
         let tree = self.seen.tree(&self.project.root, head)?;
+        // What the tree is now was judged: no call is under way.
+        self.meta.in_call = None;
         self.meta.observed = Some(Observed {
             head: head.to_string(),
             changes: tree

@@ -389,6 +389,9 @@ impl Run<'_> {
         }
         let now = self.observe(&obs.head)?;
         let changed: Vec<String> = last.diff(&now).into_iter().map(|c| c.path).collect();
+        if let Some(call) = self.meta.in_call.clone() {
+            return self.judge_interrupted(&call, &obs.head, last, now);
+        }
         if changed.is_empty() {
             return Ok(());
         }
@@ -492,6 +495,127 @@ impl Run<'_> {
         }
         self.event("persons-changes", json!({"adopted": adopted, "kept": kept}));
         self.remember(&obs.head, &now)?;
+        self.save()
+    }
+
+    /// On resume after a kill that fell during an agent call: what changed since Forge saw the
+    /// tree just before the call is that agent's, whoever else may have touched it since — a
+    /// person's edit cannot be told apart, so nothing is adopted as a person's. It is judged by
+    /// the rules the call's phase would have applied when the call returned (scope, links,
+    /// harness, "red only adds", the read-only roles), and what breaks them is put back as it
+    /// was before the call. Every changed file is first copied into the run folder
+    /// (`interrupted/`), so a person's edit made after the kill is never lost.
+    fn judge_interrupted(
+        &mut self,
+        call: &super::state::InCall,
+        head: &str,
+        before: Snapshot,
+        now: Snapshot,
+    ) -> Result<()> {
+        let changes = before.diff(&now);
+        let copies = self.dir.join("interrupted");
+        for c in &changes {
+            if matches!(c.after, Some(crate::evidence::Entry::File { .. })) {
+                let to = copies.join(&c.path);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
+                }
+                std::fs::copy(self.project.root.join(&c.path), &to)
+                    .map_err(|e| Error::io(format!("cannot keep a copy of {}", c.path), e))?;
+            }
+        }
+        let i = call
+            .slice
+            .as_ref()
+            .and_then(|id| self.state.slices.iter().position(|s| &s.id == id));
+        let a = super::observe::Attempt {
+            before,
+            after: now,
+            restored: Vec::new(),
+            commits: Vec::new(),
+            head_moved: None,
+        };
+        let tracked: Vec<String> = a.before.entries.keys().cloned().collect();
+        let (gate, scope, now) = match (call.role.as_str(), i) {
+            ("red", Some(i)) => {
+                let s = self.state.slices[i].clone();
+                let start = self.start_sha(i)?;
+                let start_tree = self.seen.tree(&self.project.root, &start)?;
+                let harness = self.harness().files(
+                    &super::red::paths_of(&tracked, &a.after),
+                    &[s.focused_command.as_str()],
+                );
+                let phase = gates::Phase::Red {
+                    test_areas: &s.test_areas,
+                    harness: &harness,
+                };
+                let only = (!self.config.run.red_may_edit_tests).then_some(&*start_tree);
+                let (scope, now) = self.judge(&phase, &a, only)?;
+                let p = self.state.slices[i].progress_mut();
+                for f in &scope.changed {
+                    if !p.red_changed.contains(f) {
+                        p.red_changed.push(f.clone());
+                    }
+                }
+                let r = gates::scope_result(gates::RED_FILE_SCOPE, &scope, &s.test_areas, "red");
+                (Some((i, r)), scope, now)
+            }
+            ("green", Some(i)) => {
+                let s = self.state.slices[i].clone();
+                let p = s.progress().clone();
+                let harness = self.harness().files(
+                    &super::red::paths_of(&tracked, &a.after),
+                    &[s.focused_command.as_str()],
+                );
+                let phase = gates::Phase::Green {
+                    code_areas: &s.code_areas,
+                    test_areas: &s.test_areas,
+                    red_tests: &p.red_tests,
+                    harness: &harness,
+                };
+                let (scope, now) = self.judge(&phase, &a, None)?;
+                let p = self.state.slices[i].progress_mut();
+                for f in &scope.changed {
+                    if !p.green_changed.contains(f) {
+                        p.green_changed.push(f.clone());
+                    }
+                }
+                let r =
+                    gates::scope_result(gates::GREEN_FILE_SCOPE, &scope, &s.code_areas, "green");
+                (Some((i, r)), scope, now)
+            }
+            (role, _) => {
+                let (scope, now) = self.judge(&gates::Phase::ReadOnly { role }, &a, None)?;
+                (None, scope, now)
+            }
+        };
+        if !changes.is_empty() {
+            let put_back: Vec<&str> = scope.disallowed.iter().map(|(p, _)| p.as_str()).collect();
+            self.say(&format!(
+                "  ! the {} agent's call was interrupted: what it changed is judged by its phase's rules{}{} (a copy of every changed file: {})",
+                call.role,
+                if scope.changed.is_empty() {
+                    String::new()
+                } else {
+                    format!("; kept in the slice: {}", scope.changed.join(", "))
+                },
+                if put_back.is_empty() {
+                    String::new()
+                } else {
+                    format!("; put back as before the call: {}", put_back.join(", "))
+                },
+                copies.display()
+            ));
+        }
+        if let Some((i, r)) = gate {
+            self.gate(Some(i), &r)?;
+        }
+        self.event(
+            "interrupted-call",
+            json!({"role": call.role, "slice": call.slice, "kept": scope.changed, "put_back": scope.disallowed}),
+        );
+        self.remember(head, &now)?;
         self.save()
     }
 

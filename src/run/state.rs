@@ -88,6 +88,18 @@ pub struct RunMeta {
     /// it started: never reverted, never committed by the run.
     #[serde(default)]
     pub person_paths: Vec<String>,
+    /// The agent call under way, written before it starts and cleared when Forge has judged
+    /// what it changed: a resume that finds it knows the changes since `observed` are that
+    /// agent's (a kill interrupted it), held to its phase's rules, not a person's.
+    #[serde(default)]
+    pub in_call: Option<InCall>,
+}
+
+/// An agent call a kill may interrupt: its role (`red`, `green`, …) and slice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InCall {
+    pub role: String,
+    pub slice: Option<String>,
 }
 
 /// A working tree as changes against `head`'s tree (`None`: the path is absent).
