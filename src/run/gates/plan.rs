@@ -363,6 +363,9 @@ impl Harness {
 /// path (`./scripts/test`), or the script an interpreter is given (`sh tests/run.sh`, `python
 /// runtests.py`). A file a command merely reads (`sh -n src/cart.sh` checks its syntax) is
 /// counted too when it comes right after the interpreter: the harness errs on the safe side.
+/// `python -m pytest` looks for its module in the working folder before anywhere else, so a
+/// `pytest.py` (or `pytest/` package) there would run in the runner's place (red team, issue
+/// 31): those names are the command's program too.
 fn run_scripts(line: &str) -> Vec<String> {
     const INTERPRETERS: [&str; 12] = [
         "sh", "bash", "dash", "zsh", "python", "python3", "node", "ruby", "perl", "php", "deno",
@@ -378,9 +381,17 @@ fn run_scripts(line: &str) -> Vec<String> {
         let Some(first) = words.first() else { continue };
         let first = first.trim_start_matches("./");
         let prog = first.rsplit('/').next().unwrap_or(first);
-        if INTERPRETERS.contains(&prog) {
+        if INTERPRETERS.contains(&prog) || prog.starts_with("python") {
             if let Some(script) = words[1..].iter().find(|w| !w.starts_with('-')) {
                 out.push(script.trim_start_matches("./").to_string());
+            }
+            if let Some(k) = words.iter().position(|w| *w == "-m")
+                && let Some(module) = words.get(k + 1)
+            {
+                let top = module.split('.').next().unwrap_or(module);
+                for f in ["{}.py", "{}/__init__.py", "{}/__main__.py"] {
+                    out.push(f.replace("{}", top));
+                }
             }
         } else if first.contains('/') || words[0].starts_with("./") {
             out.push(first.to_string());
@@ -436,6 +447,9 @@ mod tests {
             "web/jest.config.js",
             "Cargo.toml",
             "scripts/test",
+            "pytest.py",
+            "unittest/__init__.py",
+            "src/pytest.py",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -451,6 +465,21 @@ mod tests {
                 "scripts/test",
                 "tests/conftest.py",
                 "tests/run.sh",
+                "web/jest.config.js"
+            ]
+        );
+        // A module in the working folder named like the one `python -m` runs takes its place.
+        assert_eq!(
+            h.files(
+                &tracked,
+                &[".venv/bin/python3.12 -m pytest -rA; python -m unittest.main"]
+            ),
+            [
+                "package.json",
+                "pytest.py",
+                "tests/conftest.py",
+                "tests/run.sh",
+                "unittest/__init__.py",
                 "web/jest.config.js"
             ]
         );
