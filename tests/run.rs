@@ -69,6 +69,16 @@ fn an_honest_run_lands_one_commit_per_slice() {
         "milestone-checks",
         "pass"
     ));
+    // The clean room's evidence names the functions it made to fail, and its time is booked.
+    let room = gate_file(&r, "member-discount", "clean-room");
+    assert_eq!(
+        room["evidence"]["stubbed"],
+        serde_json::json!(["src/cart.sh: total"])
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&r.read(".tmp/.forge/runs/shop/run.json")).unwrap();
+    let (room_ms, check_ms) = (n(&meta["clean_room_ms"]), n(&meta["check_ms"]));
+    assert!(room_ms > 0 && room_ms < check_ms, "{meta}");
     // Gate results carry the seed's schema, and go to the timeline.
     let g = gate_file(&r, "receipt", "final-ancestry");
     for k in ["gate", "status", "evidence", "blocks", "recovery"] {

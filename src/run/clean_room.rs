@@ -99,6 +99,7 @@ impl Run<'_> {
             .collect();
         let without = room.overlay(start, &own_code);
         let base = self.base_cases()?;
+        let checks_before = self.meta.check_ms;
         let with = self.full_checks(&format!("{}-clean", s.id), &room)?;
         let runs: Vec<gates::RoomRun> = with
             .iter()
@@ -142,6 +143,7 @@ impl Run<'_> {
             }
             stubbed_names = names;
         }
+        self.meta.clean_room_ms += self.meta.check_ms - checks_before;
         let mut room_files: Vec<String> = take;
         room_files.sort();
         room_files.dedup();

@@ -300,6 +300,7 @@ pub fn start(
         gates: Vec::new(),
         agent_ms: 0,
         check_ms: 0,
+        clean_room_ms: 0,
         branch: git::head_ref(&project.root)?,
         planner_session: None,
         started_sessions: Vec::new(),

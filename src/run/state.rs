@@ -80,6 +80,10 @@ pub struct RunMeta {
     pub agent_ms: u64,
     #[serde(default)]
     pub check_ms: u64,
+    /// Of `check_ms`, the clean room's runs of the verify commands (with the code, without it,
+    /// with its functions made to fail): what that gate costs.
+    #[serde(default)]
+    pub clean_room_ms: u64,
     /// The working tree as Forge last saw it, as changes against a commit's tree: on resume,
     /// whatever differs from it is a person's (or an agent's whose call a kill interrupted).
     #[serde(default)]
