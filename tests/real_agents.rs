@@ -41,12 +41,47 @@ thread_local! {
     /// The Claude Code version this test thread's rig runs (`CLAUDE_CODE_VERSION` for the rig);
     /// `None`: the rig's own default. Set by [`on_each_claude`].
     static CLAUDE: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The Codex CLI version [`run_codex`] runs; `None`: the pinned one. Set by [`on_each_codex`].
+    static CODEX: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The Gemini CLI version [`run_gemini`] runs; `None`: the pinned one. Set by
+    /// [`on_each_gemini`].
+    static GEMINI: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// Runs `body` once per Claude Code version `FORGE_CLAUDE_VERSIONS` names (default: the rig's
 /// pinned one only; see `tests/common/rig.rs`), each run saying which version it was.
 fn on_each_claude(test: &str, body: impl Fn()) {
-    let versions = match common::rig::claude_versions() {
+    on_each_version(
+        test,
+        "Claude Code",
+        common::rig::claude_versions(),
+        &CLAUDE,
+        body,
+    );
+}
+
+/// [`on_each_claude`] for Codex CLI: each version `FORGE_CODEX_VERSIONS` names, else 0.169.0.
+fn on_each_codex(test: &str, body: impl Fn()) {
+    let c = &common::rig::CODEX;
+    on_each_version(test, c.name, common::rig::versions(c), &CODEX, body);
+}
+
+/// [`on_each_claude`] for Gemini CLI: each version `FORGE_GEMINI_VERSIONS` names, else 0.61.0.
+fn on_each_gemini(test: &str, body: impl Fn()) {
+    let c = &common::rig::GEMINI;
+    on_each_version(test, c.name, common::rig::versions(c), &GEMINI, body);
+}
+
+/// Runs `body` once per version in `versions`, with `slot` set to it; a list npm could not
+/// resolve is a skip (or a failure when required).
+fn on_each_version(
+    test: &str,
+    client: &str,
+    versions: Result<Vec<String>, String>,
+    slot: &'static std::thread::LocalKey<RefCell<Option<String>>>,
+    body: impl Fn(),
+) {
+    let versions = match versions {
         Ok(v) => v,
         Err(why) => {
             unavailable(test, &why);
@@ -54,10 +89,10 @@ fn on_each_claude(test: &str, body: impl Fn()) {
         }
     };
     for v in versions {
-        eprintln!("real_agents::{test}: Claude Code {v}");
-        CLAUDE.with(|c| *c.borrow_mut() = Some(v.clone()));
+        eprintln!("real_agents::{test}: {client} {v}");
+        slot.with(|c| *c.borrow_mut() = Some(v.clone()));
         body();
-        CLAUDE.with(|c| *c.borrow_mut() = None);
+        slot.with(|c| *c.borrow_mut() = None);
     }
 }
 
@@ -1577,57 +1612,59 @@ fn a_script_run_by_path_is_held_by_the_kernel_sandbox() {
     });
 }
 
-/// The real Codex CLI (0.169, installed from npm into the rig's cache on first use), offline
+/// The real Codex CLI (each version `FORGE_CODEX_VERSIONS` names, else 0.169.0), offline
 /// against the rig's fake Responses API with our own command list: Codex rewrites the Bash call
 /// with Forge's `updatedInput`, so a script run by path is held by the kernel sandbox too.
 #[test]
 fn codex_runs_bash_inside_the_kernel_sandbox() {
-    let test = "codex_runs_bash_inside_the_kernel_sandbox";
-    if !sandbox_available(test) {
-        return;
-    }
-    let r = Repo::with_command("true", "none");
-    let Some(victim) = victim_dir(test) else {
-        return;
-    };
-    std::fs::write(victim.path().join("precious.txt"), "keep me\n").unwrap();
-    let config = r.read(".forge/config.yaml");
-    let key = "FORGE-TEST-CODEX-KEY-51c2e0";
-    let commands = json!([
-        format!("cat > tidy.sh <<'EOF'\n{TIDY_SCRIPT}EOF"),
-        format!("sh tidy.sh '{}'", victim.path().display()),
-        "echo alive > alive.txt && cat alive.txt"
-    ]);
-    let Some(codex) = run_codex(test, &r, commands, |home| {
-        std::fs::create_dir_all(home.join(".ssh")).unwrap();
-        std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
-    }) else {
-        return;
-    };
-    let dump = &codex.dump;
-    assert!(codex.ok, "{dump}");
-    assert!(
-        victim.path().join("precious.txt").is_file(),
-        "the script deleted the victim{dump}"
-    );
-    assert_eq!(
-        r.read(".forge/config.yaml"),
-        config,
-        "the script edited the config{dump}"
-    );
-    assert!(!codex.stdout.contains(key), "the key reached Codex{dump}");
-    assert!(
-        !codex.requests.contains(key),
-        "the key reached the API{dump}"
-    );
-    let outputs = codex.outputs();
-    assert_eq!(outputs.len(), 3, "{outputs:?}{dump}");
-    assert!(
-        outputs[1].contains("script-finished") && outputs[1].contains("Read-only file system"),
-        "{outputs:?}{dump}"
-    );
-    assert_eq!(outputs[2], "alive\n", "{dump}");
-    assert!(r.exists("alive.txt"));
+    on_each_codex("codex_runs_bash_inside_the_kernel_sandbox", || {
+        let test = "codex_runs_bash_inside_the_kernel_sandbox";
+        if !sandbox_available(test) {
+            return;
+        }
+        let r = Repo::with_command("true", "none");
+        let Some(victim) = victim_dir(test) else {
+            return;
+        };
+        std::fs::write(victim.path().join("precious.txt"), "keep me\n").unwrap();
+        let config = r.read(".forge/config.yaml");
+        let key = "FORGE-TEST-CODEX-KEY-51c2e0";
+        let commands = json!([
+            format!("cat > tidy.sh <<'EOF'\n{TIDY_SCRIPT}EOF"),
+            format!("sh tidy.sh '{}'", victim.path().display()),
+            "echo alive > alive.txt && cat alive.txt"
+        ]);
+        let Some(codex) = run_codex(test, &r, commands, |home| {
+            std::fs::create_dir_all(home.join(".ssh")).unwrap();
+            std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
+        }) else {
+            return;
+        };
+        let dump = &codex.dump;
+        assert!(codex.ok, "{dump}");
+        assert!(
+            victim.path().join("precious.txt").is_file(),
+            "the script deleted the victim{dump}"
+        );
+        assert_eq!(
+            r.read(".forge/config.yaml"),
+            config,
+            "the script edited the config{dump}"
+        );
+        assert!(!codex.stdout.contains(key), "the key reached Codex{dump}");
+        assert!(
+            !codex.requests.contains(key),
+            "the key reached the API{dump}"
+        );
+        let outputs = codex.outputs();
+        assert_eq!(outputs.len(), 3, "{outputs:?}{dump}");
+        assert!(
+            outputs[1].contains("script-finished") && outputs[1].contains("Read-only file system"),
+            "{outputs:?}{dump}"
+        );
+        assert_eq!(outputs[2], "alive\n", "{dump}");
+        assert!(r.exists("alive.txt"));
+    });
 }
 
 /// Codex CLI applies a shell command that is only `apply_patch <<'EOF'` itself, in its own
@@ -1637,35 +1674,40 @@ fn codex_runs_bash_inside_the_kernel_sandbox() {
 /// it wrote `.forge/planted.txt`).
 #[test]
 fn codex_applies_a_shell_patch_only_where_the_guard_lets_it() {
-    let test = "codex_applies_a_shell_patch_only_where_the_guard_lets_it";
-    for mode in ["auto", "off"] {
-        let r = Repo::with_command("true", "none");
-        r.config(&format!(
-            "verify:\n  commands:\n    - {{name: test, run: 'true'}}\nsandbox:\n  mode: {mode}\n"
-        ));
-        let patch = |f: &str| {
-            format!(
-                "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {f}\n+x\n*** End Patch\nEOF\n"
-            )
-        };
-        let commands = json!([
-            patch("src/ok.txt"),
-            patch(".forge/planted.txt"),
-            format!("cd .git && {}", patch("hooks/post-checkout")),
-        ]);
-        let Some(codex) = run_codex(test, &r, commands, |_| {}) else {
-            return;
-        };
-        let dump = &codex.dump;
-        assert!(codex.ok, "{mode}: {dump}");
-        assert_eq!(r.read("src/ok.txt"), "x\n", "{mode}: {dump}");
-        assert!(!r.exists(".forge/planted.txt"), "{mode}: {dump}");
-        assert!(!r.exists(".git/hooks/post-checkout"), "{mode}: {dump}");
-        assert!(
-            codex.requests.contains("forge-state"),
-            "the model is told why: {dump}"
-        );
-    }
+    on_each_codex(
+        "codex_applies_a_shell_patch_only_where_the_guard_lets_it",
+        || {
+            let test = "codex_applies_a_shell_patch_only_where_the_guard_lets_it";
+            for mode in ["auto", "off"] {
+                let r = Repo::with_command("true", "none");
+                r.config(&format!(
+                "verify:\n  commands:\n    - {{name: test, run: 'true'}}\nsandbox:\n  mode: {mode}\n"
+            ));
+                let patch = |f: &str| {
+                    format!(
+                        "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {f}\n+x\n*** End Patch\nEOF\n"
+                    )
+                };
+                let commands = json!([
+                    patch("src/ok.txt"),
+                    patch(".forge/planted.txt"),
+                    format!("cd .git && {}", patch("hooks/post-checkout")),
+                ]);
+                let Some(codex) = run_codex(test, &r, commands, |_| {}) else {
+                    return;
+                };
+                let dump = &codex.dump;
+                assert!(codex.ok, "{mode}: {dump}");
+                assert_eq!(r.read("src/ok.txt"), "x\n", "{mode}: {dump}");
+                assert!(!r.exists(".forge/planted.txt"), "{mode}: {dump}");
+                assert!(!r.exists(".git/hooks/post-checkout"), "{mode}: {dump}");
+                assert!(
+                    codex.requests.contains("forge-state"),
+                    "the model is told why: {dump}"
+                );
+            }
+        },
+    );
 }
 
 /// A run of the real Codex CLI against the rig's fake Responses API.
@@ -1694,8 +1736,8 @@ impl Codex {
     }
 }
 
-/// The real Codex CLI (0.169, installed from npm into the rig's cache on first use), offline
-/// against the rig's fake Responses API running `commands` in `r` with Forge's hooks, its home
+/// The real Codex CLI ([`on_each_codex`]'s version, else the pinned 0.169.0; installed from npm
+/// into the rig's cache on first use), offline against the rig's fake Responses API running `commands` in `r` with Forge's hooks, its home
 /// seeded by `seed`. `None` after a loud skip.
 fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) -> Option<Codex> {
     let Ok(rig) = find_rig() else {
@@ -1709,10 +1751,10 @@ fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) ->
             return None;
         }
     }
-    let cache = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root"))
-        .join(".cache/forge-agent-rig/codex-0.169.0");
+    let version = CODEX
+        .with(|c| c.borrow().clone())
+        .unwrap_or_else(|| common::rig::CODEX.pinned.to_string());
+    let cache = common::rig::rig_cache().join(format!("codex-{version}"));
     let codex = cache.join("node_modules/.bin/codex");
     let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if !codex.is_file() {
@@ -1720,11 +1762,14 @@ fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) ->
         let ok = Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--prefix"])
             .arg(&cache)
-            .arg("@openai/codex@0.169.0")
+            .arg(format!("@openai/codex@{version}"))
             .status()
             .is_ok_and(|s| s.success());
         if !ok || !codex.is_file() {
-            unavailable(test, "could not install @openai/codex@0.169.0 from npm");
+            unavailable(
+                test,
+                &format!("could not install @openai/codex@{version} from npm"),
+            );
             return None;
         }
     }
