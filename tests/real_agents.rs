@@ -130,7 +130,12 @@ impl Run {
             self.stdout,
             self.stderr
         );
-        for f in ["result.json", "claude.stderr", "server.stderr"] {
+        for f in [
+            "result.json",
+            "claude.stderr",
+            "gemini.stderr",
+            "server.stderr",
+        ] {
             s.push_str(&format!("--- {f}:\n{}\n", self.file(f)));
         }
         s
@@ -2042,4 +2047,271 @@ fn claudes_search_of_the_project_leaves_secret_named_files_out() {
         "the .env reached the API{}",
         run.dump()
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemini CLI, offline through the rig's `gemini-offline.sh` against its scripted fake Gemini API.
+
+/// `forge hooks install gemini --trust` with this test binary and the client's own home (so the
+/// project is trusted by Forge's entry, the one the rig would otherwise write), then the real
+/// Gemini CLI ([`on_each_gemini`]'s version, else the rig's 0.61.0) on `turns`, one list of parts
+/// per model turn. Headless Gemini offers no shell or write tool unless its approval mode lets
+/// them run unasked, so the client runs with `--approval-mode yolo`: Forge's BeforeTool hook is
+/// then the only check. `None` after a loud skip (or a failure when required).
+fn run_gemini(test: &str, r: &Repo, turns: Value, seed: impl FnOnce(&Path)) -> Option<Run> {
+    let rig = match find_rig() {
+        Ok(p) => p.with_file_name("gemini-offline.sh"),
+        Err(why) => {
+            unavailable(test, &why);
+            return None;
+        }
+    };
+    if !rig.is_file() {
+        unavailable(test, &format!("the rig has no {}", rig.display()));
+        return None;
+    }
+    for tool in ["python3", "node", "npm"] {
+        if !have(tool) {
+            unavailable(test, &format!("`{tool}` is not available"));
+            return None;
+        }
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("forge-rig-out-")
+        .tempdir()
+        .unwrap();
+    let out = dir.path().join("out");
+    let home = out.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    seed(&home);
+    let bin = forge_bin();
+    let o = r.forge_env(
+        &[
+            "hooks",
+            "install",
+            "gemini",
+            "--trust",
+            "--bin",
+            bin.to_str().unwrap(),
+        ],
+        &[("HOME", &home)],
+    );
+    assert_eq!(o.code, 0, "hooks install: {o:?}");
+    let settings = r.read(".gemini/settings.json");
+    for event in ["BeforeTool", "AfterTool", "AfterAgent", "SessionStart"] {
+        assert!(settings.contains(event), "{event} not wired: {settings}");
+    }
+    assert!(
+        home.join(".gemini/trustedFolders.json").is_file(),
+        "--trust wrote no trusted folder: {o:?}"
+    );
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+
+    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let started = std::time::Instant::now();
+    let mut cmd = Command::new(&rig);
+    cmd.arg(r.path())
+        .arg(&script)
+        .arg(&out)
+        .args(["--approval-mode", "yolo"])
+        .env("RIG_TIMEOUT", "300");
+    if let Some(v) = GEMINI.with(|c| c.borrow().clone()) {
+        cmd.env("GEMINI_CLI_VERSION", v);
+    }
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
+    drop(guard);
+    let code = o.status.code().unwrap_or(-1);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    eprintln!(
+        "real_agents::{test}: gemini-offline exited {code} in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    if code == 3 {
+        unavailable(
+            test,
+            &format!(
+                "the rig could not install the Gemini CLI client: {}",
+                stderr.trim()
+            ),
+        );
+        return None;
+    }
+    Some(Run {
+        code,
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr,
+        out,
+        dir: Some(dir),
+    })
+}
+
+impl Run {
+    /// `(is_error, text)` of every function response the Gemini model received, in order: what
+    /// the tool printed, or the error the client or a hook gave instead.
+    fn function_responses(&self) -> Vec<(bool, String)> {
+        let last = self
+            .file("requests.jsonl")
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .rfind(|e| e["kind"] == "generate" && e["role"] == "agent")
+            .unwrap_or_else(|| panic!("no agent request logged{}", self.dump()));
+        last["body"]["contents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["parts"].as_array())
+            .flatten()
+            .filter_map(|p| p.get("functionResponse"))
+            .map(|f| {
+                let r = &f["response"];
+                match r.get("error") {
+                    Some(e) => (
+                        true,
+                        e.as_str().map_or_else(|| e.to_string(), str::to_string),
+                    ),
+                    None => (
+                        false,
+                        r["output"]
+                            .as_str()
+                            .map_or_else(|| r.to_string(), str::to_string),
+                    ),
+                }
+            })
+            .collect()
+    }
+}
+
+fn gemini_shell(command: &str) -> Value {
+    json!([{"functionCall": {"name": "run_shell_command", "args": {"command": command}}}])
+}
+
+fn gemini_text(t: &str) -> Value {
+    json!([{ "text": t }])
+}
+
+#[test]
+fn gemini_benign_shell_command_runs() {
+    on_each_gemini("gemini_benign_shell_command_runs", || {
+        let test = "gemini_benign_shell_command_runs";
+        let r = Repo::with_command("true", "none");
+        let Some(run) = run_gemini(
+            test,
+            &r,
+            json!([
+                gemini_shell("echo hello > hello.txt && cat hello.txt"),
+                gemini_text("done")
+            ]),
+            |_| {},
+        ) else {
+            return;
+        };
+        assert_eq!(run.code, 0, "client failed{}", run.dump());
+        assert_eq!(run.result()["response"], "done", "{}", run.dump());
+        assert_eq!(r.read("hello.txt"), "hello\n", "{}", run.dump());
+        let responses = run.function_responses();
+        assert_eq!(responses.len(), 1, "{responses:?}{}", run.dump());
+        assert!(!responses[0].0, "{responses:?}{}", run.dump());
+        assert!(
+            responses[0].1.contains("hello"),
+            "{responses:?}{}",
+            run.dump()
+        );
+    });
+}
+
+#[test]
+fn gemini_destructive_command_outside_the_repo_is_denied() {
+    on_each_gemini(
+        "gemini_destructive_command_outside_the_repo_is_denied",
+        || {
+            let test = "gemini_destructive_command_outside_the_repo_is_denied";
+            let r = Repo::with_command("true", "none");
+            let Some(victim) = victim_dir(test) else {
+                return;
+            };
+            let precious = victim.path().join("precious.txt");
+            std::fs::write(&precious, "keep me\n").unwrap();
+            let cmd = format!("rm -rf {}", victim.path().display());
+            let Some(run) = run_gemini(
+                test,
+                &r,
+                json!([gemini_shell(&cmd), gemini_text("done")]),
+                |_| {},
+            ) else {
+                return;
+            };
+            assert_eq!(run.code, 0, "client failed{}", run.dump());
+            assert_eq!(
+                std::fs::read_to_string(&precious).unwrap_or_default(),
+                "keep me\n",
+                "the client ran `{cmd}`{}",
+                run.dump()
+            );
+            let responses = run.function_responses();
+            assert_eq!(responses.len(), 1, "{responses:?}{}", run.dump());
+            let (is_error, msg) = &responses[0];
+            assert!(
+                *is_error,
+                "deny must reach the model as an error: {msg}{}",
+                run.dump()
+            );
+            assert!(
+                msg.contains("Forge guard deny [rm-outside-repo]"),
+                "{msg}{}",
+                run.dump()
+            );
+        },
+    );
+}
+
+#[test]
+fn gemini_edits_of_forge_state_are_denied() {
+    on_each_gemini("gemini_edits_of_forge_state_are_denied", || {
+        let test = "gemini_edits_of_forge_state_are_denied";
+        let r = Repo::with_command("true", "none");
+        r.change("checkout", &["guest pays by card"]);
+        let config = r.read(".forge/config.yaml");
+        let spec = r.read(".forge/changes/checkout/spec.md");
+        let spec_path = r.path().join(".forge/changes/checkout/spec.md");
+        let write = json!([{"functionCall": {"name": "write_file", "args": {
+            "file_path": spec_path.display().to_string(), "content": "no scenarios\n"}}}]);
+        let replace = json!([{"functionCall": {"name": "replace", "args": {
+            "file_path": r.path().join(".forge/config.yaml").display().to_string(),
+            "old_string": "timeout: 30", "new_string": "timeout: 1",
+            "instruction": "shorten the timeout"}}}]);
+        let Some(run) = run_gemini(
+            test,
+            &r,
+            json!([
+                write,
+                replace,
+                gemini_shell("echo 'verify: {commands: []}' > .forge/config.yaml"),
+                gemini_text("done")
+            ]),
+            |_| {},
+        ) else {
+            return;
+        };
+        assert_eq!(run.code, 0, "client failed{}", run.dump());
+        assert_eq!(r.read(".forge/config.yaml"), config, "{}", run.dump());
+        assert_eq!(
+            r.read(".forge/changes/checkout/spec.md"),
+            spec,
+            "{}",
+            run.dump()
+        );
+        let responses = run.function_responses();
+        assert_eq!(responses.len(), 3, "{responses:?}{}", run.dump());
+        for (is_error, msg) in &responses {
+            assert!(*is_error, "{msg}{}", run.dump());
+            assert!(
+                msg.contains("Forge guard deny [forge-state]"),
+                "{msg}{}",
+                run.dump()
+            );
+        }
+    });
 }
