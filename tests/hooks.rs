@@ -678,9 +678,26 @@ fn a_commondir_planted_from_a_linked_worktree_is_put_aside_too() {
 
 /// Red team round 3: a session staged and committed its own `.forge/config.yaml` (`sandbox:
 /// mode: off`) through git's internals while the file on disk stayed read-only; the person's
-/// `git stash` then wrote it. The next PostToolUse says so, once.
+/// `git stash` then wrote it. The next PostToolUse says so, once — after Claude Code's Bash and
+/// after Gemini CLI's `run_shell_command` alike (its commands run in the session sandbox too).
 #[test]
 fn control_files_changed_in_git_are_named_after_the_call() {
+    control_files_changed_in_git_are_named_after(
+        |r| claude_payload(r, "PostToolUse", "Bash"),
+        "claude",
+    );
+    control_files_changed_in_git_are_named_after(
+        |r| {
+            let mut p = claude_payload(r, "PostToolUse", "Bash");
+            p["hook_event_name"] = json!("AfterTool");
+            p["tool_name"] = json!("run_shell_command");
+            p
+        },
+        "gemini",
+    );
+}
+
+fn control_files_changed_in_git_are_named_after(post: impl Fn(&Repo) -> Value, agent: &str) {
     let r = failing_change_repo();
     r.git(&["add", "-A"]);
     r.git(&["commit", "-qm", "init"]);
@@ -689,8 +706,8 @@ fn control_files_changed_in_git_are_named_after_the_call() {
         hook(&r, "claude", "session-start", start.to_string().as_bytes()).code,
         0
     );
-    let post = claude_payload(&r, "PostToolUse", "Bash");
-    let quiet = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let post = post(&r);
+    let quiet = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     assert!(!quiet.stdout.contains("control files"), "{quiet:?}");
     // What the agent's command did, with git's plumbing only.
     let blob = std::process::Command::new("git")
@@ -714,7 +731,7 @@ fn control_files_changed_in_git_are_named_after_the_call() {
         "--cacheinfo",
         &format!("100644,{blob},.forge/config.yaml"),
     ]);
-    let o = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let o = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
     let msg = v["systemMessage"].as_str().unwrap();
     assert!(
@@ -722,20 +739,20 @@ fn control_files_changed_in_git_are_named_after_the_call() {
         "{msg}"
     );
     // Said once.
-    let again = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let again = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     assert_eq!(again.stdout, "", "{again:?}");
     // Round 4: the hooks folder the repository's config names is watched too.
     r.git(&["config", "core.hooksPath", ".githooks"]);
     r.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
     r.git(&["add", ".githooks"]);
     r.git(&["commit", "-qm", "hooks"]);
-    let _ = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let _ = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     r.git(&[
         "update-index",
         "--cacheinfo",
         &format!("100755,{blob},.githooks/pre-commit"),
     ]);
-    let o = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let o = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     assert!(o.stdout.contains(".githooks/pre-commit"), "{o:?}");
 }
 

@@ -2315,3 +2315,71 @@ fn gemini_edits_of_forge_state_are_denied() {
         }
     });
 }
+
+/// Gemini CLI takes a BeforeTool hook's `hookSpecificOutput.tool_input` in place of the model's
+/// arguments (seen with 0.61.0), so Forge runs its shell commands in the session sandbox as it
+/// does Claude Code's and Codex's: a script the guard cannot see through cannot delete a folder
+/// outside the project, edit `.forge/config.yaml` or read `~/.ssh/`, and the next command runs.
+#[test]
+fn gemini_runs_shell_commands_inside_the_kernel_sandbox() {
+    on_each_gemini(
+        "gemini_runs_shell_commands_inside_the_kernel_sandbox",
+        || {
+            let test = "gemini_runs_shell_commands_inside_the_kernel_sandbox";
+            if !sandbox_available(test) {
+                return;
+            }
+            let r = Repo::with_command("true", "none");
+            let Some(victim) = victim_dir(test) else {
+                return;
+            };
+            let precious = victim.path().join("precious.txt");
+            std::fs::write(&precious, "keep me\n").unwrap();
+            let config = r.read(".forge/config.yaml");
+            let key = "FORGE-TEST-GEMINI-KEY-9d41b7";
+            let Some(run) = run_gemini(
+                test,
+                &r,
+                json!([
+                    gemini_shell(&format!("cat > tidy.sh <<'EOF'\n{TIDY_SCRIPT}EOF")),
+                    gemini_shell(&format!("sh tidy.sh '{}'", victim.path().display())),
+                    gemini_shell("echo alive > alive.txt && echo \"marker=$FORGE_SANDBOX\""),
+                    gemini_text("done")
+                ]),
+                |home| {
+                    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+                    std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
+                },
+            ) else {
+                return;
+            };
+            assert_eq!(run.code, 0, "client failed{}", run.dump());
+            assert!(
+                precious.is_file(),
+                "the script deleted the victim{}",
+                run.dump()
+            );
+            assert_eq!(r.read(".forge/config.yaml"), config, "{}", run.dump());
+            assert!(
+                !run.file("requests.jsonl").contains(key),
+                "the key reached the API{}",
+                run.dump()
+            );
+            let responses = run.function_responses();
+            assert_eq!(responses.len(), 3, "{responses:?}{}", run.dump());
+            assert!(
+                responses[1].1.contains("script-finished")
+                    && responses[1].1.contains("Read-only file system"),
+                "{responses:?}{}",
+                run.dump()
+            );
+            assert!(!responses[2].0, "{responses:?}{}", run.dump());
+            assert!(
+                responses[2].1.contains("marker=session"),
+                "the command ran outside the sandbox: {responses:?}{}",
+                run.dump()
+            );
+            assert!(r.exists("alive.txt"));
+        },
+    );
+}
