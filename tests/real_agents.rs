@@ -1474,6 +1474,32 @@ fn the_versions_that_background_subagents_are_told_by_number() {
     }
 }
 
+/// How a `FORGE_*_VERSIONS` list is read: unset, the pinned version alone (CI asks no registry);
+/// `latest` asked of npm once, duplicates dropped; npm's failure is the tests' skip reason.
+#[test]
+fn a_versions_list_defaults_to_the_pinned_one_and_resolves_latest() {
+    use common::rig::versions_in;
+    let never = || -> Result<String, String> { panic!("npm asked for an unset list") };
+    assert_eq!(versions_in("", "0.169.0", never).unwrap(), ["0.169.0"]);
+    assert_eq!(versions_in(" , ", "0.169.0", never).unwrap(), ["0.169.0"]);
+    let newest = || Ok("0.171.0".to_string());
+    assert_eq!(
+        versions_in("0.169.0, latest", "0.169.0", newest).unwrap(),
+        ["0.169.0", "0.171.0"]
+    );
+    assert_eq!(
+        versions_in("latest,0.171.0,latest", "0.169.0", newest).unwrap(),
+        ["0.171.0"]
+    );
+    let offline = || Err("npm could not say".to_string());
+    assert_eq!(
+        versions_in("latest", "0.61.0", offline).unwrap_err(),
+        "npm could not say"
+    );
+    assert_eq!(common::rig::CODEX.versions_env, "FORGE_CODEX_VERSIONS");
+    assert_eq!(common::rig::GEMINI.versions_env, "FORGE_GEMINI_VERSIONS");
+}
+
 #[test]
 fn the_skip_notice_names_the_reason_the_rig_and_the_switch() {
     let why = "agent rig not found (looked at x)".to_string();

@@ -250,13 +250,24 @@ pub fn availability() -> Result<(PathBuf, PathBuf), String> {
     Ok((rig, claude))
 }
 
+/// The versions `var` lists as written (`latest` unresolved, so the notice asks no registry), else
+/// `pinned`.
+fn listed(var: &str, pinned: &str) -> String {
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => v.trim().to_string(),
+        _ => pinned.to_string(),
+    }
+}
+
 /// The one line `cargo test` shows about the real-client tests (see
 /// `tests/real_agents_notice.rs`).
 pub fn notice(availability: &Result<(PathBuf, PathBuf), String>, required: bool) -> String {
     match availability {
         Ok((rig, _)) => format!(
-            "real-client tests (tests/real_agents.rs): run with Claude Code {} through the agent rig at {}",
-            claude_version(),
+            "real-client tests (tests/real_agents.rs): run with Claude Code {}, Codex CLI {} and Gemini CLI {} through the agent rig at {}",
+            listed(VERSIONS_ENV, &claude_version()),
+            listed(CODEX.versions_env, CODEX.pinned),
+            listed(GEMINI.versions_env, GEMINI.pinned),
             rig.parent().unwrap_or(rig).display()
         ),
         Err(why) => format!(
