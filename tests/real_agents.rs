@@ -2409,3 +2409,71 @@ fn gemini_runs_shell_commands_inside_the_kernel_sandbox() {
         },
     );
 }
+
+/// Gemini CLI's AfterAgent is Forge's Stop: a failing change's end of turn is refused with the
+/// failures (`{"decision":"deny"}`, which the client answers with a retry turn whose prompt is the
+/// reason) until the breaker opens, then let through.
+#[test]
+fn gemini_failing_change_blocks_stop_until_the_breaker_opens() {
+    on_each_gemini(
+        "gemini_failing_change_blocks_stop_until_the_breaker_opens",
+        || {
+            let test = "gemini_failing_change_blocks_stop_until_the_breaker_opens";
+            let r = Repo::with_command("sh tests/run.sh", "tap");
+            r.write(
+                "tests/run.sh",
+                &tap_script(&[("guest pays by card", false)]),
+            );
+            r.change("checkout", &["guest pays by card"]);
+            assert_eq!(r.forge(&["change", "use", "checkout"]).code, 0);
+            let turns = json!([
+                gemini_text("done (1)"),
+                gemini_text("done (2)"),
+                gemini_text("done (3)"),
+                gemini_text("done (4)"),
+                gemini_text("done (5)")
+            ]);
+            let Some(run) = run_gemini(test, &r, turns, |_| {}) else {
+                return;
+            };
+            assert_eq!(run.code, 0, "client failed{}", run.dump());
+            // What the model was sent after each of its turns: the task (with Forge's session
+            // context, from SessionStart), then one retry prompt per refused stop.
+            let prompts: Vec<String> = run
+                .file("requests.jsonl")
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|e| e["kind"] == "generate" && e["role"] == "agent")
+                .filter_map(|e| e["body"]["contents"].as_array().cloned())
+                .filter_map(|c| c.last().cloned())
+                .map(|m| text_of(&m["parts"]))
+                .collect();
+            assert_eq!(prompts.len(), 3, "{prompts:#?}{}", run.dump());
+            assert!(
+                prompts[0].contains("Forge guards this session")
+                    && prompts[0].contains("checkout/guest-pays-by-card"),
+                "{prompts:#?}{}",
+                run.dump()
+            );
+            for (i, p) in prompts[1..].iter().enumerate() {
+                assert!(p.contains("Forge verify FAILED"), "{p}{}", run.dump());
+                assert!(p.contains("guest pays by card"), "{p}{}", run.dump());
+                assert!(
+                    p.contains(&format!("Breaker: {}/3", i + 1)),
+                    "{p}{}",
+                    run.dump()
+                );
+            }
+            // The third stop opened the breaker and was let through: no fourth turn.
+            assert_eq!(
+                run.result()["response"],
+                "done (1)done (2)done (3)",
+                "{}",
+                run.dump()
+            );
+            let state = r.read(".forge/changes/checkout/verify-attempts.yaml");
+            assert!(state.contains("consecutive_failures: 3"), "{state}");
+            assert!(state.contains("open: true"), "{state}");
+        },
+    );
+}
