@@ -1698,6 +1698,49 @@ fn codex_runs_bash_inside_the_kernel_sandbox() {
     });
 }
 
+/// The guard's denies reach Codex's model: `rm -rf` of a folder outside the repository and a
+/// shell write of `.forge/config.yaml` are refused, their targets stay, and the model reads the
+/// rule that refused each.
+#[test]
+fn codex_destructive_and_forge_state_commands_are_denied() {
+    on_each_codex(
+        "codex_destructive_and_forge_state_commands_are_denied",
+        || {
+            let test = "codex_destructive_and_forge_state_commands_are_denied";
+            let r = Repo::with_command("true", "none");
+            let Some(victim) = victim_dir(test) else {
+                return;
+            };
+            let precious = victim.path().join("precious.txt");
+            std::fs::write(&precious, "keep me\n").unwrap();
+            let config = r.read(".forge/config.yaml");
+            let commands = json!([
+                format!("rm -rf {}", victim.path().display()),
+                "echo 'verify: {commands: []}' > .forge/config.yaml",
+                "echo fine > fine.txt",
+            ]);
+            let Some(codex) = run_codex(test, &r, commands, |_| {}) else {
+                return;
+            };
+            let dump = &codex.dump;
+            assert!(codex.ok, "{dump}");
+            assert_eq!(
+                std::fs::read_to_string(&precious).unwrap_or_default(),
+                "keep me\n",
+                "{dump}"
+            );
+            assert_eq!(r.read(".forge/config.yaml"), config, "{dump}");
+            assert_eq!(r.read("fine.txt"), "fine\n", "{dump}");
+            for rule in [
+                "Forge guard deny [rm-outside-repo]",
+                "Forge guard deny [forge-state]",
+            ] {
+                assert!(codex.requests.contains(rule), "{rule} not told: {dump}");
+            }
+        },
+    );
+}
+
 /// Codex CLI applies a shell command that is only `apply_patch <<'EOF'` itself, in its own
 /// process: the hook leaves it as it is (inside the sandbox there is no `apply_patch` to run),
 /// and the guard judges the files its patch names. A patch of the project's code is applied; one
