@@ -167,26 +167,43 @@ fn codex_pre_tool_use_real_payload_and_ask_becomes_deny() {
     }
 }
 
+/// Gemini CLI's BeforeTool, on a payload captured from 0.61.0 (`tests/fixtures/hooks/gemini/`):
+/// a write outside the repository is denied in its words (`decision`, `reason`); an allowed
+/// shell command is rewritten into the session sandbox through `hookSpecificOutput.tool_input`
+/// (where the kernel has one), its other fields kept; outside a Forge project, or with the
+/// sandbox off, an allow prints nothing.
 #[test]
 fn gemini_before_tool_protocol() {
-    let r = Repo::bare();
-    // Shape from the Gemini CLI hooks reference (no capture: the rig has no Gemini fake).
-    let p = json!({
-        "session_id": "s1", "transcript_path": "/tmp/t.json", "cwd": r.path(), "hook_event_name": "BeforeTool",
-        "timestamp": "2026-11-30T02:00:00Z", "tool_name": "write_file",
-        "tool_input": {"file_path": "/etc/cron.d/x", "content": "* * * * * root sh /tmp/x"}
-    });
+    let r = Repo::with_command("true", "none");
+    let captured = payload("gemini/BeforeTool-0.61.0.json", &r, None);
+    assert_eq!(captured["tool_name"], "run_shell_command");
+    let mut p = captured.clone();
+    p["tool_name"] = json!("write_file");
+    p["tool_input"] = json!({"file_path": "/etc/cron.d/x", "content": "* * * * * root sh /tmp/x"});
     let o = hook(&r, "gemini", "BeforeTool", p.to_string().as_bytes());
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(v["decision"], "deny");
     assert!(v["reason"].as_str().unwrap().contains("write-outside-repo"));
-    let mut ok = p.clone();
-    ok["tool_name"] = json!("run_shell_command");
-    ok["tool_input"] = json!({"command": "npm test"});
-    assert_eq!(
-        hook(&r, "gemini", "BeforeTool", ok.to_string().as_bytes()).stdout,
-        ""
-    );
+    let o = hook(&r, "gemini", "BeforeTool", captured.to_string().as_bytes());
+    if forge::sandbox::level().landlock_abi > 0 {
+        let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+        let h = &v["hookSpecificOutput"];
+        assert_eq!(h["hookEventName"], "BeforeTool");
+        let cmd = h["tool_input"]["command"].as_str().unwrap();
+        assert!(cmd.contains(" sandbox --profile session "), "{cmd}");
+        assert!(cmd.ends_with(" -c 'echo hi'"), "{cmd}");
+        assert_eq!(h["tool_input"]["description"], "say hi");
+    } else {
+        assert_eq!(o.stdout, "", "{o:?}");
+    }
+    r.config("verify:\n  commands:\n    - {name: t, run: 'true'}\nsandbox:\n  mode: off\n");
+    let o = hook(&r, "gemini", "BeforeTool", captured.to_string().as_bytes());
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
+    let bare = Repo::bare();
+    let p = payload("gemini/BeforeTool-0.61.0.json", &bare, None);
+    let o = hook(&bare, "gemini", "BeforeTool", p.to_string().as_bytes());
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
 }
 
 #[test]

@@ -1101,7 +1101,8 @@ fn secrets_of(project: &Project, config: &Config) -> Vec<PathBuf> {
 ///
 /// Only inside the project, where Claude Code does not ask before a search anyway: the explicit
 /// `allow` this answer needs would otherwise waive its prompt for a folder outside. Codex has
-/// no search tool and Gemini CLI cannot rewrite.
+/// no search tool; Gemini CLI's `grep_search` takes other options than ripgrep's globs and is not
+/// narrowed (a search the guard refuses stays refused).
 fn narrowed_search(agent: Agent, p: &Payload, project: &Project, config: &Config) -> Option<Value> {
     if agent != Agent::Claude || p.tool_name.as_deref() != Some("Grep") {
         return None;
@@ -1744,7 +1745,7 @@ mod tests {
             let o = grep(Agent::Claude, json!({"pattern": "x", "path": path}));
             assert!(!o.stdout.contains("updatedInput"), "{path}: {}", o.stdout);
         }
-        // Gemini cannot rewrite; a search the guard refuses stays refused.
+        // Gemini's search is not narrowed; a search the guard refuses stays refused.
         let o = grep(Agent::Gemini, json!({"pattern": "TOKEN"}));
         assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
         let o = grep(Agent::Claude, json!({"pattern": "x", "glob": ".env"}));
