@@ -167,26 +167,43 @@ fn codex_pre_tool_use_real_payload_and_ask_becomes_deny() {
     }
 }
 
+/// Gemini CLI's BeforeTool, on a payload captured from 0.61.0 (`tests/fixtures/hooks/gemini/`):
+/// a write outside the repository is denied in its words (`decision`, `reason`); an allowed
+/// shell command is rewritten into the session sandbox through `hookSpecificOutput.tool_input`
+/// (where the kernel has one), its other fields kept; outside a Forge project, or with the
+/// sandbox off, an allow prints nothing.
 #[test]
 fn gemini_before_tool_protocol() {
-    let r = Repo::bare();
-    // Shape from the Gemini CLI hooks reference (no capture: the rig has no Gemini fake).
-    let p = json!({
-        "session_id": "s1", "transcript_path": "/tmp/t.json", "cwd": r.path(), "hook_event_name": "BeforeTool",
-        "timestamp": "2026-11-30T02:00:00Z", "tool_name": "write_file",
-        "tool_input": {"file_path": "/etc/cron.d/x", "content": "* * * * * root sh /tmp/x"}
-    });
+    let r = Repo::with_command("true", "none");
+    let captured = payload("gemini/BeforeTool-0.61.0.json", &r, None);
+    assert_eq!(captured["tool_name"], "run_shell_command");
+    let mut p = captured.clone();
+    p["tool_name"] = json!("write_file");
+    p["tool_input"] = json!({"file_path": "/etc/cron.d/x", "content": "* * * * * root sh /tmp/x"});
     let o = hook(&r, "gemini", "BeforeTool", p.to_string().as_bytes());
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(v["decision"], "deny");
     assert!(v["reason"].as_str().unwrap().contains("write-outside-repo"));
-    let mut ok = p.clone();
-    ok["tool_name"] = json!("run_shell_command");
-    ok["tool_input"] = json!({"command": "npm test"});
-    assert_eq!(
-        hook(&r, "gemini", "BeforeTool", ok.to_string().as_bytes()).stdout,
-        ""
-    );
+    let o = hook(&r, "gemini", "BeforeTool", captured.to_string().as_bytes());
+    if forge::sandbox::level().landlock_abi > 0 {
+        let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+        let h = &v["hookSpecificOutput"];
+        assert_eq!(h["hookEventName"], "BeforeTool");
+        let cmd = h["tool_input"]["command"].as_str().unwrap();
+        assert!(cmd.contains(" sandbox --profile session "), "{cmd}");
+        assert!(cmd.ends_with(" -c 'echo hi'"), "{cmd}");
+        assert_eq!(h["tool_input"]["description"], "say hi");
+    } else {
+        assert_eq!(o.stdout, "", "{o:?}");
+    }
+    r.config("verify:\n  commands:\n    - {name: t, run: 'true'}\nsandbox:\n  mode: off\n");
+    let o = hook(&r, "gemini", "BeforeTool", captured.to_string().as_bytes());
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
+    let bare = Repo::bare();
+    let p = payload("gemini/BeforeTool-0.61.0.json", &bare, None);
+    let o = hook(&bare, "gemini", "BeforeTool", p.to_string().as_bytes());
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""), "{o:?}");
 }
 
 #[test]
@@ -678,9 +695,26 @@ fn a_commondir_planted_from_a_linked_worktree_is_put_aside_too() {
 
 /// Red team round 3: a session staged and committed its own `.forge/config.yaml` (`sandbox:
 /// mode: off`) through git's internals while the file on disk stayed read-only; the person's
-/// `git stash` then wrote it. The next PostToolUse says so, once.
+/// `git stash` then wrote it. The next PostToolUse says so, once — after Claude Code's Bash and
+/// after Gemini CLI's `run_shell_command` alike (its commands run in the session sandbox too).
 #[test]
 fn control_files_changed_in_git_are_named_after_the_call() {
+    control_files_changed_in_git_are_named_after(
+        |r| claude_payload(r, "PostToolUse", "Bash"),
+        "claude",
+    );
+    control_files_changed_in_git_are_named_after(
+        |r| {
+            let mut p = claude_payload(r, "PostToolUse", "Bash");
+            p["hook_event_name"] = json!("AfterTool");
+            p["tool_name"] = json!("run_shell_command");
+            p
+        },
+        "gemini",
+    );
+}
+
+fn control_files_changed_in_git_are_named_after(post: impl Fn(&Repo) -> Value, agent: &str) {
     let r = failing_change_repo();
     r.git(&["add", "-A"]);
     r.git(&["commit", "-qm", "init"]);
@@ -689,8 +723,8 @@ fn control_files_changed_in_git_are_named_after_the_call() {
         hook(&r, "claude", "session-start", start.to_string().as_bytes()).code,
         0
     );
-    let post = claude_payload(&r, "PostToolUse", "Bash");
-    let quiet = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let post = post(&r);
+    let quiet = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     assert!(!quiet.stdout.contains("control files"), "{quiet:?}");
     // What the agent's command did, with git's plumbing only.
     let blob = std::process::Command::new("git")
@@ -714,7 +748,7 @@ fn control_files_changed_in_git_are_named_after_the_call() {
         "--cacheinfo",
         &format!("100644,{blob},.forge/config.yaml"),
     ]);
-    let o = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let o = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
     let msg = v["systemMessage"].as_str().unwrap();
     assert!(
@@ -722,20 +756,20 @@ fn control_files_changed_in_git_are_named_after_the_call() {
         "{msg}"
     );
     // Said once.
-    let again = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let again = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     assert_eq!(again.stdout, "", "{again:?}");
     // Round 4: the hooks folder the repository's config names is watched too.
     r.git(&["config", "core.hooksPath", ".githooks"]);
     r.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
     r.git(&["add", ".githooks"]);
     r.git(&["commit", "-qm", "hooks"]);
-    let _ = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let _ = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     r.git(&[
         "update-index",
         "--cacheinfo",
         &format!("100755,{blob},.githooks/pre-commit"),
     ]);
-    let o = hook(&r, "claude", "post-tool-use", post.to_string().as_bytes());
+    let o = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     assert!(o.stdout.contains(".githooks/pre-commit"), "{o:?}");
 }
 

@@ -41,12 +41,47 @@ thread_local! {
     /// The Claude Code version this test thread's rig runs (`CLAUDE_CODE_VERSION` for the rig);
     /// `None`: the rig's own default. Set by [`on_each_claude`].
     static CLAUDE: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The Codex CLI version [`run_codex`] runs; `None`: the pinned one. Set by [`on_each_codex`].
+    static CODEX: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The Gemini CLI version [`run_gemini`] runs; `None`: the pinned one. Set by
+    /// [`on_each_gemini`].
+    static GEMINI: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// Runs `body` once per Claude Code version `FORGE_CLAUDE_VERSIONS` names (default: the rig's
 /// pinned one only; see `tests/common/rig.rs`), each run saying which version it was.
 fn on_each_claude(test: &str, body: impl Fn()) {
-    let versions = match common::rig::claude_versions() {
+    on_each_version(
+        test,
+        "Claude Code",
+        common::rig::claude_versions(),
+        &CLAUDE,
+        body,
+    );
+}
+
+/// [`on_each_claude`] for Codex CLI: each version `FORGE_CODEX_VERSIONS` names, else 0.169.0.
+fn on_each_codex(test: &str, body: impl Fn()) {
+    let c = &common::rig::CODEX;
+    on_each_version(test, c.name, common::rig::versions(c), &CODEX, body);
+}
+
+/// [`on_each_claude`] for Gemini CLI: each version `FORGE_GEMINI_VERSIONS` names, else 0.61.0.
+fn on_each_gemini(test: &str, body: impl Fn()) {
+    let c = &common::rig::GEMINI;
+    on_each_version(test, c.name, common::rig::versions(c), &GEMINI, body);
+}
+
+/// Runs `body` once per version in `versions`, with `slot` set to it; a list npm could not
+/// resolve is a skip (or a failure when required).
+fn on_each_version(
+    test: &str,
+    client: &str,
+    versions: Result<Vec<String>, String>,
+    slot: &'static std::thread::LocalKey<RefCell<Option<String>>>,
+    body: impl Fn(),
+) {
+    let versions = match versions {
         Ok(v) => v,
         Err(why) => {
             unavailable(test, &why);
@@ -54,10 +89,10 @@ fn on_each_claude(test: &str, body: impl Fn()) {
         }
     };
     for v in versions {
-        eprintln!("real_agents::{test}: Claude Code {v}");
-        CLAUDE.with(|c| *c.borrow_mut() = Some(v.clone()));
+        eprintln!("real_agents::{test}: {client} {v}");
+        slot.with(|c| *c.borrow_mut() = Some(v.clone()));
         body();
-        CLAUDE.with(|c| *c.borrow_mut() = None);
+        slot.with(|c| *c.borrow_mut() = None);
     }
 }
 
@@ -95,7 +130,12 @@ impl Run {
             self.stdout,
             self.stderr
         );
-        for f in ["result.json", "claude.stderr", "server.stderr"] {
+        for f in [
+            "result.json",
+            "claude.stderr",
+            "gemini.stderr",
+            "server.stderr",
+        ] {
             s.push_str(&format!("--- {f}:\n{}\n", self.file(f)));
         }
         s
@@ -1434,6 +1474,32 @@ fn the_versions_that_background_subagents_are_told_by_number() {
     }
 }
 
+/// How a `FORGE_*_VERSIONS` list is read: unset, the pinned version alone (CI asks no registry);
+/// `latest` asked of npm once, duplicates dropped; npm's failure is the tests' skip reason.
+#[test]
+fn a_versions_list_defaults_to_the_pinned_one_and_resolves_latest() {
+    use common::rig::versions_in;
+    let never = || -> Result<String, String> { panic!("npm asked for an unset list") };
+    assert_eq!(versions_in("", "0.169.0", never).unwrap(), ["0.169.0"]);
+    assert_eq!(versions_in(" , ", "0.169.0", never).unwrap(), ["0.169.0"]);
+    let newest = || Ok("0.171.0".to_string());
+    assert_eq!(
+        versions_in("0.169.0, latest", "0.169.0", newest).unwrap(),
+        ["0.169.0", "0.171.0"]
+    );
+    assert_eq!(
+        versions_in("latest,0.171.0,latest", "0.169.0", newest).unwrap(),
+        ["0.171.0"]
+    );
+    let offline = || Err("npm could not say".to_string());
+    assert_eq!(
+        versions_in("latest", "0.61.0", offline).unwrap_err(),
+        "npm could not say"
+    );
+    assert_eq!(common::rig::CODEX.versions_env, "FORGE_CODEX_VERSIONS");
+    assert_eq!(common::rig::GEMINI.versions_env, "FORGE_GEMINI_VERSIONS");
+}
+
 #[test]
 fn the_skip_notice_names_the_reason_the_rig_and_the_switch() {
     let why = "agent rig not found (looked at x)".to_string();
@@ -1577,57 +1643,102 @@ fn a_script_run_by_path_is_held_by_the_kernel_sandbox() {
     });
 }
 
-/// The real Codex CLI (0.169, installed from npm into the rig's cache on first use), offline
+/// The real Codex CLI (each version `FORGE_CODEX_VERSIONS` names, else 0.169.0), offline
 /// against the rig's fake Responses API with our own command list: Codex rewrites the Bash call
 /// with Forge's `updatedInput`, so a script run by path is held by the kernel sandbox too.
 #[test]
 fn codex_runs_bash_inside_the_kernel_sandbox() {
-    let test = "codex_runs_bash_inside_the_kernel_sandbox";
-    if !sandbox_available(test) {
-        return;
-    }
-    let r = Repo::with_command("true", "none");
-    let Some(victim) = victim_dir(test) else {
-        return;
-    };
-    std::fs::write(victim.path().join("precious.txt"), "keep me\n").unwrap();
-    let config = r.read(".forge/config.yaml");
-    let key = "FORGE-TEST-CODEX-KEY-51c2e0";
-    let commands = json!([
-        format!("cat > tidy.sh <<'EOF'\n{TIDY_SCRIPT}EOF"),
-        format!("sh tidy.sh '{}'", victim.path().display()),
-        "echo alive > alive.txt && cat alive.txt"
-    ]);
-    let Some(codex) = run_codex(test, &r, commands, |home| {
-        std::fs::create_dir_all(home.join(".ssh")).unwrap();
-        std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
-    }) else {
-        return;
-    };
-    let dump = &codex.dump;
-    assert!(codex.ok, "{dump}");
-    assert!(
-        victim.path().join("precious.txt").is_file(),
-        "the script deleted the victim{dump}"
+    on_each_codex("codex_runs_bash_inside_the_kernel_sandbox", || {
+        let test = "codex_runs_bash_inside_the_kernel_sandbox";
+        if !sandbox_available(test) {
+            return;
+        }
+        let r = Repo::with_command("true", "none");
+        let Some(victim) = victim_dir(test) else {
+            return;
+        };
+        std::fs::write(victim.path().join("precious.txt"), "keep me\n").unwrap();
+        let config = r.read(".forge/config.yaml");
+        let key = "FORGE-TEST-CODEX-KEY-51c2e0";
+        let commands = json!([
+            format!("cat > tidy.sh <<'EOF'\n{TIDY_SCRIPT}EOF"),
+            format!("sh tidy.sh '{}'", victim.path().display()),
+            "echo alive > alive.txt && cat alive.txt"
+        ]);
+        let Some(codex) = run_codex(test, &r, commands, |home| {
+            std::fs::create_dir_all(home.join(".ssh")).unwrap();
+            std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
+        }) else {
+            return;
+        };
+        let dump = &codex.dump;
+        assert!(codex.ok, "{dump}");
+        assert!(
+            victim.path().join("precious.txt").is_file(),
+            "the script deleted the victim{dump}"
+        );
+        assert_eq!(
+            r.read(".forge/config.yaml"),
+            config,
+            "the script edited the config{dump}"
+        );
+        assert!(!codex.stdout.contains(key), "the key reached Codex{dump}");
+        assert!(
+            !codex.requests.contains(key),
+            "the key reached the API{dump}"
+        );
+        let outputs = codex.outputs();
+        assert_eq!(outputs.len(), 3, "{outputs:?}{dump}");
+        assert!(
+            outputs[1].contains("script-finished") && outputs[1].contains("Read-only file system"),
+            "{outputs:?}{dump}"
+        );
+        assert_eq!(outputs[2], "alive\n", "{dump}");
+        assert!(r.exists("alive.txt"));
+    });
+}
+
+/// The guard's denies reach Codex's model: `rm -rf` of a folder outside the repository and a
+/// shell write of `.forge/config.yaml` are refused, their targets stay, and the model reads the
+/// rule that refused each.
+#[test]
+fn codex_destructive_and_forge_state_commands_are_denied() {
+    on_each_codex(
+        "codex_destructive_and_forge_state_commands_are_denied",
+        || {
+            let test = "codex_destructive_and_forge_state_commands_are_denied";
+            let r = Repo::with_command("true", "none");
+            let Some(victim) = victim_dir(test) else {
+                return;
+            };
+            let precious = victim.path().join("precious.txt");
+            std::fs::write(&precious, "keep me\n").unwrap();
+            let config = r.read(".forge/config.yaml");
+            let commands = json!([
+                format!("rm -rf {}", victim.path().display()),
+                "echo 'verify: {commands: []}' > .forge/config.yaml",
+                "echo fine > fine.txt",
+            ]);
+            let Some(codex) = run_codex(test, &r, commands, |_| {}) else {
+                return;
+            };
+            let dump = &codex.dump;
+            assert!(codex.ok, "{dump}");
+            assert_eq!(
+                std::fs::read_to_string(&precious).unwrap_or_default(),
+                "keep me\n",
+                "{dump}"
+            );
+            assert_eq!(r.read(".forge/config.yaml"), config, "{dump}");
+            assert_eq!(r.read("fine.txt"), "fine\n", "{dump}");
+            for rule in [
+                "Forge guard deny [rm-outside-repo]",
+                "Forge guard deny [forge-state]",
+            ] {
+                assert!(codex.requests.contains(rule), "{rule} not told: {dump}");
+            }
+        },
     );
-    assert_eq!(
-        r.read(".forge/config.yaml"),
-        config,
-        "the script edited the config{dump}"
-    );
-    assert!(!codex.stdout.contains(key), "the key reached Codex{dump}");
-    assert!(
-        !codex.requests.contains(key),
-        "the key reached the API{dump}"
-    );
-    let outputs = codex.outputs();
-    assert_eq!(outputs.len(), 3, "{outputs:?}{dump}");
-    assert!(
-        outputs[1].contains("script-finished") && outputs[1].contains("Read-only file system"),
-        "{outputs:?}{dump}"
-    );
-    assert_eq!(outputs[2], "alive\n", "{dump}");
-    assert!(r.exists("alive.txt"));
 }
 
 /// Codex CLI applies a shell command that is only `apply_patch <<'EOF'` itself, in its own
@@ -1637,35 +1748,40 @@ fn codex_runs_bash_inside_the_kernel_sandbox() {
 /// it wrote `.forge/planted.txt`).
 #[test]
 fn codex_applies_a_shell_patch_only_where_the_guard_lets_it() {
-    let test = "codex_applies_a_shell_patch_only_where_the_guard_lets_it";
-    for mode in ["auto", "off"] {
-        let r = Repo::with_command("true", "none");
-        r.config(&format!(
-            "verify:\n  commands:\n    - {{name: test, run: 'true'}}\nsandbox:\n  mode: {mode}\n"
-        ));
-        let patch = |f: &str| {
-            format!(
-                "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {f}\n+x\n*** End Patch\nEOF\n"
-            )
-        };
-        let commands = json!([
-            patch("src/ok.txt"),
-            patch(".forge/planted.txt"),
-            format!("cd .git && {}", patch("hooks/post-checkout")),
-        ]);
-        let Some(codex) = run_codex(test, &r, commands, |_| {}) else {
-            return;
-        };
-        let dump = &codex.dump;
-        assert!(codex.ok, "{mode}: {dump}");
-        assert_eq!(r.read("src/ok.txt"), "x\n", "{mode}: {dump}");
-        assert!(!r.exists(".forge/planted.txt"), "{mode}: {dump}");
-        assert!(!r.exists(".git/hooks/post-checkout"), "{mode}: {dump}");
-        assert!(
-            codex.requests.contains("forge-state"),
-            "the model is told why: {dump}"
-        );
-    }
+    on_each_codex(
+        "codex_applies_a_shell_patch_only_where_the_guard_lets_it",
+        || {
+            let test = "codex_applies_a_shell_patch_only_where_the_guard_lets_it";
+            for mode in ["auto", "off"] {
+                let r = Repo::with_command("true", "none");
+                r.config(&format!(
+                "verify:\n  commands:\n    - {{name: test, run: 'true'}}\nsandbox:\n  mode: {mode}\n"
+            ));
+                let patch = |f: &str| {
+                    format!(
+                        "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: {f}\n+x\n*** End Patch\nEOF\n"
+                    )
+                };
+                let commands = json!([
+                    patch("src/ok.txt"),
+                    patch(".forge/planted.txt"),
+                    format!("cd .git && {}", patch("hooks/post-checkout")),
+                ]);
+                let Some(codex) = run_codex(test, &r, commands, |_| {}) else {
+                    return;
+                };
+                let dump = &codex.dump;
+                assert!(codex.ok, "{mode}: {dump}");
+                assert_eq!(r.read("src/ok.txt"), "x\n", "{mode}: {dump}");
+                assert!(!r.exists(".forge/planted.txt"), "{mode}: {dump}");
+                assert!(!r.exists(".git/hooks/post-checkout"), "{mode}: {dump}");
+                assert!(
+                    codex.requests.contains("forge-state"),
+                    "the model is told why: {dump}"
+                );
+            }
+        },
+    );
 }
 
 /// A run of the real Codex CLI against the rig's fake Responses API.
@@ -1694,8 +1810,8 @@ impl Codex {
     }
 }
 
-/// The real Codex CLI (0.169, installed from npm into the rig's cache on first use), offline
-/// against the rig's fake Responses API running `commands` in `r` with Forge's hooks, its home
+/// The real Codex CLI ([`on_each_codex`]'s version, else the pinned 0.169.0; installed from npm
+/// into the rig's cache on first use), offline against the rig's fake Responses API running `commands` in `r` with Forge's hooks, its home
 /// seeded by `seed`. `None` after a loud skip.
 fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) -> Option<Codex> {
     let Ok(rig) = find_rig() else {
@@ -1709,10 +1825,10 @@ fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) ->
             return None;
         }
     }
-    let cache = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/root"))
-        .join(".cache/forge-agent-rig/codex-0.169.0");
+    let version = CODEX
+        .with(|c| c.borrow().clone())
+        .unwrap_or_else(|| common::rig::CODEX.pinned.to_string());
+    let cache = common::rig::rig_cache().join(format!("codex-{version}"));
     let codex = cache.join("node_modules/.bin/codex");
     let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if !codex.is_file() {
@@ -1720,11 +1836,14 @@ fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) ->
         let ok = Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--prefix"])
             .arg(&cache)
-            .arg("@openai/codex@0.169.0")
+            .arg(format!("@openai/codex@{version}"))
             .status()
             .is_ok_and(|s| s.success());
         if !ok || !codex.is_file() {
-            unavailable(test, "could not install @openai/codex@0.169.0 from npm");
+            unavailable(
+                test,
+                &format!("could not install @openai/codex@{version} from npm"),
+            );
             return None;
         }
     }
@@ -1996,5 +2115,408 @@ fn claudes_search_of_the_project_leaves_secret_named_files_out() {
             .contains(&format!("API_KEY={token}")),
         "the .env reached the API{}",
         run.dump()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemini CLI, offline through the rig's `gemini-offline.sh` against its scripted fake Gemini API.
+
+/// `forge hooks install gemini --trust` with this test binary and the client's own home (so the
+/// project is trusted by Forge's entry, the one the rig would otherwise write), then the real
+/// Gemini CLI ([`on_each_gemini`]'s version, else the rig's 0.61.0) on `turns`, one list of parts
+/// per model turn. Headless Gemini offers no shell or write tool unless its approval mode lets
+/// them run unasked, so the client runs with `--approval-mode yolo`: Forge's BeforeTool hook is
+/// then the only check. `None` after a loud skip (or a failure when required).
+fn run_gemini(test: &str, r: &Repo, turns: Value, seed: impl FnOnce(&Path)) -> Option<Run> {
+    let rig = match find_rig() {
+        Ok(p) => p.with_file_name("gemini-offline.sh"),
+        Err(why) => {
+            unavailable(test, &why);
+            return None;
+        }
+    };
+    if !rig.is_file() {
+        unavailable(test, &format!("the rig has no {}", rig.display()));
+        return None;
+    }
+    for tool in ["python3", "node", "npm"] {
+        if !have(tool) {
+            unavailable(test, &format!("`{tool}` is not available"));
+            return None;
+        }
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("forge-rig-out-")
+        .tempdir()
+        .unwrap();
+    let out = dir.path().join("out");
+    let home = out.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    seed(&home);
+    let bin = forge_bin();
+    let o = r.forge_env(
+        &[
+            "hooks",
+            "install",
+            "gemini",
+            "--trust",
+            "--bin",
+            bin.to_str().unwrap(),
+        ],
+        &[("HOME", &home)],
+    );
+    assert_eq!(o.code, 0, "hooks install: {o:?}");
+    let settings = r.read(".gemini/settings.json");
+    for event in ["BeforeTool", "AfterTool", "AfterAgent", "SessionStart"] {
+        assert!(settings.contains(event), "{event} not wired: {settings}");
+    }
+    assert!(
+        home.join(".gemini/trustedFolders.json").is_file(),
+        "--trust wrote no trusted folder: {o:?}"
+    );
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+
+    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let started = std::time::Instant::now();
+    let mut cmd = Command::new(&rig);
+    cmd.arg(r.path())
+        .arg(&script)
+        .arg(&out)
+        .args(["--approval-mode", "yolo"])
+        .env("RIG_TIMEOUT", "300");
+    if let Some(v) = GEMINI.with(|c| c.borrow().clone()) {
+        cmd.env("GEMINI_CLI_VERSION", v);
+    }
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
+    drop(guard);
+    let code = o.status.code().unwrap_or(-1);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    eprintln!(
+        "real_agents::{test}: gemini-offline exited {code} in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    if code == 3 {
+        unavailable(
+            test,
+            &format!(
+                "the rig could not install the Gemini CLI client: {}",
+                stderr.trim()
+            ),
+        );
+        return None;
+    }
+    Some(Run {
+        code,
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr,
+        out,
+        dir: Some(dir),
+    })
+}
+
+impl Run {
+    /// `(is_error, text)` of every function response the Gemini model received, in order: what
+    /// the tool printed, or the error the client or a hook gave instead.
+    fn function_responses(&self) -> Vec<(bool, String)> {
+        let last = self
+            .file("requests.jsonl")
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .rfind(|e| e["kind"] == "generate" && e["role"] == "agent")
+            .unwrap_or_else(|| panic!("no agent request logged{}", self.dump()));
+        last["body"]["contents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["parts"].as_array())
+            .flatten()
+            .filter_map(|p| p.get("functionResponse"))
+            .map(|f| {
+                let r = &f["response"];
+                match r.get("error") {
+                    Some(e) => (
+                        true,
+                        e.as_str().map_or_else(|| e.to_string(), str::to_string),
+                    ),
+                    None => (
+                        false,
+                        r["output"]
+                            .as_str()
+                            .map_or_else(|| r.to_string(), str::to_string),
+                    ),
+                }
+            })
+            .collect()
+    }
+}
+
+fn gemini_shell(command: &str) -> Value {
+    json!([{"functionCall": {"name": "run_shell_command", "args": {"command": command}}}])
+}
+
+fn gemini_text(t: &str) -> Value {
+    json!([{ "text": t }])
+}
+
+#[test]
+fn gemini_benign_shell_command_runs() {
+    on_each_gemini("gemini_benign_shell_command_runs", || {
+        let test = "gemini_benign_shell_command_runs";
+        let r = Repo::with_command("true", "none");
+        let Some(run) = run_gemini(
+            test,
+            &r,
+            json!([
+                gemini_shell("echo hello > hello.txt && cat hello.txt"),
+                gemini_text("done")
+            ]),
+            |_| {},
+        ) else {
+            return;
+        };
+        assert_eq!(run.code, 0, "client failed{}", run.dump());
+        assert_eq!(run.result()["response"], "done", "{}", run.dump());
+        assert_eq!(r.read("hello.txt"), "hello\n", "{}", run.dump());
+        let responses = run.function_responses();
+        assert_eq!(responses.len(), 1, "{responses:?}{}", run.dump());
+        assert!(!responses[0].0, "{responses:?}{}", run.dump());
+        assert!(
+            responses[0].1.contains("hello"),
+            "{responses:?}{}",
+            run.dump()
+        );
+    });
+}
+
+#[test]
+fn gemini_destructive_command_outside_the_repo_is_denied() {
+    on_each_gemini(
+        "gemini_destructive_command_outside_the_repo_is_denied",
+        || {
+            let test = "gemini_destructive_command_outside_the_repo_is_denied";
+            let r = Repo::with_command("true", "none");
+            let Some(victim) = victim_dir(test) else {
+                return;
+            };
+            let precious = victim.path().join("precious.txt");
+            std::fs::write(&precious, "keep me\n").unwrap();
+            let cmd = format!("rm -rf {}", victim.path().display());
+            let Some(run) = run_gemini(
+                test,
+                &r,
+                json!([gemini_shell(&cmd), gemini_text("done")]),
+                |_| {},
+            ) else {
+                return;
+            };
+            assert_eq!(run.code, 0, "client failed{}", run.dump());
+            assert_eq!(
+                std::fs::read_to_string(&precious).unwrap_or_default(),
+                "keep me\n",
+                "the client ran `{cmd}`{}",
+                run.dump()
+            );
+            let responses = run.function_responses();
+            assert_eq!(responses.len(), 1, "{responses:?}{}", run.dump());
+            let (is_error, msg) = &responses[0];
+            assert!(
+                *is_error,
+                "deny must reach the model as an error: {msg}{}",
+                run.dump()
+            );
+            assert!(
+                msg.contains("Forge guard deny [rm-outside-repo]"),
+                "{msg}{}",
+                run.dump()
+            );
+        },
+    );
+}
+
+#[test]
+fn gemini_edits_of_forge_state_are_denied() {
+    on_each_gemini("gemini_edits_of_forge_state_are_denied", || {
+        let test = "gemini_edits_of_forge_state_are_denied";
+        let r = Repo::with_command("true", "none");
+        r.change("checkout", &["guest pays by card"]);
+        let config = r.read(".forge/config.yaml");
+        let spec = r.read(".forge/changes/checkout/spec.md");
+        let spec_path = r.path().join(".forge/changes/checkout/spec.md");
+        let write = json!([{"functionCall": {"name": "write_file", "args": {
+            "file_path": spec_path.display().to_string(), "content": "no scenarios\n"}}}]);
+        let replace = json!([{"functionCall": {"name": "replace", "args": {
+            "file_path": r.path().join(".forge/config.yaml").display().to_string(),
+            "old_string": "timeout: 30", "new_string": "timeout: 1",
+            "instruction": "shorten the timeout"}}}]);
+        let Some(run) = run_gemini(
+            test,
+            &r,
+            json!([
+                write,
+                replace,
+                gemini_shell("echo 'verify: {commands: []}' > .forge/config.yaml"),
+                gemini_text("done")
+            ]),
+            |_| {},
+        ) else {
+            return;
+        };
+        assert_eq!(run.code, 0, "client failed{}", run.dump());
+        assert_eq!(r.read(".forge/config.yaml"), config, "{}", run.dump());
+        assert_eq!(
+            r.read(".forge/changes/checkout/spec.md"),
+            spec,
+            "{}",
+            run.dump()
+        );
+        let responses = run.function_responses();
+        assert_eq!(responses.len(), 3, "{responses:?}{}", run.dump());
+        for (is_error, msg) in &responses {
+            assert!(*is_error, "{msg}{}", run.dump());
+            assert!(
+                msg.contains("Forge guard deny [forge-state]"),
+                "{msg}{}",
+                run.dump()
+            );
+        }
+    });
+}
+
+/// Gemini CLI takes a BeforeTool hook's `hookSpecificOutput.tool_input` in place of the model's
+/// arguments (seen with 0.61.0), so Forge runs its shell commands in the session sandbox as it
+/// does Claude Code's and Codex's: a script the guard cannot see through cannot delete a folder
+/// outside the project, edit `.forge/config.yaml` or read `~/.ssh/`, and the next command runs.
+#[test]
+fn gemini_runs_shell_commands_inside_the_kernel_sandbox() {
+    on_each_gemini(
+        "gemini_runs_shell_commands_inside_the_kernel_sandbox",
+        || {
+            let test = "gemini_runs_shell_commands_inside_the_kernel_sandbox";
+            if !sandbox_available(test) {
+                return;
+            }
+            let r = Repo::with_command("true", "none");
+            let Some(victim) = victim_dir(test) else {
+                return;
+            };
+            let precious = victim.path().join("precious.txt");
+            std::fs::write(&precious, "keep me\n").unwrap();
+            let config = r.read(".forge/config.yaml");
+            let key = "FORGE-TEST-GEMINI-KEY-9d41b7";
+            let Some(run) = run_gemini(
+                test,
+                &r,
+                json!([
+                    gemini_shell(&format!("cat > tidy.sh <<'EOF'\n{TIDY_SCRIPT}EOF")),
+                    gemini_shell(&format!("sh tidy.sh '{}'", victim.path().display())),
+                    gemini_shell("echo alive > alive.txt && echo \"marker=$FORGE_SANDBOX\""),
+                    gemini_text("done")
+                ]),
+                |home| {
+                    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+                    std::fs::write(home.join(".ssh/id_ed25519"), key).unwrap();
+                },
+            ) else {
+                return;
+            };
+            assert_eq!(run.code, 0, "client failed{}", run.dump());
+            assert!(
+                precious.is_file(),
+                "the script deleted the victim{}",
+                run.dump()
+            );
+            assert_eq!(r.read(".forge/config.yaml"), config, "{}", run.dump());
+            assert!(
+                !run.file("requests.jsonl").contains(key),
+                "the key reached the API{}",
+                run.dump()
+            );
+            let responses = run.function_responses();
+            assert_eq!(responses.len(), 3, "{responses:?}{}", run.dump());
+            assert!(
+                responses[1].1.contains("script-finished")
+                    && responses[1].1.contains("Read-only file system"),
+                "{responses:?}{}",
+                run.dump()
+            );
+            assert!(!responses[2].0, "{responses:?}{}", run.dump());
+            assert!(
+                responses[2].1.contains("marker=session"),
+                "the command ran outside the sandbox: {responses:?}{}",
+                run.dump()
+            );
+            assert!(r.exists("alive.txt"));
+        },
+    );
+}
+
+/// Gemini CLI's AfterAgent is Forge's Stop: a failing change's end of turn is refused with the
+/// failures (`{"decision":"deny"}`, which the client answers with a retry turn whose prompt is the
+/// reason) until the breaker opens, then let through.
+#[test]
+fn gemini_failing_change_blocks_stop_until_the_breaker_opens() {
+    on_each_gemini(
+        "gemini_failing_change_blocks_stop_until_the_breaker_opens",
+        || {
+            let test = "gemini_failing_change_blocks_stop_until_the_breaker_opens";
+            let r = Repo::with_command("sh tests/run.sh", "tap");
+            r.write(
+                "tests/run.sh",
+                &tap_script(&[("guest pays by card", false)]),
+            );
+            r.change("checkout", &["guest pays by card"]);
+            assert_eq!(r.forge(&["change", "use", "checkout"]).code, 0);
+            let turns = json!([
+                gemini_text("done (1)"),
+                gemini_text("done (2)"),
+                gemini_text("done (3)"),
+                gemini_text("done (4)"),
+                gemini_text("done (5)")
+            ]);
+            let Some(run) = run_gemini(test, &r, turns, |_| {}) else {
+                return;
+            };
+            assert_eq!(run.code, 0, "client failed{}", run.dump());
+            // What the model was sent after each of its turns: the task (with Forge's session
+            // context, from SessionStart), then one retry prompt per refused stop.
+            let prompts: Vec<String> = run
+                .file("requests.jsonl")
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|e| e["kind"] == "generate" && e["role"] == "agent")
+                .filter_map(|e| e["body"]["contents"].as_array().cloned())
+                .filter_map(|c| c.last().cloned())
+                .map(|m| text_of(&m["parts"]))
+                .collect();
+            assert_eq!(prompts.len(), 3, "{prompts:#?}{}", run.dump());
+            assert!(
+                prompts[0].contains("Forge guards this session")
+                    && prompts[0].contains("checkout/guest-pays-by-card"),
+                "{prompts:#?}{}",
+                run.dump()
+            );
+            for (i, p) in prompts[1..].iter().enumerate() {
+                assert!(p.contains("Forge verify FAILED"), "{p}{}", run.dump());
+                assert!(p.contains("guest pays by card"), "{p}{}", run.dump());
+                assert!(
+                    p.contains(&format!("Breaker: {}/3", i + 1)),
+                    "{p}{}",
+                    run.dump()
+                );
+            }
+            // The third stop opened the breaker and was let through: no fourth turn.
+            assert_eq!(
+                run.result()["response"],
+                "done (1)done (2)done (3)",
+                "{}",
+                run.dump()
+            );
+            let state = r.read(".forge/changes/checkout/verify-attempts.yaml");
+            assert!(state.contains("consecutive_failures: 3"), "{state}");
+            assert!(state.contains("open: true"), "{state}");
+        },
     );
 }

@@ -309,7 +309,7 @@ pub fn handle(
             }
             match (&sandboxing, result.decision, &parsed) {
                 (Sandboxing::Rewrite(command), Decision::Allow, Ok(p)) => {
-                    sandboxed_answer(p, command)
+                    sandboxed_answer(agent, p, command)
                 }
                 (_, Decision::Allow, Ok(_)) => match narrowed {
                     Some(input) => rewritten(
@@ -324,7 +324,10 @@ pub fn handle(
         Event::PostToolUse => {
             note_subagent(agent, event, &parsed, &start);
             let put_aside = put_aside_planted_commondir(&start);
-            let staged = if payload.and_then(|p| p.tool_name.as_deref()) == Some("Bash") {
+            let staged = if payload
+                .and_then(|p| p.tool_name.as_deref())
+                .is_some_and(|t| crate::guard::tools::canonical_tool(t) == "Bash")
+            {
                 control_entries_changed(&start)
             } else {
                 None
@@ -853,14 +856,23 @@ enum Sandboxing {
     Refuse(String),
 }
 
-/// The session sandbox for a Bash call. Claude Code and Codex CLI take a rewritten tool input
-/// (`permissionDecision: "allow"` with `updatedInput`); Gemini CLI cannot, and keeps the guard's
-/// allow/deny (docs/sandbox.md).
+/// The shell tool whose command the session sandbox wraps, by the name `agent` gives it in
+/// its hook input.
+fn shell_tool(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude | Agent::Codex => "Bash",
+        Agent::Gemini => "run_shell_command",
+    }
+}
+
+/// The session sandbox for a shell call. Each client takes a rewritten tool input: Claude Code
+/// and Codex CLI `permissionDecision: "allow"` with `updatedInput`, Gemini CLI
+/// `hookSpecificOutput.tool_input` (docs/sandbox.md).
 ///
 /// The project and its `sandbox.mode` are the session's ([`session_folder`]). While a
 /// `forge run` phase is active, the run wraps each agent in its phase's profile instead.
 fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config) -> Sandboxing {
-    if agent == Agent::Gemini || p.tool_name.as_deref() != Some("Bash") {
+    if p.tool_name.as_deref() != Some(shell_tool(agent)) {
         return Sandboxing::No;
     }
     let Some(command) = p
@@ -904,7 +916,8 @@ fn session_sandbox(agent: Agent, p: &Payload, project: &Project, config: &Config
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let cwd_file = tmpdir.join(format!(".cwd-{}-{nonce}", std::process::id()));
-    // Claude Code keeps the folder a command `cd`s to; Codex starts each command afresh. A
+    // Claude Code keeps the folder a command `cd`s to; Codex and Gemini start each command
+    // afresh. A
     // subagent isolated in a worktree gets no carried `cd`: Claude Code refuses a command whose
     // `cd` it cannot prove stays in the worktree ("too complex to verify", 2.1.337).
     let in_worktree = p
@@ -1019,17 +1032,30 @@ fn session_walled(project: &Project, config: &Config) -> Result<bool, String> {
     crate::sandbox::walls(config.sandbox.mode, &project.config_path())
 }
 
-/// The answer that runs the Bash call inside the sandbox: `allow` with the tool's input, its
-/// `command` replaced (every other field — Claude's `description`, `timeout`,
-/// `run_in_background` — kept). Claude Code and Codex CLI read the same shape. The explicit
-/// `allow` waives the client's own Bash prompt, as Claude Code does itself for commands its own
-/// sandbox runs: the kernel is the wall for what the command can touch.
-fn sandboxed_answer(p: &Payload, command: &str) -> HookOutput {
+/// The answer that runs the shell call inside the sandbox: the tool's input, its `command`
+/// replaced (every other field — Claude's `description`, `timeout`, `run_in_background`,
+/// Gemini's `dir_path` — kept). Claude Code and Codex CLI read the same shape, `allow` with
+/// `updatedInput`; the explicit `allow` waives the client's own Bash prompt, as Claude Code does
+/// itself for commands its own sandbox runs: the kernel is the wall for what the command can
+/// touch. Gemini CLI reads `hookSpecificOutput.tool_input` (0.61.0 merges it over the model's
+/// arguments on one path and builds the call from it alone on another, hence the whole input);
+/// with no `decision`, its own confirmation still applies.
+fn sandboxed_answer(agent: Agent, p: &Payload, command: &str) -> HookOutput {
     let mut input = p.tool_input.clone().unwrap_or_else(|| json!({}));
     if !input.is_object() {
         input = json!({});
     }
     input["command"] = Value::String(command.to_string());
+    if agent == Agent::Gemini {
+        return HookOutput {
+            stdout: json!({"hookSpecificOutput": {
+                "hookEventName": "BeforeTool",
+                "tool_input": input,
+            }})
+            .to_string(),
+            ..HookOutput::default()
+        };
+    }
     rewritten(
         input,
         "Forge runs this command inside its kernel sandbox (forge sandbox --profile session)",
@@ -1075,7 +1101,8 @@ fn secrets_of(project: &Project, config: &Config) -> Vec<PathBuf> {
 ///
 /// Only inside the project, where Claude Code does not ask before a search anyway: the explicit
 /// `allow` this answer needs would otherwise waive its prompt for a folder outside. Codex has
-/// no search tool and Gemini CLI cannot rewrite.
+/// no search tool; Gemini CLI's `grep_search` takes other options than ripgrep's globs and is not
+/// narrowed (a search the guard refuses stays refused).
 fn narrowed_search(agent: Agent, p: &Payload, project: &Project, config: &Config) -> Option<Value> {
     if agent != Agent::Claude || p.tool_name.as_deref() != Some("Grep") {
         return None;
@@ -1576,7 +1603,36 @@ mod tests {
             assert_eq!(h["updatedInput"]["description"], "d");
             assert_eq!(h["updatedInput"]["timeout"], 5000);
         }
-        // Gemini cannot rewrite: allow stays silent.
+        // Gemini CLI takes `hookSpecificOutput.tool_input` in place of the model's arguments
+        // (seen with 0.61.0): its shell tool's command is rewritten, its other fields kept, and
+        // no `cd` is carried over (each of its commands starts afresh, as Codex's do). No
+        // `decision`: the client's own confirmation still applies.
+        let gemini = json!({"session_id": "s", "cwd": dir.path(), "hook_event_name": "BeforeTool",
+            "tool_name": "run_shell_command", "tool_input": {"command": "echo \"it's\" > out.txt",
+            "description": "d", "dir_path": "sub"}});
+        let o = handle(
+            Agent::Gemini,
+            Event::PreToolUse,
+            Ok(gemini.to_string().into_bytes()),
+            dir.path(),
+        );
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(
+            v["hookSpecificOutput"]["hookEventName"], "BeforeTool",
+            "{v}"
+        );
+        assert!(v.get("decision").is_none(), "{v}");
+        let input = &v["hookSpecificOutput"]["tool_input"];
+        let cmd = input["command"].as_str().unwrap();
+        assert!(
+            cmd.contains(" sandbox --profile session --project "),
+            "{cmd}"
+        );
+        assert!(cmd.contains(r#"echo "it'\''s" > out.txt"#), "{cmd}");
+        assert!(!cmd.contains("__forge_cwd"), "{cmd}");
+        assert_eq!(input["description"], "d");
+        assert_eq!(input["dir_path"], "sub");
+        // Gemini's tool is `run_shell_command`; a `Bash` there is no shell call of Gemini's.
         let o = handle(
             Agent::Gemini,
             Event::PreToolUse,
@@ -1689,7 +1745,7 @@ mod tests {
             let o = grep(Agent::Claude, json!({"pattern": "x", "path": path}));
             assert!(!o.stdout.contains("updatedInput"), "{path}: {}", o.stdout);
         }
-        // Gemini cannot rewrite; a search the guard refuses stays refused.
+        // Gemini's search is not narrowed; a search the guard refuses stays refused.
         let o = grep(Agent::Gemini, json!({"pattern": "TOKEN"}));
         assert!(!o.stdout.contains("updatedInput"), "{}", o.stdout);
         let o = grep(Agent::Claude, json!({"pattern": "x", "glob": ".env"}));

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 /// Set to `1` (as `.ci/run` does) to make a missing rig a failure instead of a skip.
 pub const REQUIRE_ENV: &str = "FORGE_REQUIRE_REAL_AGENTS";
@@ -55,7 +56,7 @@ pub fn claude_version() -> String {
     std::env::var("CLAUDE_CODE_VERSION")
         .ok()
         .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "2.1.197".to_string())
+        .unwrap_or_else(|| CLAUDE.pinned.to_string())
 }
 
 /// The Claude Code versions the guard, sandbox-rewrite, Stop and subagent tests of
@@ -64,14 +65,75 @@ pub fn claude_version() -> String {
 /// so CI time stays bounded (docs/design.md, "Proven with the real clients").
 pub const VERSIONS_ENV: &str = "FORGE_CLAUDE_VERSIONS";
 
+/// A real client the tests run per version: its npm package, the version pinned for CI, and the
+/// variable that lists the versions to run instead (as [`VERSIONS_ENV`] does for Claude Code).
+pub struct Client {
+    pub name: &'static str,
+    pub package: &'static str,
+    pub pinned: &'static str,
+    pub versions_env: &'static str,
+}
+
+/// Claude Code: [`VERSIONS_ENV`]; its pinned version is the rig's (`CLAUDE_CODE_VERSION`
+/// changes it, see [`claude_version`]).
+pub const CLAUDE: Client = Client {
+    name: "Claude Code",
+    package: "@anthropic-ai/claude-code",
+    pinned: "2.1.197",
+    versions_env: VERSIONS_ENV,
+};
+
+/// Codex CLI: `FORGE_CODEX_VERSIONS=0.169.0,latest`.
+pub const CODEX: Client = Client {
+    name: "Codex CLI",
+    package: "@openai/codex",
+    pinned: "0.169.0",
+    versions_env: "FORGE_CODEX_VERSIONS",
+};
+
+/// Gemini CLI: `FORGE_GEMINI_VERSIONS=0.61.0,latest` (the rig's `gemini-offline.sh` pins 0.61.0
+/// too, and takes another through `GEMINI_CLI_VERSION`).
+pub const GEMINI: Client = Client {
+    name: "Gemini CLI",
+    package: "@google/gemini-cli",
+    pinned: "0.61.0",
+    versions_env: "FORGE_GEMINI_VERSIONS",
+};
+
 /// The versions [`VERSIONS_ENV`] names, `latest` resolved; `Err` when npm cannot say which is
 /// the newest (offline).
 pub fn claude_versions() -> Result<Vec<String>, String> {
-    let list = std::env::var(VERSIONS_ENV).unwrap_or_default();
+    versions_in(
+        &std::env::var(VERSIONS_ENV).unwrap_or_default(),
+        &claude_version(),
+        || newest(&CLAUDE),
+    )
+}
+
+/// The versions of `client` its variable names, `latest` resolved; unset, the pinned one.
+pub fn versions(client: &Client) -> Result<Vec<String>, String> {
+    versions_in(
+        &std::env::var(client.versions_env).unwrap_or_default(),
+        client.pinned,
+        || newest(client),
+    )
+}
+
+/// A comma list of versions, `latest` asked of `newest` (once), duplicates dropped; empty:
+/// `pinned` alone.
+pub fn versions_in(
+    list: &str,
+    pinned: &str,
+    newest: impl FnOnce() -> Result<String, String>,
+) -> Result<Vec<String>, String> {
+    let mut newest = Some(newest);
     let mut out: Vec<String> = Vec::new();
     for v in list.split(',').map(str::trim).filter(|v| !v.is_empty()) {
         let v = if v == "latest" {
-            newest_claude()?
+            match newest.take() {
+                Some(f) => f()?,
+                None => continue,
+            }
         } else {
             v.to_string()
         };
@@ -80,30 +142,35 @@ pub fn claude_versions() -> Result<Vec<String>, String> {
         }
     }
     if out.is_empty() {
-        out.push(claude_version());
+        out.push(pinned.to_string());
     }
     Ok(out)
 }
 
-/// The newest published `@anthropic-ai/claude-code`, as `npm view` says.
-pub fn newest_claude() -> Result<String, String> {
-    static NEWEST: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
-    NEWEST
-        .get_or_init(|| {
-            let o = Command::new("npm")
-                .args(["view", "@anthropic-ai/claude-code", "version"])
-                .output()
-                .map_err(|e| format!("cannot run npm to find the newest Claude Code: {e}"))?;
-            let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            if !o.status.success() || v.is_empty() {
-                return Err(format!(
-                    "npm could not say which Claude Code is the newest: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                ));
-            }
-            Ok(v)
-        })
-        .clone()
+/// The newest published release of `client`, as `npm view` says (asked once per package).
+pub fn newest(client: &Client) -> Result<String, String> {
+    static NEWEST: Mutex<Vec<(&'static str, Result<String, String>)>> = Mutex::new(Vec::new());
+    let mut known = NEWEST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, r)) = known.iter().find(|(p, _)| *p == client.package) {
+        return r.clone();
+    }
+    let r = (|| {
+        let o = Command::new("npm")
+            .args(["view", client.package, "version"])
+            .output()
+            .map_err(|e| format!("cannot run npm to find the newest {}: {e}", client.name))?;
+        let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        if !o.status.success() || v.is_empty() {
+            return Err(format!(
+                "npm could not say which {} is the newest: {}",
+                client.name,
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+        }
+        Ok(v)
+    })();
+    known.push((client.package, r.clone()));
+    r
 }
 
 /// Whether Claude Code `version` runs Agent-tool subagents in the background by default (from
@@ -116,18 +183,23 @@ pub fn backgrounds_subagents(version: &str) -> bool {
 /// The client the rig installs: `$FORGE_RIG_CACHE/claude-$CLAUDE_CODE_VERSION/…`, as in
 /// `claude-offline.sh`.
 pub fn rig_claude_bin(version: Option<&str>) -> PathBuf {
+    let version = version.map_or_else(claude_version, str::to_string);
+    rig_cache().join(format!("claude-{version}/node_modules/.bin/claude"))
+}
+
+/// Where the rig keeps the clients it installs: `$FORGE_RIG_CACHE`, else
+/// `${XDG_CACHE_HOME:-$HOME/.cache}/forge-agent-rig`, as its launchers say.
+pub fn rig_cache() -> PathBuf {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    let cache = var("FORGE_RIG_CACHE").unwrap_or_else(|| {
+    var("FORGE_RIG_CACHE").unwrap_or_else(|| {
         var("XDG_CACHE_HOME")
             .unwrap_or_else(|| var("HOME").unwrap_or_default().join(".cache"))
             .join("forge-agent-rig")
-    });
-    let version = version.map_or_else(claude_version, str::to_string);
-    cache.join(format!("claude-{version}/node_modules/.bin/claude"))
+    })
 }
 
 /// Installs the rig's client with one trivial rig run when it is not there yet: `Err` with the
@@ -178,13 +250,24 @@ pub fn availability() -> Result<(PathBuf, PathBuf), String> {
     Ok((rig, claude))
 }
 
+/// The versions `var` lists as written (`latest` unresolved, so the notice asks no registry), else
+/// `pinned`.
+fn listed(var: &str, pinned: &str) -> String {
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => v.trim().to_string(),
+        _ => pinned.to_string(),
+    }
+}
+
 /// The one line `cargo test` shows about the real-client tests (see
 /// `tests/real_agents_notice.rs`).
 pub fn notice(availability: &Result<(PathBuf, PathBuf), String>, required: bool) -> String {
     match availability {
         Ok((rig, _)) => format!(
-            "real-client tests (tests/real_agents.rs): run with Claude Code {} through the agent rig at {}",
-            claude_version(),
+            "real-client tests (tests/real_agents.rs): run with Claude Code {}, Codex CLI {} and Gemini CLI {} through the agent rig at {}",
+            listed(VERSIONS_ENV, &claude_version()),
+            listed(CODEX.versions_env, CODEX.pinned),
+            listed(GEMINI.versions_env, GEMINI.pinned),
             rig.parent().unwrap_or(rig).display()
         ),
         Err(why) => format!(
