@@ -16,6 +16,9 @@
 #   BENCH_DIR=dir  where the repository goes (default /tmp/forge-bench)
 #   RUNS=n         runs (default 7); the median and the range are printed
 #   FILES=n        generated files (default 10000)
+#   BASE=rev, BASE_BIN=path   also run a previous build, alternated run by run with the working
+#                  tree's (NEW=path for a prebuilt one): see bench/builds.sh; the medians of
+#                  both and their ratio are printed
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,11 +31,18 @@ log() { echo "bench: $*" >&2; }
 for tool in git python3; do command -v "$tool" >/dev/null || die "$tool not found"; done
 case "$BENCH_DIR" in "$ROOT"|"$ROOT"/*) die "BENCH_DIR must be outside the repository" ;; esac
 
-if [ -z "${FORGE:-}" ]; then
-  (cd "$ROOT" && cargo build --release --locked >&2)
-  FORGE=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-gnu/release/forge
+if [ -n "${BASE:-}${BASE_BIN:-}" ]; then
+  repo=$ROOT
+  . "$ROOT/bench/builds.sh"
+  builds=("$base_bin" "$new_bin") labels=("base: $base_label" "new: $new_label")
+else
+  if [ -z "${FORGE:-}" ]; then
+    (cd "$ROOT" && cargo build --release --locked >&2)
+    FORGE=${CARGO_TARGET_DIR:-$ROOT/target}/x86_64-unknown-linux-gnu/release/forge
+  fi
+  [ -x "$FORGE" ] || die "no forge binary at $FORGE"
+  builds=("$FORGE") labels=("$FORGE")
 fi
-[ -x "$FORGE" ] || die "no forge binary at $FORGE"
 
 repo=$BENCH_DIR/run-loop-$FILES
 rm -rf "$repo"
@@ -75,22 +85,28 @@ git gc -q
 base=$(git rev-parse HEAD)
 log "$(git ls-files | wc -l) tracked files"
 
-results=()
+declare -A results
 for i in $(seq 1 "$RUNS"); do
-  git reset -q --hard "$base"
-  rm -rf .tmp/.forge .forge/changes .forge/sessions
-  start=$(date +%s%N)
-  "$FORGE" run bench --goal "members get 10% off; receipts name the amount" >/dev/null
-  end=$(date +%s%N)
-  read -r agent check room < <(python3 -c 'import json,sys; m=json.load(open(".tmp/.forge/runs/bench/run.json")); print(m["agent_ms"], m["check_ms"], m.get("clean_room_ms", 0))')
-  wall=$(( (end - start) / 1000000 ))
-  own=$(( (wall - agent - check) / 2 ))
-  log "run $i: wall ${wall} ms, agents ${agent} ms, checks ${check} ms (clean room ${room} ms: $(( room * 100 / (check - room) ))% on the other checks) -> Forge ${own} ms per slice"
-  results+=("$own")
+  for k in "${!builds[@]}"; do
+    git reset -q --hard "$base"
+    rm -rf .tmp/.forge .forge/changes .forge/sessions
+    start=$(date +%s%N)
+    "${builds[$k]}" run bench --goal "members get 10% off; receipts name the amount" >/dev/null
+    end=$(date +%s%N)
+    read -r agent check room < <(python3 -c 'import json,sys; m=json.load(open(".tmp/.forge/runs/bench/run.json")); print(m["agent_ms"], m["check_ms"], m.get("clean_room_ms", 0))')
+    wall=$(( (end - start) / 1000000 ))
+    own=$(( (wall - agent - check) / 2 ))
+    log "run $i, ${labels[$k]}: wall ${wall} ms, agents ${agent} ms, checks ${check} ms (clean room ${room} ms) -> Forge ${own} ms per slice"
+    results[$k]="${results[$k]:-} $own"
+  done
 done
-sorted=$(printf '%s\n' "${results[@]}" | sort -n)
-median=$(echo "$sorted" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-min=$(echo "$sorted" | head -n1)
-max=$(echo "$sorted" | tail -n1)
-pct=$(awk -v m="$median" 'BEGIN { printf "%.1f", m / 10000 * 100 }')
-echo "| forge run, Forge's own work per slice, $FILES-file repository | median ${median} ms (range ${min}–${max} ms, $RUNS runs) | ${pct} % of a 10 s slice | target < 5 % (500 ms) |"
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)], a[1], a[NR]}'; }
+for k in "${!builds[@]}"; do
+  read -r med min max < <(echo "${results[$k]}" | median)
+  pct=$(awk -v m="$med" 'BEGIN { printf "%.1f", m / 10000 * 100 }')
+  echo "| forge run, Forge's own work per slice, $FILES-file repository, ${labels[$k]} | median ${med} ms (range ${min}–${max} ms, $RUNS runs) | ${pct} % of a 10 s slice | target < 5 % (500 ms) |"
+  meds[$k]=$med
+done
+if [ "${#builds[@]}" = 2 ]; then
+  awk -v b="${meds[0]}" -v n="${meds[1]}" 'BEGIN { printf "new/base: %.2f×\n", n / b }'
+fi
