@@ -2441,3 +2441,52 @@ fn the_git_identity_in_the_environment_reaches_the_command() {
     assert!(!out.contains("FORGE-DECOY-token"), "{o:?}");
     end_keeper(t.path());
 }
+
+/// The pins stay while any sandbox binds them: a command still running (here, one a check left
+/// behind), and another that started meanwhile and found them there — and go when both end.
+#[test]
+fn pins_stay_while_a_sandbox_binds_them() {
+    if skip_or_fail("pins_stay_while_a_sandbox_binds_them") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = fresh_repo(t.path());
+    let before = tree(&repo);
+    let check = ["--profile", "check", "--write", repo.to_str().unwrap()];
+    // Left running after `forge sandbox` itself has exec'd and its caller returned.
+    let o = sandboxed(
+        &repo,
+        t.path(),
+        &check,
+        &[
+            "sh",
+            "-c",
+            "sleep 3 >/dev/null 2>&1 </dev/null & echo started",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        repo.join(".claude").is_dir(),
+        "pinned while the sleeper runs"
+    );
+    let o = sandboxed(
+        &repo,
+        t.path(),
+        &check,
+        &[
+            "sh",
+            "-c",
+            "echo x > .claude/settings.json && echo made; sleep 1; echo x > .codex/config.toml && echo made; echo done",
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("done") && !out.contains("made"), "{o:?}");
+    assert!(
+        repo.join(".codex").is_dir(),
+        "still pinned: the sleeper runs"
+    );
+    eventually("the pins go once nothing binds them", || {
+        tree(&repo) == before
+    });
+}
