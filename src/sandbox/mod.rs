@@ -12,6 +12,7 @@
 //! - [`resolve`]: from a request and the machine's facts to absolute paths and how each is
 //!   enforced (pure).
 //! - [`launch`]: the re-exec argv callers spawn and the hook's session command line (pure).
+//! - `sweep.rs`: the control folders made to be pinned, removed once no namespace binds them.
 //! - `landlock.rs`, `mounts.rs`, `contain.rs`: the Linux-only enforcement; everything else
 //!   compiles everywhere, and [`enter`] says what is missing where the kernel has none of it.
 //!
@@ -877,7 +878,7 @@ pub fn enter(
         let mut _hold = None;
         let plan = match (&keeper, &record) {
             // A plan still true of the machine, and the namespace that enforces it: joined as
-            // they are. (A namespace worth joining binds every folder `prepare` would make.)
+            // they are. (A namespace worth joining binds every folder `sweep::make` would make.)
             (Some(k), Some(rec)) if keeper::Keeper::plan_holds(rec) && k.join(rec, None) => {
                 joined = true;
                 rec.plan.clone()
