@@ -2229,3 +2229,264 @@ fn secrets_by_name_below_the_top_are_hidden_and_odd_links_stop_nothing() {
         assert!(!out.contains(s), "{s}: {o:?}");
     }
 }
+
+/// Every path under `root`, sorted, as `find` lists them (what "a trace" is compared on).
+fn tree(root: &Path) -> Vec<String> {
+    let o = Command::new("find")
+        .arg(".")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let mut v: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// A plain git repository (no Forge config) in `t/repo`, and its TMPDIR `t/tmp`.
+fn fresh_repo(t: &Path) -> std::path::PathBuf {
+    let repo = t.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(t.join("tmp")).unwrap();
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    std::fs::write(repo.join("README.md"), "hello\n").unwrap();
+    repo
+}
+
+fn sandboxed(repo: &Path, t: &Path, args: &[&str], cmd: &[&str]) -> std::process::Output {
+    Command::new(forge_bin())
+        .arg("sandbox")
+        .args(args)
+        .arg("--")
+        .args(cmd)
+        .current_dir(repo)
+        .env("TMPDIR", t.join("tmp"))
+        .output()
+        .unwrap()
+}
+
+/// Ends the session's keeper, as its idle time would (src/sandbox/keeper.rs), so the test
+/// need not wait two minutes for it.
+fn end_keeper(t: &Path) {
+    let Ok(base) = std::fs::read_dir(t.join("tmp")) else {
+        return;
+    };
+    for b in base.flatten() {
+        let Ok(records) = std::fs::read_dir(b.path().join("keepers")) else {
+            continue;
+        };
+        for rec in records.flatten() {
+            let Ok(text) = std::fs::read_to_string(rec.path()) else {
+                continue;
+            };
+            let body = text.split_once('\n').map_or("", |(_, b)| b);
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
+                continue;
+            };
+            if let Some(pid) = v["pid"].as_i64().filter(|p| *p > 0) {
+                let _ = Command::new("kill").arg(pid.to_string()).status();
+            }
+        }
+    }
+}
+
+/// Waits (up to 20 s) for `f` to hold.
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never came true: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue 34, point 9: what the sandbox makes to pin a control path that does not exist yet
+/// (`.claude/`, `.codex/`, `.gemini/`, `.git/modules`, `.tmp/.forge`, …) is gone from the
+/// project once the sandboxes that needed it have ended — and while one runs, a command inside
+/// still cannot create what those paths protect.
+#[test]
+fn the_sandbox_leaves_no_trace_in_the_project() {
+    if skip_or_fail("the_sandbox_leaves_no_trace_in_the_project") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = fresh_repo(t.path());
+    let before = tree(&repo);
+    let o = sandboxed(&repo, t.path(), &["--profile", "session"], &["true"]);
+    assert!(o.status.success(), "{o:?}");
+    end_keeper(t.path());
+    eventually("the session leaves the project as it was", || {
+        tree(&repo) == before
+    });
+    let o = sandboxed(
+        &repo,
+        t.path(),
+        &["--profile", "check", "--write", repo.to_str().unwrap()],
+        &["true"],
+    );
+    assert!(o.status.success(), "{o:?}");
+    eventually("the check leaves the project as it was", || {
+        tree(&repo) == before
+    });
+    // While a sandbox runs, the pinned paths hold.
+    for profile in [
+        &["--profile", "session"][..],
+        &["--profile", "check", "--write", repo.to_str().unwrap()][..],
+    ] {
+        let o = sandboxed(
+            &repo,
+            t.path(),
+            profile,
+            &[
+                "sh",
+                "-c",
+                "for p in .claude/settings.json .codex/config.toml .gemini/settings.json \
+                 .git/hooks/pre-commit .git/info/attributes; do \
+                 mkdir -p \"$(dirname $p)\" 2>/dev/null; echo x > $p 2>/dev/null && echo \"made $p\"; \
+                 done; echo done",
+            ],
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("done"), "{o:?}");
+        assert!(!out.contains("made"), "{profile:?}: {o:?}");
+        end_keeper(t.path());
+        eventually("the project is as it was", || tree(&repo) == before);
+    }
+}
+
+/// A person who makes a pinned folder their own while a session's namespace is kept keeps
+/// it: the commands of the session cannot change what they put there, and the folder stays
+/// when the session ends.
+#[test]
+fn a_control_folder_the_person_fills_meanwhile_is_kept_and_protected() {
+    if skip_or_fail("a_control_folder_the_person_fills_meanwhile_is_kept_and_protected") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = fresh_repo(t.path());
+    let o = sandboxed(&repo, t.path(), &["--profile", "session"], &["true"]);
+    assert!(o.status.success(), "{o:?}");
+    // The person, outside any sandbox.
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    std::fs::write(repo.join(".claude/settings.json"), "{}\n").unwrap();
+    let o = sandboxed(
+        &repo,
+        t.path(),
+        &["--profile", "session"],
+        &[
+            "sh",
+            "-c",
+            "echo '{\"hooks\":{}}' > .claude/settings.json; rm -f .claude/settings.json; \
+             echo x > .claude/settings.local.json; echo done",
+        ],
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("done"), "{o:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".claude/settings.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(!repo.join(".claude/settings.local.json").exists());
+    end_keeper(t.path());
+    eventually("the empty pins go", || !repo.join(".codex").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".claude/settings.json")).unwrap(),
+        "{}\n"
+    );
+}
+
+/// A person's git identity set in the environment reaches a sandboxed command (`_AUTH` is not
+/// a word of `GIT_AUTHOR_NAME`), so an agent's commits keep it.
+#[test]
+fn the_git_identity_in_the_environment_reaches_the_command() {
+    if skip_or_fail("the_git_identity_in_the_environment_reaches_the_command") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = fresh_repo(t.path());
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "session", "--", "sh", "-c"])
+        .arg(
+            "echo \"$GIT_AUTHOR_NAME|$GIT_AUTHOR_EMAIL|$GIT_COMMITTER_NAME|$GIT_COMMITTER_EMAIL\"; \
+             git add README.md && git commit -qm x && git log -1 --format='%an <%ae> %cn <%ce>'",
+        )
+        .current_dir(&repo)
+        .env("TMPDIR", t.path().join("tmp"))
+        .env("GIT_AUTHOR_NAME", "Ada Person")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada Committer")
+        .env("GIT_COMMITTER_EMAIL", "ada.c@example.com")
+        .env("GITHUB_TOKEN", "FORGE-DECOY-token")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        out.contains("Ada Person|ada@example.com|Ada Committer|ada.c@example.com"),
+        "{o:?}"
+    );
+    assert!(
+        out.contains("Ada Person <ada@example.com> Ada Committer <ada.c@example.com>"),
+        "{o:?}"
+    );
+    assert!(!out.contains("FORGE-DECOY-token"), "{o:?}");
+    end_keeper(t.path());
+}
+
+/// The pins stay while any sandbox binds them: a command still running (here, one a check left
+/// behind), and another that started meanwhile and found them there — and go when both end.
+#[test]
+fn pins_stay_while_a_sandbox_binds_them() {
+    if skip_or_fail("pins_stay_while_a_sandbox_binds_them") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = fresh_repo(t.path());
+    let before = tree(&repo);
+    let check = ["--profile", "check", "--write", repo.to_str().unwrap()];
+    // Left running after `forge sandbox` itself has exec'd and its caller returned.
+    let o = sandboxed(
+        &repo,
+        t.path(),
+        &check,
+        &[
+            "sh",
+            "-c",
+            "sleep 3 >/dev/null 2>&1 </dev/null & echo started",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        repo.join(".claude").is_dir(),
+        "pinned while the sleeper runs"
+    );
+    let o = sandboxed(
+        &repo,
+        t.path(),
+        &check,
+        &[
+            "sh",
+            "-c",
+            "echo x > .claude/settings.json && echo made; sleep 1; echo x > .codex/config.toml && echo made; echo done",
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("done") && !out.contains("made"), "{o:?}");
+    assert!(
+        repo.join(".codex").is_dir(),
+        "still pinned: the sleeper runs"
+    );
+    eventually("the pins go once nothing binds them", || {
+        tree(&repo) == before
+    });
+}

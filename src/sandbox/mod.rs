@@ -12,6 +12,7 @@
 //! - [`resolve`]: from a request and the machine's facts to absolute paths and how each is
 //!   enforced (pure).
 //! - [`launch`]: the re-exec argv callers spawn and the hook's session command line (pure).
+//! - `sweep.rs`: the control folders made to be pinned, removed once no namespace binds them.
 //! - `landlock.rs`, `mounts.rs`, `contain.rs`: the Linux-only enforcement; everything else
 //!   compiles everywhere, and [`enter`] says what is missing where the kernel has none of it.
 //!
@@ -52,6 +53,8 @@ mod landlock;
 mod mounts;
 #[cfg(target_os = "linux")]
 mod seccomp;
+#[cfg(target_os = "linux")]
+mod sweep;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -871,14 +874,21 @@ pub fn enter(
         };
         let mut joined = false;
         let mut to_keep = None;
+        // Held from before the plan reads the project until `exec`: see sweep.rs.
+        let mut _hold = None;
         let plan = match (&keeper, &record) {
             // A plan still true of the machine, and the namespace that enforces it: joined as
-            // they are. (A namespace worth joining binds every folder `prepare` would make.)
+            // they are. (A namespace worth joining binds every folder `sweep::make` would make.)
             (Some(k), Some(rec)) if keeper::Keeper::plan_holds(rec) && k.join(rec, None) => {
                 joined = true;
                 rec.plan.clone()
             }
             _ => {
+                let base = sandbox_base();
+                if mounts {
+                    make_private(&base)?;
+                    _hold = Some(sweep::hold(&base)?);
+                }
                 let since = std::time::SystemTime::now();
                 let (_layout, plan, basis) = resolve_witnessed(req, config)?;
                 // With a mount namespace, one bind per secret is cheaper than leaving it out of
@@ -897,6 +907,9 @@ pub fn enter(
                     let dir = keeper.as_ref().and_then(keeper::Keeper::open_dir);
                     // The table the namespace is copied from, for a later command to compare.
                     let table = keeper.as_ref().and_then(|_| keeper::mount_table());
+                    // Made here, outside the namespace, and swept from here once no namespace
+                    // binds them.
+                    sweep::leave(&base, sweep::make(&bound)?);
                     if let Err(e) = mounts::enter_namespace() {
                         if mode == Mode::Require {
                             return Err(e);
@@ -1043,12 +1056,31 @@ fn empty_dir(plan: &Plan) -> PathBuf {
                 .is_some_and(|n| n.to_string_lossy().starts_with("forge-sandbox-"))
         })
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| {
-            // SAFETY: getuid(2) cannot fail.
-            let uid = unsafe { nix::libc::getuid() };
-            resolve::system_tmp().join(format!("forge-sandbox-{uid}"))
-        });
+        .unwrap_or_else(sandbox_base);
     base.join("empty")
+}
+
+/// The user's private sandbox folder, `<tmp>/forge-sandbox-<uid>`.
+fn sandbox_base() -> PathBuf {
+    // SAFETY: getuid(2) cannot fail.
+    let uid = unsafe { nix::libc::getuid() };
+    resolve::system_tmp().join(format!("forge-sandbox-{uid}"))
+}
+
+/// Creates `base` (mode 0700) if need be, and refuses it unless it is private
+/// ([`check_private`]).
+#[cfg(target_os = "linux")]
+fn make_private(base: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(base)
+        .map_err(|e| SandboxError::Setup {
+            step: format!("create the folder {}", base.display()),
+            source: e,
+        })?;
+    check_private(base)
 }
 
 /// Refuses a sandbox folder (`<tmp>/forge-sandbox-<uid>`) that is not a folder of this user's
@@ -1075,21 +1107,14 @@ fn check_private(base: &Path) -> Result<(), SandboxError> {
     Ok(())
 }
 
-/// Creates the TMPDIR, the empty folder and the placeholder control folders.
+/// Creates the TMPDIR, the empty folder and the writable areas (the control folders to pin are
+/// made before the namespace: sweep.rs).
 #[cfg(target_os = "linux")]
 fn prepare(plan: &Plan) -> Result<(), SandboxError> {
     use std::os::unix::fs::DirBuilderExt;
     let empty = empty_dir(plan);
     if let Some(base) = empty.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(base)
-            .map_err(|e| SandboxError::Setup {
-                step: format!("create the folder {}", base.display()),
-                source: e,
-            })?;
-        check_private(base)?;
+        make_private(base)?;
     }
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -1114,38 +1139,6 @@ fn prepare(plan: &Plan) -> Result<(), SandboxError> {
             step: format!("create the writable area {}", p.display()),
             source: e,
         })?;
-    }
-    for p in &plan.placeholder_files {
-        // An include the config names in a folder that does not exist yet: that folder too.
-        if let Some(parent) = p.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        let made = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(p);
-        match made {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(SandboxError::Setup {
-                    step: format!("create the empty control file {}", p.display()),
-                    source: e,
-                });
-            }
-        }
-    }
-    for p in &plan.placeholders {
-        match std::fs::create_dir_all(p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(SandboxError::Setup {
-                    step: format!("create the empty control folder {}", p.display()),
-                    source: e,
-                });
-            }
-        }
     }
     Ok(())
 }

@@ -850,9 +850,11 @@ pub struct Plan {
     pub pin: Vec<PathBuf>,
     /// Mount namespace: secrets inside writable folders, covered by an empty read-only file.
     pub hide: Vec<PathBuf>,
-    /// Control folders to create, empty, before binding (so an agent cannot create them).
+    /// Control folders to create, empty, before binding (so an agent cannot create them), and
+    /// to remove once no namespace binds them (sweep.rs).
     pub placeholders: Vec<PathBuf>,
     /// Control files to create, empty, before binding: `config.worktree` where git reads it.
+    /// Removed likewise.
     pub placeholder_files: Vec<PathBuf>,
     /// Folders that do not exist yet — writable areas, a client's state folders — created
     /// before the sandbox starts.

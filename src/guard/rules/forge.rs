@@ -26,6 +26,11 @@ pub const HUMAN_ONLY: Rule = Rule {
     decision: Decision::Deny,
     summary: "commands for a person: `forge verify --reset-breaker|--max-failures`, `forge hooks`, `forge change use`, `forge init --force`, raising a budget, `forge guard allow-once|trust|lift`, `forge run --retry`",
 };
+pub const SANDBOX_OFF: Rule = Rule {
+    id: "sandbox-off",
+    decision: Decision::Ask,
+    summary: "`forge sandbox --mode off -- CMD`: CMD runs without the kernel sandbox (what CMD does is judged too, as for every launcher)",
+};
 pub const KILL_FORGE: Rule = Rule {
     id: "kill-forge",
     decision: Decision::Deny,
@@ -89,6 +94,19 @@ fn forge(j: &mut Judge, inv: &Invocation) {
             ) && args.get(2).copied() != Some("--show")
         }
         Some("run") => has("--retry") || has("--abandon"),
+        Some("sandbox") => {
+            if sandbox_off(&inv.lit_args().collect::<Vec<_>>()) {
+                j.hit_at(
+                    &SANDBOX_OFF,
+                    &inv.origin,
+                    format!(
+                        "`{}` runs its command outside the kernel sandbox: ask the person",
+                        inv.display()
+                    ),
+                );
+            }
+            false
+        }
         _ => false,
     };
     if human {
@@ -101,6 +119,21 @@ fn forge(j: &mut Judge, inv: &Invocation) {
             ),
         );
     }
+}
+
+/// Whether `forge sandbox`'s own options (before `--`) turn the sandbox off, or may: a mode
+/// computed at run time (`--mode "$M"`) could be `off`.
+fn sandbox_off(args: &[Option<&str>]) -> bool {
+    let own = args
+        .iter()
+        .position(|a| *a == Some("--"))
+        .unwrap_or(args.len());
+    let own = &args[..own];
+    own.iter().enumerate().any(|(i, a)| match a {
+        Some("--mode") => matches!(own.get(i + 1), Some(Some("off") | None)),
+        Some(a) => a.strip_prefix("--mode=").is_some_and(|m| m == "off"),
+        None => false,
+    })
 }
 
 /// Whether an extended regular expression (`pgrep`/`pkill` patterns, `killall -r`) matches

@@ -78,6 +78,7 @@ pub const DEFAULT_RULES: &[&Rule] = &[
     &forge::AGENT_CONFIG,
     &forge::SANDBOX_CONTROL,
     &forge::HUMAN_ONLY,
+    &forge::SANDBOX_OFF,
     &forge::KILL_FORGE,
     &system::FORK_BOMB,
     &system::KILL_EVERYTHING,

@@ -25,6 +25,7 @@ pub const INTERPRETERS: [&str; 16] = [
 mod elsewhere;
 mod embedded;
 mod expand;
+mod launchers;
 mod make;
 mod pattern;
 mod programs;

@@ -5,6 +5,7 @@
 //! `find -exec`, `xargs`, `ssh`, `docker run`, `at`, `crontab`, `screen`, `tmux`, `watch`,
 //! `git` (aliases, `submodule foreach`, `rebase --exec`, patches), `make`, `npm` and friends.
 
+use super::launchers::{ARGS_AFTER_DASHES, Start, launcher};
 use super::sources::is_downloader;
 use super::walk::{Ctx, Val, Walker, dyn_arg};
 use super::{Arg, Cwd, Invocation, Names, Origin, Stdin, Word};
@@ -545,7 +546,38 @@ impl Walker<'_> {
                         "--map-group",
                     ],
                 )),
-                _ => wrapper_options(&prog).map(|o| skip_options(&rest, o)),
+                _ => match launcher(&prog) {
+                    Some(l) => {
+                        if l.judged_too {
+                            self.push_plain(&call, ctx);
+                        }
+                        match l.command_at(&rest) {
+                            Start::At(n) => Some(n),
+                            Start::ShellString(i, from) => {
+                                let mut text = rest.to_vec();
+                                if from > 0
+                                    && let Some(a) = text[i].arg.lit()
+                                {
+                                    text[i] = Word::lit(a[from..].to_string());
+                                }
+                                call.wrappers.push(prog.clone());
+                                self.shell_string(&text, i, &call, ctx, depth, ctx.origin.clone());
+                                return;
+                            }
+                            Start::ShellArgs(i) => {
+                                // The words are bash's own (`-c CMD`): bash runs them.
+                                call.wrappers.push(prog.clone());
+                                let mut argv = vec![Word::lit("bash")];
+                                argv.extend_from_slice(&rest[i..]);
+                                call.argv = argv;
+                                continue;
+                            }
+                            Start::None if l.judged_too => return,
+                            Start::None => break,
+                        }
+                    }
+                    None => wrapper_options(&prog).map(|o| skip_options(&rest, o)),
+                },
             };
             match skip {
                 Some(n) => {
@@ -580,6 +612,11 @@ impl Walker<'_> {
                 }
                 None => break,
             }
+        }
+        if let Some(inner) = after_dashes(&call.argv) {
+            let inner = self.call_with(inner, &call);
+            let mut sub = ctx.child(ctx.origin.clone());
+            self.invoke(inner, &mut sub, depth + 1);
         }
         self.program(call, path, ctx, depth);
     }
@@ -805,6 +842,21 @@ const XARGS_VALUE_OPTS: &[&str] = &[
 pub(super) fn base_name(p: &str) -> String {
     let p = p.trim_start_matches('\\');
     p.rsplit('/').next().unwrap_or(p).to_string()
+}
+
+/// The command after `--` of a program Forge does not know (`foo --bar -- rm -rf ~`): the
+/// words from a name the rules know on, unless the program is known to take plain arguments
+/// there ([`ARGS_AFTER_DASHES`]) or is one the walker follows itself.
+fn after_dashes(argv: &[Word]) -> Option<Vec<Word>> {
+    let prog = argv.first()?.arg.lit()?;
+    let i = argv.iter().position(|w| w.arg.lit() == Some("--"))?;
+    let next = base_name(argv.get(i + 1)?.arg.lit()?);
+    let name = prog.rsplit('/').next().unwrap_or(prog);
+    (KNOWN_PROGRAMS.contains(&next.as_str())
+        && !KNOWN_PROGRAMS.contains(&name)
+        && !SHELLS.contains(&name)
+        && !ARGS_AFTER_DASHES.contains(&name))
+    .then(|| argv[i + 1..].to_vec())
 }
 
 /// How many leading arguments are options (and the values of `with_value` options).
