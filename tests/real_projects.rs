@@ -541,41 +541,12 @@ fn a_verified_test_that_rebinds_the_code_under_test_lands_nothing() {
     assert!(!r.read("inflection/__init__.py").contains("def kebabize"));
 }
 
-/// Two slices on a real crate (semver 1.0.26 from crates.io) with `forge init`'s config
+/// Two slices on a real crate (semver 1.0.26 from crates.io; the scenario is shared with
+/// bench/clean_room.sh) with `forge init`'s config
 /// (`cargo test`): a new method through a new test file, and another appended to the crate's
 /// own `tests/test_version.rs` — each red failing to compile on the missing method only.
 fn semver_script() -> serde_json::Value {
-    let end = "impl VersionReq {";
-    json!({
-        "slices": [
-            {"id": "bump-patch", "title": "Version::bump_patch gives the next patch release",
-             "depends_on": [], "test_areas": ["tests/"], "code_areas": ["src/"],
-             "focused_command": "cargo test", "report": "auto", "related_checks": [],
-             "expected_red_failure": "no method named `bump_patch` (does not compile yet)"},
-            {"id": "bump-minor", "title": "Version::bump_minor gives the next minor release",
-             "depends_on": ["bump-patch"], "test_areas": ["tests/"], "code_areas": ["src/"],
-             "focused_command": "cargo test", "report": "auto", "related_checks": [],
-             "expected_red_failure": "no method named `bump_minor` (does not compile yet)"}
-        ],
-        "red": {
-            "bump-patch": [{"path": "tests/test_bump.rs", "create":
-                "use semver::Version;\n\n#[test]\nfn bump_patch_clears_pre_and_build() {\n    let v = Version::parse(\"1.2.3-rc.1+b7\").unwrap();\n    assert_eq!(v.bump_patch().to_string(), \"1.2.4\");\n}\n"}],
-            "bump-minor": [{"path": "tests/test_version.rs", "append":
-                "\n#[test]\nfn test_bump_minor() {\n    let v = Version::parse(\"1.2.3\").unwrap();\n    assert_eq!(v.bump_minor().to_string(), \"1.3.0\");\n}\n"}]
-        },
-        "verifier": {
-            "bump-patch": {"failing_case": "bump_patch_clears_pre_and_build",
-                           "excerpt_contains": "no method named `bump_patch`"},
-            "bump-minor": {"failing_case": "test_bump_minor",
-                           "excerpt_contains": "no method named `bump_minor`"}
-        },
-        "green": {
-            "bump-patch": [{"path": "src/lib.rs", "replace": [end,
-                "impl Version {\n    /// The next patch release: pre-release and build metadata cleared.\n    pub fn bump_patch(&self) -> Version {\n        Version::new(self.major, self.minor, self.patch + 1)\n    }\n}\n\nimpl VersionReq {"]}],
-            "bump-minor": [{"path": "src/lib.rs", "replace": [end,
-                "impl Version {\n    /// The next minor release.\n    pub fn bump_minor(&self) -> Version {\n        Version::new(self.major, self.minor + 1, 0)\n    }\n}\n\nimpl VersionReq {"]}]
-        }
-    })
+    serde_json::from_str(include_str!("fixtures/run/semver_script.json")).unwrap()
 }
 
 /// A real Rust crate (semver, vendored) with `forge init`'s config unchanged but the agent: a
