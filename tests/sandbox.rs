@@ -870,6 +870,102 @@ fn the_ssh_agent_socket_and_credentials_in_the_environment_are_out_of_reach() {
     assert!(inside.contains("env: ['HOME']"), "{inside}");
 }
 
+/// Issue 34, red team: the person's tmux server (its socket in the shared temp folder) ran
+/// `if-shell 'rm -rf ~/notes'` for a session. Every socket a program listens on at a path is
+/// covered, whatever its name or folder — found in the kernel's list, not in a list of names —
+/// unless the person grants it (`sandbox.sockets`); the same connect outside succeeds.
+#[test]
+fn no_daemons_socket_is_a_door_out_unless_granted() {
+    if skip_or_fail("no_daemons_socket_is_a_door_out_unless_granted") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let dir = tempfile::Builder::new()
+        .prefix("forge-daemon-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let sock = dir.path().join("server-0");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let probe = "import os, socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.environ['PROBE_SOCK'])\n    print('connected')\nexcept OSError as e:\n    print('refused', e)\n";
+    let run = |mode: &[&str]| {
+        let o = Command::new(forge_bin())
+            .arg("sandbox")
+            .args(mode)
+            .args(["--profile", "session", "--", "python3", "-c", probe])
+            .current_dir(r.path())
+            .env("PROBE_SOCK", &sock)
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(
+        run(&["--mode", "off"]).contains("connected"),
+        "the probe works"
+    );
+    let inside = run(&[]);
+    assert!(inside.contains("refused"), "{inside}");
+    // A daemon that starts after the session's namespace was made and kept: covered too.
+    let later = dir.path().join("server-1");
+    let _later = std::os::unix::net::UnixListener::bind(&later).unwrap();
+    let o = Command::new(forge_bin())
+        .args([
+            "sandbox",
+            "--profile",
+            "session",
+            "--",
+            "python3",
+            "-c",
+            probe,
+        ])
+        .current_dir(r.path())
+        .env("PROBE_SOCK", &later)
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let inside = String::from_utf8_lossy(&o.stdout);
+    assert!(inside.contains("refused"), "{inside}");
+    // A real tmux server, where one is installed: its commands run outside every sandbox.
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        let label = format!("forge-test-{}", std::process::id());
+        let marker = dir.path().join("escaped");
+        let started = Command::new("tmux")
+            .args(["-L", &label, "new-session", "-d", "sleep 120"])
+            .status()
+            .unwrap();
+        assert!(started.success());
+        let o = Command::new(forge_bin())
+            .args([
+                "sandbox",
+                "--profile",
+                "session",
+                "--",
+                "tmux",
+                "-L",
+                &label,
+            ])
+            .arg("run-shell")
+            .arg(format!("touch {}", marker.display()))
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        let _ = Command::new("tmux")
+            .args(["-L", &label, "kill-server"])
+            .status();
+        assert!(!marker.exists(), "tmux ran a command outside: {o:?}");
+        assert!(!o.status.success(), "{o:?}");
+    }
+    // Granted by the person: reachable.
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  sockets:\n    - {}\n",
+        dir.path().display()
+    ));
+    let granted = run(&[]);
+    assert!(granted.contains("connected"), "{granted}");
+}
+
 /// Red team: a session set `RLIMIT_FSIZE` to 0 on the shell that runs the session line (it died
 /// of SIGXFSZ), and could have limited the client itself: `prlimit` needs only the same uid,
 /// and Landlock's scopes do not cover it. Inside, it fails for every process but the caller's
@@ -1785,6 +1881,54 @@ fn a_secret_saved_after_the_plan_was_kept_is_hidden() {
         !out.contains("NPM-TOKEN") && !out.contains("DB-PASSWORD"),
         "{third:?}"
     );
+}
+
+/// A daemon that starts listening after a session's plan was vouched for and kept (a tmux
+/// server started later) is covered too: the kernel's list of sockets is one of the plan's
+/// witnesses, so the next command works the plan out again.
+#[test]
+fn a_daemon_started_after_the_plan_was_kept_is_covered() {
+    if skip_or_fail("a_daemon_started_after_the_plan_was_kept_is_covered")
+        || no_keyring("a_daemon_started_after_the_plan_was_kept_is_covered")
+    {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let dir = tempfile::Builder::new()
+        .prefix("forge-daemon-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let sock = dir.path().join("late");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = |script: &str| {
+        Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--", "sh", "-c", script])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("HOME", &home)
+            .env("PROBE_SOCK", &sock)
+            .output()
+            .unwrap()
+    };
+    // Until a call joins the namespace the one before it left (another test binding a socket
+    // meanwhile makes the plan be worked out again, as it should).
+    let mut kept = false;
+    for i in 0..6 {
+        let o = run(&marking(&format!("m{}", i + 1), &[&format!("m{i}")], ""));
+        assert!(o.status.success(), "{o:?}");
+        if saw(&o, &format!("m{i}")) {
+            kept = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+    }
+    assert!(kept, "no call joined a kept namespace");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let probe = "python3 -c \"import os, socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.environ['PROBE_SOCK'])\n    print('connected')\nexcept OSError as e:\n    print('refused', e)\n\"";
+    let third = run(probe);
+    let out = String::from_utf8_lossy(&third.stdout);
+    assert!(out.contains("refused"), "{third:?}");
 }
 
 /// In a shared `/tmp` anyone may make `forge-sandbox-<uid>` first, and whoever owns it could

@@ -86,6 +86,11 @@ pub struct SandboxConfig {
     /// More files or folders no profile may read, added to the built-in list of secrets.
     #[serde(default)]
     pub secrets: Vec<String>,
+    /// Unix sockets (or folders of them) the profiles may connect to. Every other socket a
+    /// program listens on at a path outside the project is covered: a daemon's socket (tmux,
+    /// an editor's server, Docker, an SSH agent) runs what it is sent outside the sandbox.
+    #[serde(default)]
+    pub sockets: Vec<String>,
     /// A live session's commands join one mount namespace, kept between them, instead of
     /// each making its own (docs/sandbox.md, "One namespace per session").
     #[serde(default = "yes")]
@@ -103,6 +108,7 @@ impl Default for SandboxConfig {
             caches: default_caches(),
             clients: ClientsConfig::default(),
             secrets: Vec::new(),
+            sockets: Vec::new(),
             reuse: true,
         }
     }
@@ -145,6 +151,7 @@ impl SandboxConfig {
             ("sandbox.clients.claude", &self.clients.claude),
             ("sandbox.clients.codex", &self.clients.codex),
             ("sandbox.clients.gemini", &self.clients.gemini),
+            ("sandbox.sockets", &self.sockets),
         ];
         for (key, list) in lists {
             for (i, p) in list.iter().enumerate() {

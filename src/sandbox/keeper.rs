@@ -110,6 +110,10 @@ pub enum Witness {
         path: PathBuf,
         seen: Option<(u64, u64, u32, Option<PathBuf>)>,
     },
+    /// The Unix sockets bound at a path on the machine (a hash of the kernel's list): a daemon
+    /// that starts listening after the plan (a new tmux server) must be covered too, so the plan
+    /// is made again.
+    Sockets { seen: u64 },
 }
 
 impl Witness {
@@ -142,10 +146,18 @@ impl Witness {
         (w, m.map(|m| (m.ctime(), m.ctime_nsec())))
     }
 
+    fn sockets() -> Witness {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        super::bound_sockets().hash(&mut h);
+        Witness::Sockets { seen: h.finish() }
+    }
+
     fn holds(&self) -> bool {
         match self {
             Witness::Changed { path, .. } => Witness::changed(path).0 == *self,
             Witness::Entry { path, .. } => Witness::entry(path).0 == *self,
+            Witness::Sockets { .. } => Witness::sockets() == *self,
         }
     }
 }
@@ -168,7 +180,7 @@ pub fn witness(basis: &Basis, since: SystemTime) -> Option<Vec<Witness>> {
         Some((t.as_secs() as i64, t.subsec_nanos() as i64))
     };
     let (racy, busy) = (before(RACY)?, before(BUSY)?);
-    let mut out = Vec::new();
+    let mut out = vec![Witness::sockets()];
     let mut push = |(w, ctime): (Witness, Option<(i64, i64)>)| -> bool {
         out.push(w);
         ctime.is_none_or(|t| t < racy)

@@ -433,7 +433,15 @@ pub(crate) fn resolve_witnessed(
             .secrets
             .iter()
             .cloned()
-            .chain(daemon_sockets())
+            .chain(daemon_sockets(
+                &layout.project,
+                req.tmpdir.as_deref(),
+                &config
+                    .sockets
+                    .iter()
+                    .map(|s| resolve::expand_home(s, &home))
+                    .collect::<Vec<_>>(),
+            ))
             .collect(),
         // As the kernel sees them: a PATH folder reached through a link (`~/code` → the
         // project) is the project's.
@@ -669,10 +677,16 @@ fn linked_files<'a>(
 
 /// The Unix sockets of daemons that act for whoever connects — the Docker and Podman daemons
 /// (`docker run -v /:/h`), containerd, D-Bus (systemd starts units), the SSH and GPG agents
-/// (they sign with the person's keys). Connecting is not a file access Landlock controls below
-/// ABI 9, and a read-only mount does not stop it; covered by a mount (`/dev/null` over a socket,
-/// an empty folder over a folder of them), the path answers nothing.
-fn daemon_sockets() -> Vec<String> {
+/// (they sign with the person's keys), and a terminal multiplexer's or an editor's server
+/// (`tmux if-shell 'rm -rf ~/notes'`, red team of issue 34). Connecting is not a file access
+/// Landlock controls below ABI 9, and a read-only mount does not stop it; covered by a mount
+/// (`/dev/null` over a socket, an empty folder over a folder of them), the path answers nothing.
+///
+/// Not a list of names: every socket bound at a path that the kernel lists
+/// ([`bound_sockets`]), besides the well-known paths of daemons that may start later — except
+/// those in the project or the private TMPDIR (the agent's own dev server) and those the person
+/// grants (`sandbox.sockets`).
+fn daemon_sockets(project: &Path, tmpdir: Option<&Path>, granted: &[PathBuf]) -> Vec<String> {
     let mut v: Vec<String> = [
         "/var/run/docker.sock",
         "/run/docker.sock",
@@ -714,7 +728,49 @@ fn daemon_sockets() -> Vec<String> {
             v.push(run.join(s).display().to_string());
         }
     }
+    v.extend(bound_sockets().into_iter().map(|p| p.display().to_string()));
+    let mine = |p: &Path| {
+        p.starts_with(project)
+            || tmpdir.is_some_and(|t| p.starts_with(t))
+            || granted.iter().any(|g| p.starts_with(g) || g.starts_with(p))
+    };
+    v.retain(|s| !mine(Path::new(s)));
+    v.sort();
+    v.dedup();
     v
+}
+
+/// Every Unix socket bound at an absolute path in this network namespace, as the kernel lists
+/// them in `/proc/net/unix` (`Num RefCount Protocol Flags Type St Inode Path`): a daemon
+/// listening anywhere — `/tmp/tmux-1000/default`, an editor's server, a database — whatever
+/// its name. One read, no walk of the file system.
+pub(crate) fn bound_sockets() -> Vec<PathBuf> {
+    let text = std::fs::read("/proc/net/unix").unwrap_or_default();
+    parse_unix_sockets(&text)
+}
+
+fn parse_unix_sockets(text: &[u8]) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out: Vec<PathBuf> = text
+        .split(|b| *b == b'\n')
+        .skip(1)
+        .filter_map(|line| {
+            // The path is what follows the seventh field (it may hold spaces).
+            let mut rest = line;
+            for _ in 0..7 {
+                let t = rest.iter().position(|b| *b != b' ')?;
+                rest = &rest[t..];
+                let e = rest.iter().position(|b| *b == b' ').unwrap_or(rest.len());
+                rest = &rest[e..];
+            }
+            let path = rest.strip_prefix(b" ")?;
+            path.starts_with(b"/")
+                .then(|| PathBuf::from(std::ffi::OsStr::from_bytes(path)))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Every folder under which a sandbox of `forge run` (red, green, review, check) may be granted
@@ -1291,5 +1347,39 @@ pub fn exit_like(ended: Ended) -> ! {
             Ended::Exited(c) => std::process::exit(c),
             Ended::Signaled(s) => std::process::exit(128 + s),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_socket_bound_at_a_path_is_read_from_the_kernels_list() {
+        let text = b"Num       RefCount Protocol Flags    Type St Inode Path\n\
+000000003dbff78d: 00000003 00000000 00000000 0001 03  1273\n\
+000000006bfa9efd: 00000002 00000000 00010000 0001 01 2998289 /tmp/tmux-1000/default\n\
+0000000095f457a1: 00000003 00000000 00000000 0001 03  1272 /tmp/tmux-1000/default\n\
+00000000aaaaaaaa: 00000002 00000000 00010000 0001 01 77 @/tmp/.X11-unix/X0\n\
+00000000bbbbbbbb: 00000002 00000000 00000000 0002 01 78 /run/user/1000/my socket\n\
+00000000cccccccc: 00000002 00000000 00010000 0001 01 79 relative.sock\n";
+        assert_eq!(
+            parse_unix_sockets(text),
+            [
+                PathBuf::from("/run/user/1000/my socket"),
+                PathBuf::from("/tmp/tmux-1000/default")
+            ]
+        );
+        assert!(parse_unix_sockets(b"").is_empty());
+    }
+
+    #[test]
+    fn the_projects_own_and_granted_sockets_stay_reachable() {
+        let project = Path::new("/w/repo");
+        let v = daemon_sockets(project, Some(Path::new("/tmp/t")), &[]);
+        assert!(v.iter().all(|s| !s.starts_with("/w/repo")));
+        assert!(v.contains(&"/run/docker.sock".to_string()));
+        let granted = [PathBuf::from("/run/docker.sock")];
+        assert!(!daemon_sockets(project, None, &granted).contains(&"/run/docker.sock".to_string()));
     }
 }

@@ -921,6 +921,7 @@ impl Plan {
         for s in secrets {
             push_unique(&mut self.hide, s);
         }
+        self.hide = outermost(std::mem::take(&mut self.hide));
         // A private /dev holding only the usable devices replaces the raw-devices hole, so the
         // whole machine is one read rule and /dev one write rule.
         self.holes.retain(|h| h != Path::new("/dev"));
@@ -1431,7 +1432,7 @@ pub fn plan(
     plan.read_inside_holes = read_inside;
     plan.read_only = read_only;
     plan.pin = pin;
-    plan.hide = hide;
+    plan.hide = outermost(hide);
     plan.placeholders = placeholders;
     plan.placeholder_files = placeholder_files;
     plan.rebind_writable = rebind_writable;
@@ -1450,6 +1451,20 @@ fn is_placeholder(p: &Path, project: &Path, git_common: Option<&Path>) -> bool {
         && (p.parent() == Some(project)
             || p == project.join(".tmp/.forge")
             || p.parent() == git_common)
+}
+
+/// `paths` without those inside another of them: a folder's cover hides what is in it, and a
+/// mount onto a path inside a covered folder fails (a socket in `~/.ssh`, an agent's socket in
+/// its own `ssh-*` folder).
+fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.sort();
+    let mut out: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    for p in paths {
+        if !out.iter().any(|o| within(&p, o)) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {

@@ -978,3 +978,24 @@ fn a_git_identity_is_kept_and_an_auth_variable_is_not() {
         assert!(crate::sandbox::is_secret_env(n), "{n}");
     }
 }
+
+/// A socket in a covered folder (`~/.ssh`'s control-master sockets, an agent's socket in its
+/// `ssh-*` folder) is hidden by the folder's cover; a mount onto it would fail every command.
+#[test]
+fn a_cover_inside_another_cover_is_left_out() {
+    let got = outermost(vec![
+        "/h/.ssh/cm-git@host".into(),
+        "/tmp/ssh-Xq/agent.1".into(),
+        "/h/.ssh".into(),
+        "/tmp/ssh-Xq".into(),
+        "/tmp/ssh-Xqz/agent.2".into(),
+    ]);
+    assert_eq!(
+        got,
+        [
+            PathBuf::from("/h/.ssh"),
+            "/tmp/ssh-Xq".into(),
+            "/tmp/ssh-Xqz/agent.2".into()
+        ]
+    );
+}
