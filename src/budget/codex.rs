@@ -4,9 +4,11 @@
 //!
 //! Both carry the Responses API's usage in Codex's words, as 0.169.0 and 0.171.0 write it:
 //! `input_tokens` includes `cached_input_tokens`, and `output_tokens` includes
-//! `reasoning_output_tokens` (`total_tokens` is their sum). The rollout's `token_count` events
-//! carry the thread's running total (`info.total_token_usage`) after each model response; its
-//! `turn_context` lines name the model.
+//! `reasoning_output_tokens` (`total_tokens` is their sum). The rollout carries the thread's
+//! running total twice per model response: in a `token_usage_record` line
+//! (`thread_token_usage`), written as the response completes, before its tool call runs, and in
+//! a `token_count` event (`info.total_token_usage`), written only after the tool's output — too
+//! late for that call's PostToolUse hook. Its `turn_context` lines name the model.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -69,10 +71,10 @@ struct Thread {
 type Cursor = transcript::Cursor<Thread>;
 
 /// Reads what was added to a Codex rollout since the last call and returns its spend, one
-/// record per model (`codex-rollout`): each `token_count` event books how far the thread's
-/// running total moved past the total already booked. A total that is the same or lower — the
-/// same event read again after the file was rewritten, or a repeated event — books nothing, so
-/// nothing is counted twice.
+/// record per model (`codex-rollout`): each running total (a `token_usage_record`'s or a
+/// `token_count`'s) books how far it moved past the total already booked. A total that is the
+/// same or lower — the other line of the same response, a line read again after the file was
+/// rewritten — books nothing, so nothing is counted twice.
 pub fn ingest_rollout(
     rollout: &std::path::Path,
     cursor_dir: &std::path::Path,
@@ -80,8 +82,10 @@ pub fn ingest_rollout(
 ) -> Result<Vec<Spend>> {
     let mut per_model = PerModel::new("codex-rollout");
     transcript::read_new(rollout, cursor_dir, |cur: &mut Cursor, line| {
-        let token_count = memchr::memmem::find(line, b"\"token_count\"").is_some();
-        if !token_count && memchr::memmem::find(line, b"\"turn_context\"").is_none() {
+        if ["token_usage", "token_count", "turn_context"]
+            .iter()
+            .all(|k| memchr::memmem::find(line, k.as_bytes()).is_none())
+        {
             return;
         }
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
@@ -94,9 +98,15 @@ pub fn ingest_rollout(
                     cur.extra.model = Some(m.to_string());
                 }
             }
-            Some("event_msg") if p["type"] == "token_count" => {
-                let Some(total) = p.pointer("/info/total_token_usage") else {
-                    return; // a rate-limit update carries no usage
+            Some(kind @ ("event_msg" | "token_usage_record")) => {
+                let total = match kind {
+                    "token_usage_record" => p.get("thread_token_usage"),
+                    _ if p["type"] == "token_count" => p.pointer("/info/total_token_usage"),
+                    _ => None,
+                };
+                // A rate-limit update's `token_count` carries no usage.
+                let Some(total) = total.filter(|t| t.is_object()) else {
+                    return;
                 };
                 let now = usage_tokens(total);
                 let was = cur.extra.total;

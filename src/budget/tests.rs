@@ -798,6 +798,32 @@ fn a_codex_rollout_books_the_threads_running_total_once() {
 }
 
 #[test]
+fn a_codex_rollout_books_a_response_before_its_tool_call_runs() {
+    // What the rollout holds when the first call's PostToolUse hook reads it (0.169.0 and
+    // 0.171.0): the response's `token_usage_record`, not yet its `token_count`.
+    for v in ["0.169.0", "0.171.0"] {
+        let text = std::fs::read_to_string(format!("{FIX}/codex-rollout-{v}.jsonl")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let first = lines
+            .iter()
+            .position(|l| l.contains(r#""type":"token_usage_record""#))
+            .unwrap();
+        assert!(
+            !lines[..first]
+                .iter()
+                .any(|l| l.contains(r#""token_count""#)),
+            "{v}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("rollout.jsonl");
+        let head: String = lines[..=first].iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&t, head).unwrap();
+        let s = ingest_rollout(&t, &dir.path().join("c"), &BudgetConfig::default()).unwrap();
+        assert_eq!(sum(&s).0.total(), 110, "{v}: {s:?}");
+    }
+}
+
+#[test]
 fn a_codex_rollout_read_again_from_the_start_books_nothing_twice() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("rollout.jsonl");
