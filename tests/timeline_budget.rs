@@ -1014,3 +1014,50 @@ fn gemini_and_codex_hooks_book_their_session_records_and_a_usd_limit_trips() {
         );
     }
 }
+
+/// `forge budget record --from gemini-chat | codex-rollout` reads a session's running record by
+/// hand, from where the last read (a hook's or its own) stopped: once, never twice.
+#[test]
+fn a_gemini_chat_and_a_codex_rollout_are_recorded_by_hand_once() {
+    let r = Repo::with_command("true", "none");
+    for (format, file, line) in [
+        (
+            "gemini-chat",
+            "gemini-chat-0.61.0.jsonl",
+            "Recorded $0.0014 (942 tokens, gemini-3.1-pro-preview).",
+        ),
+        (
+            "codex-rollout",
+            "codex-rollout-0.169.0.jsonl",
+            "Recorded $0.0005 (271 tokens, gpt-5-fake).",
+        ),
+    ] {
+        let path = format!("{SPEND}/{file}");
+        let o = r.forge(&[
+            "budget",
+            "record",
+            "--session",
+            "s1",
+            "--from",
+            format,
+            &path,
+        ]);
+        assert_eq!((o.code, o.stdout.trim()), (0, line), "{o:?}");
+        let o = r.forge(&[
+            "budget",
+            "record",
+            "--session",
+            "s1",
+            "--from",
+            format,
+            &path,
+        ]);
+        assert_eq!(o.stdout.trim(), "No spend found in the input.", "{o:?}");
+    }
+    let ledger = r.read(".forge/sessions/s1/budget.yaml");
+    assert_eq!(
+        ledger_field(&ledger, "tokens") as u64,
+        942 + 271,
+        "{ledger}"
+    );
+}

@@ -297,7 +297,7 @@ pub fn run(cmd: Command) -> Result<i32> {
                     s.usd,
                     s.tokens.total(),
                     s.model.as_deref().unwrap_or("no model"),
-                    if s.source == "claude-subagent" {
+                    if s.source.ends_with("-subagent") {
                         ", subagents"
                     } else {
                         ""
