@@ -1,5 +1,6 @@
 //! The spend budget: tokens and money per change and per agent session, from the agents' own
-//! records (Claude Code transcripts, `claude -p` / `codex exec --json` / Gemini JSON results) or
+//! records (Claude Code transcripts, Gemini CLI chat recordings, Codex CLI rollouts, `claude -p`
+//! / `codex exec --json` / Gemini JSON results) or
 //! entered by hand, priced with a built-in table (overridable in config), kept in
 //! `.forge/changes/<c>/budget.yaml` and `.forge/sessions/<s>/budget.yaml`, and enforced by the
 //! hooks.
@@ -15,9 +16,18 @@ use crate::repo::Project;
 use crate::state::{self, StateDoc};
 
 mod claude;
+mod codex;
+mod gemini;
 mod limits;
 pub mod prices;
+mod transcript;
 pub use claude::{ingest_transcript, subagent_transcripts};
+pub use codex::{from_codex_jsonl, ingest_rollout};
+pub use gemini::{from_gemini_json, ingest_chat};
+
+/// How a session's running record is read (Claude Code's transcript, Gemini CLI's chat
+/// recording, Codex CLI's rollout): the file, the folder of read positions, the prices.
+pub type ReadRecord = fn(&Path, &Path, &BudgetConfig) -> Result<Vec<Spend>>;
 pub use limits::{LimitChange, LimitKey, NewValue, change_limit};
 pub use prices::{AS_OF, Basis, Estimate, Rate, base_model, rate};
 
@@ -125,8 +135,8 @@ pub const MAX_CALL_TOKENS: u64 = 10_000_000_000;
 /// One spend record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Spend {
-    /// Where it came from: `claude-transcript`, `claude-json`, `codex-json`, `gemini-json`,
-    /// `manual`.
+    /// Where it came from: `claude-transcript`, `claude-subagent`, `gemini-chat`,
+    /// `gemini-subagent`, `codex-rollout`, `claude-json`, `codex-json`, `gemini-json`, `manual`.
     pub source: String,
     pub model: Option<String>,
     pub tokens: Tokens,
@@ -218,78 +228,6 @@ pub fn from_claude_json(
             tokens,
             usd,
             estimate,
-        });
-    }
-    Ok(out)
-}
-
-/// Spend from `codex exec --json` output (JSONL): the `usage` of every `turn.completed`. Codex
-/// does not name the model in this stream; `model` comes from the caller.
-pub fn from_codex_jsonl(text: &str, model: Option<&str>, config: &BudgetConfig) -> Vec<Spend> {
-    let mut t = Tokens::default();
-    for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if v.get("type").and_then(|x| x.as_str()) != Some("turn.completed") {
-            continue;
-        }
-        let u = &v["usage"];
-        let n = |k: &str| u.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
-        let cached = n("cached_input_tokens");
-        t.input = t
-            .input
-            .saturating_add(n("input_tokens").saturating_sub(cached));
-        t.cache_read = t.cache_read.saturating_add(cached);
-        t.cache_write = t.cache_write.saturating_add(n("cache_write_input_tokens"));
-        t.output = t
-            .output
-            .saturating_add(n("output_tokens").saturating_add(n("reasoning_output_tokens")));
-    }
-    if t.total() == 0 {
-        return vec![];
-    }
-    let (usd, estimate) = price(config, model, &t);
-    vec![Spend {
-        source: "codex-json".into(),
-        model: model.map(str::to_string),
-        usd,
-        estimate,
-        tokens: t,
-    }]
-}
-
-/// Spend from `gemini --output-format json`: `stats.models.<name>.tokens`.
-pub fn from_gemini_json(
-    v: &Value,
-    config: &BudgetConfig,
-) -> std::result::Result<Vec<Spend>, String> {
-    let models = v
-        .pointer("/stats/models")
-        .and_then(|m| m.as_object())
-        .ok_or("not a `gemini --output-format json` result: no `stats.models`")?;
-    let mut out = Vec::new();
-    for (model, m) in models {
-        let n = |k: &str| {
-            m.pointer(&format!("/tokens/{k}"))
-                .and_then(|x| x.as_u64())
-                .unwrap_or(0)
-        };
-        let cached = n("cached");
-        let t = Tokens {
-            input: n("prompt").saturating_sub(cached),
-            output: n("candidates") + n("thoughts"),
-            cache_write: 0,
-            cache_write_1h: 0,
-            cache_read: cached,
-        };
-        let (usd, estimate) = price(config, Some(model), &t);
-        out.push(Spend {
-            source: "gemini-json".into(),
-            model: Some(model.clone()),
-            usd,
-            estimate,
-            tokens: t,
         });
     }
     Ok(out)

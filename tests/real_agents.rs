@@ -1791,6 +1791,8 @@ struct Codex {
     /// Every request the client sent to the fake (what reached the "model").
     requests: String,
     dump: String,
+    /// The client's home and the fake's log, kept while the run is looked at.
+    _dir: tempfile::TempDir,
 }
 
 impl Codex {
@@ -1814,6 +1816,18 @@ impl Codex {
 /// into the rig's cache on first use), offline against the rig's fake Responses API running `commands` in `r` with Forge's hooks, its home
 /// seeded by `seed`. `None` after a loud skip.
 fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) -> Option<Codex> {
+    run_codex_with(test, r, commands, seed, |src| src)
+}
+
+/// [`run_codex`] with the rig's fake Responses API changed by `patch` (its source in, the
+/// source to run out).
+fn run_codex_with(
+    test: &str,
+    r: &Repo,
+    commands: Value,
+    seed: impl FnOnce(&Path),
+    patch: impl FnOnce(String) -> String,
+) -> Option<Codex> {
     let Ok(rig) = find_rig() else {
         unavailable(test, "agent rig not found");
         return None;
@@ -1867,6 +1881,7 @@ fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) ->
         })
         .collect::<Vec<_>>()
         .join("\n");
+    let src = patch(src);
     let fake = dir.path().join("fake_responses.py");
     std::fs::write(&fake, src).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -1923,6 +1938,7 @@ fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) ->
         stdout,
         requests: std::fs::read_to_string(&log).unwrap_or_default(),
         dump,
+        _dir: dir,
     })
 }
 
@@ -2128,6 +2144,18 @@ fn claudes_search_of_the_project_leaves_secret_named_files_out() {
 /// them run unasked, so the client runs with `--approval-mode yolo`: Forge's BeforeTool hook is
 /// then the only check. `None` after a loud skip (or a failure when required).
 fn run_gemini(test: &str, r: &Repo, turns: Value, seed: impl FnOnce(&Path)) -> Option<Run> {
+    run_gemini_with(test, r, turns, seed, None)
+}
+
+/// [`run_gemini`] with the rig's fake Gemini API changed by `patch` (its source in, the source
+/// to run out): the rig's `gemini-offline.sh` is copied beside the changed fake, which it runs.
+fn run_gemini_with(
+    test: &str,
+    r: &Repo,
+    turns: Value,
+    seed: impl FnOnce(&Path),
+    patch: Option<&dyn Fn(String) -> String>,
+) -> Option<Run> {
     let rig = match find_rig() {
         Ok(p) => p.with_file_name("gemini-offline.sh"),
         Err(why) => {
@@ -2176,6 +2204,18 @@ fn run_gemini(test: &str, r: &Repo, turns: Value, seed: impl FnOnce(&Path)) -> O
     );
     let script = dir.path().join("script.json");
     std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let rig = match patch {
+        None => rig,
+        Some(patch) => {
+            let copy = dir.path().join("rig");
+            std::fs::create_dir_all(&copy).unwrap();
+            let fake = std::fs::read_to_string(rig.with_file_name("fake_gemini.py")).unwrap();
+            std::fs::write(copy.join("fake_gemini.py"), patch(fake)).unwrap();
+            let launcher = copy.join("gemini-offline.sh");
+            std::fs::copy(&rig, &launcher).unwrap();
+            launcher
+        }
+    };
 
     let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let started = std::time::Instant::now();
@@ -2519,4 +2559,261 @@ fn gemini_failing_change_blocks_stop_until_the_breaker_opens() {
             assert!(state.contains("open: true"), "{state}");
         },
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spend of Gemini CLI and Codex CLI sessions, held to what their fake model APIs reported.
+
+/// The rig's fake Gemini API reporting usage as the real API does for a model that caches and
+/// thinks — half of each prompt read from the cache, 5 thought tokens — and logging it beside
+/// each request: the truth Forge's ledger is held to.
+fn gemini_fake_with_usage(src: String) -> String {
+    let usage = r#"        usage = {"promptTokenCount": len(json.dumps(contents)) // 4 + 1, "candidatesTokenCount": 7,
+                 "totalTokenCount": len(json.dumps(contents)) // 4 + 8}
+"#;
+    let log = r#""reply": parts})"#;
+    assert!(
+        src.contains(usage) && src.contains(log),
+        "the rig's fake_gemini.py no longer computes and logs usage as gemini_fake_with_usage expects: update it"
+    );
+    src.replace(
+        usage,
+        &format!(
+            "{usage}        usage[\"cachedContentTokenCount\"] = usage[\"promptTokenCount\"] // 2\n        usage[\"thoughtsTokenCount\"] = 5\n        usage[\"totalTokenCount\"] += 5\n"
+        ),
+    )
+    .replace(log, r#""reply": parts, "usage": usage})"#)
+}
+
+/// The rig's fake Responses API reporting a different usage per response, with cached input
+/// and reasoning, and logging it beside each request.
+fn codex_fake_with_usage(src: String) -> String {
+    let usage = r#"        usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110}
+"#;
+    let log = r#""reply": item})"#;
+    assert!(
+        src.contains(usage) && src.contains(log),
+        "the rig's fake_responses.py no longer computes and logs usage as codex_fake_with_usage expects: update it"
+    );
+    let usage_of = r#"def usage_of(n):
+    return {"input_tokens": 100 + 50 * n, "input_tokens_details": {"cached_tokens": 40 * n},
+            "output_tokens": 10 + n, "output_tokens_details": {"reasoning_tokens": 3},
+            "total_tokens": 110 + 51 * n}
+
+
+class H("#;
+    src.replace(usage, "        usage = usage_of(n)\n")
+        .replace(log, r#""reply": item, "usage": usage_of(n)})"#)
+        .replacen("class H(", usage_of, 1)
+}
+
+/// USD per million tokens of `model` in Forge's table in force (`forge budget prices --json`,
+/// the row of the longest prefix): `(input, output, cache_read)`.
+fn listed_price(r: &Repo, model: &str) -> (f64, f64, f64) {
+    let v = r.forge(&["budget", "prices", "--json"]).json();
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| model.starts_with(row["model"].as_str().unwrap()))
+        .max_by_key(|row| row["model"].as_str().unwrap().len())
+        .unwrap_or_else(|| panic!("no price row for {model}: the test expects a listed model"));
+    let f = |k: &str| row[k].as_f64().unwrap();
+    (f("input"), f("output"), f("cache_read"))
+}
+
+/// A session's ledger, as numbers.
+fn session_ledger(r: &Repo, session: &str) -> (String, impl Fn(&str) -> f64) {
+    let ledger = r.read(&format!(".forge/sessions/{session}/budget.yaml"));
+    let text = ledger.clone();
+    (ledger, move |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}: ")))
+            .unwrap_or_else(|| panic!("no {k} in {text}"))
+            .parse()
+            .unwrap()
+    })
+}
+
+/// `booked / truth`, asserted within 1.00 ± 0.01.
+fn assert_ratio(what: &str, booked: f64, truth: f64, dump: &str) {
+    let ratio = booked / truth;
+    assert!(
+        (ratio - 1.0).abs() <= 0.01,
+        "{what}: Forge booked {booked}, the fake reported {truth} (ratio {ratio:.4}){dump}"
+    );
+}
+
+/// A live Gemini CLI session's hooks book every model response of the session's chat once, as
+/// the fake API reported it: tokens (input, cached, output with thoughts) and their price. The
+/// model router's call (a side request with no tools, `utility_router` in the client's stats) is
+/// not in the chat and is not booked: the comparison is with the agent's requests.
+#[test]
+fn gemini_spend_matches_the_fakes_true_usage() {
+    on_each_gemini("gemini_spend_matches_the_fakes_true_usage", || {
+        let test = "gemini_spend_matches_the_fakes_true_usage";
+        let r = Repo::with_command("true", "none");
+        let turns = json!([
+            gemini_shell("echo one"),
+            gemini_shell("echo two"),
+            gemini_text("done")
+        ]);
+        let patch: &dyn Fn(String) -> String = &gemini_fake_with_usage;
+        let Some(run) = run_gemini_with(test, &r, turns, |_| {}, Some(patch)) else {
+            return;
+        };
+        assert_eq!(run.code, 0, "client failed{}", run.dump());
+        let session = run.result()["session_id"].as_str().unwrap().to_string();
+        let (mut input, mut cached, mut output, mut total, mut usd, mut side) =
+            (0u64, 0u64, 0u64, 0u64, 0f64, 0u64);
+        let mut calls = 0;
+        for e in run
+            .file("requests.jsonl")
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["kind"] == "generate")
+        {
+            let u = &e["usage"];
+            let n = |k: &str| u[k].as_u64().unwrap_or(0);
+            if e["role"] != "agent" {
+                side += n("totalTokenCount");
+                continue;
+            }
+            calls += 1;
+            let (i, c, o) = (
+                n("promptTokenCount") - n("cachedContentTokenCount"),
+                n("cachedContentTokenCount"),
+                n("candidatesTokenCount") + n("thoughtsTokenCount"),
+            );
+            let (pi, po, pc) = listed_price(&r, e["model"].as_str().unwrap());
+            usd += (i as f64 * pi + o as f64 * po + c as f64 * pc) / 1e6;
+            (input, cached, output) = (input + i, cached + c, output + o);
+            total += n("totalTokenCount");
+        }
+        assert_eq!(calls, 3, "{}", run.dump());
+        let (ledger, field) = session_ledger(&r, &session);
+        let dump = format!("\n{ledger}{}", run.dump());
+        assert_ratio("tokens", field("tokens"), total as f64, &dump);
+        assert_ratio("usd", field("usd"), usd, &dump);
+        assert_eq!(
+            (
+                field("input_tokens") as u64,
+                field("cache_read_tokens") as u64,
+                field("output_tokens") as u64,
+                field("records") as u64
+            ),
+            (input, cached, output, 3),
+            "one record per model response{dump}"
+        );
+        eprintln!(
+            "real_agents::{test}: booked {} tokens, ${:.6}; the fake reported {total} tokens of the agent's calls (${usd:.6}) and {side} of side calls, not in the chat",
+            field("tokens"),
+            field("usd")
+        );
+    });
+}
+
+/// A USD limit on the session stops a live Gemini CLI session: the spend the first tool call's
+/// AfterTool booked is over it, so the next BeforeTool is denied and the model is told why.
+#[test]
+fn gemini_usd_limit_trips_on_the_booked_spend() {
+    on_each_gemini("gemini_usd_limit_trips_on_the_booked_spend", || {
+        let test = "gemini_usd_limit_trips_on_the_booked_spend";
+        let r = Repo::with_command("true", "none");
+        r.config("verify:\n  commands:\n    - {name: test, run: 'true'}\nbudget:\n  session: {usd: 0.0001}\n");
+        let turns = json!([
+            gemini_shell("echo one > one.txt"),
+            gemini_shell("echo two > two.txt"),
+            gemini_text("done")
+        ]);
+        let Some(run) = run_gemini(test, &r, turns, |_| {}) else {
+            return;
+        };
+        assert_eq!(run.code, 0, "client failed{}", run.dump());
+        assert!(r.exists("one.txt"), "{}", run.dump());
+        assert!(!r.exists("two.txt"), "the second call ran{}", run.dump());
+        let responses = run.function_responses();
+        assert_eq!(responses.len(), 2, "{responses:?}{}", run.dump());
+        assert!(
+            responses[1].0 && responses[1].1.contains("[budget-session]"),
+            "{responses:?}{}",
+            run.dump()
+        );
+    });
+}
+
+/// A live Codex CLI session's hooks book the rollout's running total: what the fake Responses
+/// API reported for every response (cached input and reasoning included), priced by Forge.
+#[test]
+fn codex_spend_matches_the_fakes_true_usage() {
+    on_each_codex("codex_spend_matches_the_fakes_true_usage", || {
+        let test = "codex_spend_matches_the_fakes_true_usage";
+        let r = Repo::with_command("true", "none");
+        let commands = json!(["echo one", "echo two"]);
+        let Some(codex) = run_codex_with(test, &r, commands, |_| {}, codex_fake_with_usage) else {
+            return;
+        };
+        let dump = &codex.dump;
+        assert!(codex.ok, "{dump}");
+        let session = codex
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "thread.started")
+            .and_then(|v| v["thread_id"].as_str().map(str::to_string))
+            .unwrap_or_else(|| panic!("no thread.started{dump}"));
+        let (pi, po, pc) = listed_price(&r, "gpt-5-fake");
+        let (mut input, mut cached, mut output, mut total, mut usd) =
+            (0u64, 0u64, 0u64, 0u64, 0f64);
+        let mut calls = 0;
+        for e in codex
+            .requests
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["kind"] == "responses")
+        {
+            calls += 1;
+            let u = &e["usage"];
+            let n = |p: &str| u.pointer(p).and_then(|x| x.as_u64()).unwrap();
+            let c = n("/input_tokens_details/cached_tokens");
+            let (i, o) = (n("/input_tokens") - c, n("/output_tokens"));
+            usd += (i as f64 * pi + o as f64 * po + c as f64 * pc) / 1e6;
+            (input, cached, output) = (input + i, cached + c, output + o);
+            total += n("/total_tokens");
+        }
+        assert_eq!(calls, 3, "{dump}");
+        let (ledger, field) = session_ledger(&r, &session);
+        let dump = format!("\n{ledger}{dump}");
+        assert_ratio("tokens", field("tokens"), total as f64, &dump);
+        assert_ratio("usd", field("usd"), usd, &dump);
+        assert_eq!(
+            (
+                field("input_tokens") as u64,
+                field("cache_read_tokens") as u64,
+                field("output_tokens") as u64
+            ),
+            (input, cached, output),
+            "{dump}"
+        );
+    });
+}
+
+/// A USD limit on the session stops a live Codex CLI session at its next tool call.
+#[test]
+fn codex_usd_limit_trips_on_the_booked_spend() {
+    on_each_codex("codex_usd_limit_trips_on_the_booked_spend", || {
+        let test = "codex_usd_limit_trips_on_the_booked_spend";
+        let r = Repo::with_command("true", "none");
+        r.config("verify:\n  commands:\n    - {name: test, run: 'true'}\nbudget:\n  session: {usd: 0.0001}\n");
+        let commands = json!(["echo one > one.txt", "echo two > two.txt"]);
+        let Some(codex) = run_codex(test, &r, commands, |_| {}) else {
+            return;
+        };
+        let dump = &codex.dump;
+        assert!(codex.ok, "{dump}");
+        assert!(r.exists("one.txt"), "{dump}");
+        assert!(!r.exists("two.txt"), "the second call ran{dump}");
+        assert!(codex.requests.contains("[budget-session]"), "{dump}");
+    });
 }

@@ -942,3 +942,122 @@ fn budget_prices_shows_the_table_its_date_and_what_the_config_changes() {
     assert_eq!(v["families"]["gpt"], "gpt-6-astra");
     assert_eq!(v["dearest"], "claude-opus-4-1");
 }
+
+/// A hook payload captured from the real client (`tests/fixtures/hooks/<client>/<name>`), moved
+/// to `r` and to the session record `record`.
+fn captured(client: &str, name: &str, r: &Repo, record: &std::path::Path) -> Value {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hooks");
+    let mut p: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/{client}/{name}")).unwrap())
+            .unwrap();
+    p["cwd"] = json!(r.path());
+    p["transcript_path"] = json!(record);
+    p
+}
+
+/// Gemini CLI's and Codex CLI's live hooks book what their own session records say — Gemini's
+/// chat recording, Codex's rollout, each the `transcript_path` of its payloads — and a USD limit
+/// then denies the next tool call in the client's own protocol.
+#[test]
+fn gemini_and_codex_hooks_book_their_session_records_and_a_usd_limit_trips() {
+    for (client, record, before, after, session, tokens, usd) in [
+        (
+            "gemini",
+            "gemini-chat-0.61.0.jsonl",
+            "BeforeTool-0.61.0.json",
+            "AfterTool-0.61.0.json",
+            "1e760c42-2841-49df-a472-6d968ca185c3",
+            942,
+            (454.0 * 2.0 + 36.0 * 12.0 + 452.0 * 0.2) / 1e6,
+        ),
+        (
+            "codex",
+            "codex-rollout-0.171.0.jsonl",
+            "PreToolUse-1796004662498063778.json",
+            "PostToolUse-1796004662800483498.json",
+            "01a22a38-4c44-7e02-a310-af85ed8f9eaf",
+            271,
+            (210.0 * 1.25 + 40.0 * 0.125 + 21.0 * 10.0) / 1e6,
+        ),
+    ] {
+        let r = Repo::with_command("true", "none");
+        r.config("verify:\n  commands:\n    - {name: test, run: 'true'}\nbudget:\n  session: {usd: 0.0004}\n");
+        let file = r.path().join(record);
+        std::fs::copy(format!("{SPEND}/{record}"), &file).unwrap();
+        let pre = captured(client, before, &r, &file);
+        let o = r.hook(client, "pre-tool-use", pre.to_string().as_bytes());
+        assert!(!o.stdout.contains("budget-"), "{client}: {o:?}");
+        let post = captured(client, after, &r, &file);
+        let o = r.hook(client, "post-tool-use", post.to_string().as_bytes());
+        assert_eq!(o.code, 0, "{client}: {o:?}");
+        let ledger = r.read(&format!(".forge/sessions/{session}/budget.yaml"));
+        assert_eq!(
+            ledger_field(&ledger, "tokens") as u64,
+            tokens,
+            "{client}: {ledger}"
+        );
+        assert!(
+            (ledger_field(&ledger, "usd") - usd).abs() < 1e-12,
+            "{client}: {ledger}"
+        );
+        assert!(ledger.contains("estimated_tokens: 0"), "{client}: {ledger}");
+        // Read again at the next call: nothing counted twice.
+        r.hook(client, "post-tool-use", post.to_string().as_bytes());
+        assert_eq!(
+            r.read(&format!(".forge/sessions/{session}/budget.yaml")),
+            ledger
+        );
+        let o = r.hook(client, "pre-tool-use", pre.to_string().as_bytes());
+        assert!(
+            o.stdout.contains("[budget-session]") && o.stdout.contains("deny"),
+            "{client}: {o:?}"
+        );
+    }
+}
+
+/// `forge budget record --from gemini-chat | codex-rollout` reads a session's running record by
+/// hand, from where the last read (a hook's or its own) stopped: once, never twice.
+#[test]
+fn a_gemini_chat_and_a_codex_rollout_are_recorded_by_hand_once() {
+    let r = Repo::with_command("true", "none");
+    for (format, file, line) in [
+        (
+            "gemini-chat",
+            "gemini-chat-0.61.0.jsonl",
+            "Recorded $0.0014 (942 tokens, gemini-3.1-pro-preview).",
+        ),
+        (
+            "codex-rollout",
+            "codex-rollout-0.169.0.jsonl",
+            "Recorded $0.0005 (271 tokens, gpt-5-fake).",
+        ),
+    ] {
+        let path = format!("{SPEND}/{file}");
+        let o = r.forge(&[
+            "budget",
+            "record",
+            "--session",
+            "s1",
+            "--from",
+            format,
+            &path,
+        ]);
+        assert_eq!((o.code, o.stdout.trim()), (0, line), "{o:?}");
+        let o = r.forge(&[
+            "budget",
+            "record",
+            "--session",
+            "s1",
+            "--from",
+            format,
+            &path,
+        ]);
+        assert_eq!(o.stdout.trim(), "No spend found in the input.", "{o:?}");
+    }
+    let ledger = r.read(".forge/sessions/s1/budget.yaml");
+    assert_eq!(
+        ledger_field(&ledger, "tokens") as u64,
+        942 + 271,
+        "{ledger}"
+    );
+}

@@ -11,32 +11,26 @@
 //! priced differently.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::transcript::{self, PerModel};
 use super::{Basis, BudgetConfig, Rate, Spend, Tokens, rate};
-use crate::error::{Error, Result};
-use crate::state::{self, StateDoc};
+use crate::error::Result;
 
-/// Where a transcript was read up to, the message ids already counted, and what was booked for
+/// What Claude Code's reader keeps in the cursor beside the read position: what was booked for
 /// the most recent messages, whose later lines may still raise it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Cursor {
-    path: String,
-    offset: u64,
-    /// `message.id` + `requestId` of the most recent assistant messages: Claude Code writes one
-    /// message with several content blocks as several lines repeating the same usage.
-    seen: VecDeque<String>,
-    /// The last [`OPEN_KEEP`] of them, with what was booked: a later line of one books the
+struct Open {
+    /// The last [`OPEN_KEEP`] messages, with what was booked: a later line of one books the
     /// difference when it raises the figure. (A cursor written before this field has none.)
     #[serde(default)]
     open: VecDeque<Booked>,
 }
 
-const SEEN_KEEP: usize = 4096;
+type Cursor = transcript::Cursor<Open>;
 
 /// A message's lines are written together, as its content blocks finish: a message this many
 /// messages back gets no more of them.
@@ -85,29 +79,10 @@ fn content_chars(content: &Value) -> u64 {
 /// Characters per output token, for the floor.
 const CHARS_PER_TOKEN: u64 = 4;
 
-impl StateDoc for Cursor {
-    fn parse(text: &str) -> std::result::Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
-    }
-    fn render(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-}
-
 /// The subagent transcripts of a session transcript: `<session>/subagents/*.jsonl` beside
 /// `<session>.jsonl`, in name order.
 pub fn subagent_transcripts(transcript: &Path) -> Vec<PathBuf> {
-    let dir = transcript.with_extension("").join("subagents");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
-        .collect();
-    files.sort();
-    files
+    transcript::jsonl_files(&transcript.with_extension("").join("subagents"))
 }
 
 /// Reads what was added to a Claude Code transcript and to its subagents' transcripts since the
@@ -120,29 +95,12 @@ pub fn ingest_transcript(
     config: &BudgetConfig,
 ) -> Result<Vec<Spend>> {
     let mut spends = ingest_file(transcript, cursor_dir, config, "claude-transcript")?;
-    let mut sub: BTreeMap<String, Spend> = BTreeMap::new();
+    let mut sub = PerModel::new("claude-subagent");
     for f in subagent_transcripts(transcript) {
-        for s in ingest_file(&f, cursor_dir, config, "claude-subagent")? {
-            let model = s.model.clone().unwrap_or_default();
-            match sub.get_mut(&model) {
-                Some(acc) => merge(acc, &s),
-                None => {
-                    sub.insert(model, s);
-                }
-            }
-        }
+        sub.extend(ingest_file(&f, cursor_dir, config, "claude-subagent")?);
     }
-    spends.extend(sub.into_values());
+    spends.extend(sub.into_vec());
     Ok(spends)
-}
-
-/// Adds `s` to `acc`, spend of the same model.
-fn merge(acc: &mut Spend, s: &Spend) {
-    acc.tokens.add(&s.tokens);
-    acc.usd += s.usd;
-    if acc.estimate.is_none() {
-        acc.estimate.clone_from(&s.estimate);
-    }
 }
 
 /// The token counts of one assistant message's `usage`.
@@ -172,112 +130,51 @@ fn ingest_file(
     transcript: &Path,
     cursor_dir: &Path,
     config: &BudgetConfig,
-    source: &str,
+    source: &'static str,
 ) -> Result<Vec<Spend>> {
-    let key = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        transcript.hash(&mut h);
-        format!("{:016x}", h.finish())
-    };
-    let cursor_path = cursor_dir.join(format!("{key}.json"));
-    // Nothing new (the common case for a finished subagent): no locked rewrite of the cursor.
-    // A cursor that does not load falls through to the update, which reports it.
-    let len = std::fs::metadata(transcript).map(|m| m.len()).ok();
-    if let (Ok(Some(cur)), Some(len)) = (state::load::<Cursor>(&cursor_path, ""), len)
-        && cur.offset == len
-    {
-        return Ok(Vec::new());
-    }
-    state::update(
-        &cursor_path,
-        "Delete it to re-read the transcript from the start.",
-        |cur: Option<Cursor>| {
-            let mut cur = cur.unwrap_or_else(|| Cursor {
-                path: transcript.display().to_string(),
-                ..Cursor::default()
-            });
-            let mut file = std::fs::File::open(transcript).map_err(|e| {
-                Error::io(
-                    format!("cannot open the transcript {}", transcript.display()),
-                    e,
-                )
-            })?;
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            if len < cur.offset {
-                // Rewritten or truncated: start over, keeping the ids already counted.
-                cur.offset = 0;
-            }
-            file.seek(SeekFrom::Start(cur.offset))
-                .map_err(|e| Error::io(format!("cannot read {}", transcript.display()), e))?;
-            let mut reader = BufReader::new(file.take(len - cur.offset));
-            let mut per_model: BTreeMap<String, Spend> = BTreeMap::new();
-            let mut rates: BTreeMap<String, Rate> = BTreeMap::new();
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                let n = reader
-                    .read_until(b'\n', &mut line)
-                    .map_err(|e| Error::io(format!("cannot read {}", transcript.display()), e))?;
-                if n == 0 || line.last() != Some(&b'\n') {
-                    break; // an incomplete last line is read next time
-                }
-                cur.offset += n as u64;
-                if memchr::memmem::find(&line, b"\"usage\"").is_none() {
-                    continue;
-                }
-                let Ok(v) = serde_json::from_slice::<Value>(&line) else {
-                    continue;
-                };
-                if v.get("type").and_then(|t| t.as_str()) != Some("assistant") {
-                    continue;
-                }
-                let msg = &v["message"];
-                let Some(u) = msg.get("usage") else { continue };
-                let model = msg
-                    .get("model")
-                    .and_then(|x| x.as_str())
-                    .unwrap_or("unknown")
-                    .to_string();
-                let r = rates
-                    .entry(model.clone())
-                    .or_insert_with(|| rate(config, Some(&model)));
-                let l = Line {
-                    id: format!(
-                        "{}/{}",
-                        msg.get("id").and_then(|x| x.as_str()).unwrap_or(""),
-                        v.get("requestId").and_then(|x| x.as_str()).unwrap_or("")
-                    ),
-                    uuid: v.get("uuid").and_then(|x| x.as_str()).map(str::to_string),
-                    tokens: usage_tokens(u),
-                    chars: content_chars(&msg["content"]),
-                    // The client's figure, where Forge has no price of its own for the model.
-                    client: if r.basis == Basis::Listed {
-                        None
-                    } else {
-                        v.get("costUSD").and_then(|x| x.as_f64())
-                    },
-                };
-                if let Some(s) = cur.book(&l, r) {
-                    match per_model.get_mut(&model) {
-                        Some(acc) => merge(acc, &s),
-                        None => {
-                            per_model.insert(
-                                model.clone(),
-                                Spend {
-                                    source: source.into(),
-                                    model: Some(model),
-                                    ..s
-                                },
-                            );
-                        }
-                    }
-                }
-            }
-            let spends = per_model.into_values().collect();
-            Ok((cur, spends))
-        },
-    )
+    let mut per_model = PerModel::new(source);
+    let mut rates: BTreeMap<String, Rate> = BTreeMap::new();
+    transcript::read_new(transcript, cursor_dir, |cur: &mut Cursor, line| {
+        if memchr::memmem::find(line, b"\"usage\"").is_none() {
+            return;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        if v.get("type").and_then(|t| t.as_str()) != Some("assistant") {
+            return;
+        }
+        let msg = &v["message"];
+        let Some(u) = msg.get("usage") else { return };
+        let model = msg
+            .get("model")
+            .and_then(|x| x.as_str())
+            .unwrap_or("unknown")
+            .to_string();
+        let r = rates
+            .entry(model.clone())
+            .or_insert_with(|| rate(config, Some(&model)));
+        let l = Line {
+            id: format!(
+                "{}/{}",
+                msg.get("id").and_then(|x| x.as_str()).unwrap_or(""),
+                v.get("requestId").and_then(|x| x.as_str()).unwrap_or("")
+            ),
+            uuid: v.get("uuid").and_then(|x| x.as_str()).map(str::to_string),
+            tokens: usage_tokens(u),
+            chars: content_chars(&msg["content"]),
+            // The client's figure, where Forge has no price of its own for the model.
+            client: if r.basis == Basis::Listed {
+                None
+            } else {
+                v.get("costUSD").and_then(|x| x.as_f64())
+            },
+        };
+        if let Some(s) = book(cur, &l, r) {
+            per_model.add(&model, s);
+        }
+    })?;
+    Ok(per_model.into_vec())
 }
 
 /// What one assistant line of a transcript says.
@@ -290,82 +187,76 @@ struct Line {
     client: Option<f64>,
 }
 
-impl Cursor {
-    /// Books one line: all of a message not counted before, or what a later line of a message
-    /// counted before adds to it (the raised output figure, never less than the content's
-    /// floor). `None` when it adds nothing.
-    fn book(&mut self, l: &Line, r: &Rate) -> Option<Spend> {
-        let out_usd = |tokens: u64| tokens as f64 * r.price.output / 1e6;
-        if let Some(b) = self.open.iter_mut().find(|b| b.id == l.id) {
-            if let Some(u) = &l.uuid {
-                if b.lines.contains(u) {
-                    return None;
-                }
-                b.lines.push(u.clone());
-            }
-            b.chars += l.chars;
-            let out = b.out.max(l.tokens.output).max(b.chars / CHARS_PER_TOKEN);
-            if let Some(c) = l.client
-                && b.client.is_none_or(|(had, _)| c > had)
-            {
-                b.client = Some((c, l.tokens.output));
-            }
-            let usd = match b.client {
-                Some((c, o)) => (c + out_usd(out.saturating_sub(o))).max(b.usd),
-                None => b.usd + out_usd(out - b.out),
-            };
-            let (d_out, d_usd) = (out - b.out, usd - b.usd);
-            b.out = out;
-            b.usd = usd;
-            if d_out == 0 && d_usd <= 0.0 {
+/// Books one line: all of a message not counted before, or what a later line of a message
+/// counted before adds to it (the raised output figure, never less than the content's
+/// floor). `None` when it adds nothing.
+fn book(cur: &mut Cursor, l: &Line, r: &Rate) -> Option<Spend> {
+    let out_usd = |tokens: u64| tokens as f64 * r.price.output / 1e6;
+    if let Some(b) = cur.extra.open.iter_mut().find(|b| b.id == l.id) {
+        if let Some(u) = &l.uuid {
+            if b.lines.contains(u) {
                 return None;
             }
-            return Some(Spend {
-                source: String::new(),
-                model: None,
-                tokens: Tokens {
-                    output: d_out,
-                    ..Tokens::default()
-                },
-                usd: d_usd,
-                estimate: r
-                    .estimate()
-                    .filter(|_| b.client.is_none_or(|(_, o)| out > o)),
-            });
+            b.lines.push(u.clone());
         }
-        if self.seen.contains(&l.id) {
-            return None; // counted long ago: no later line can still belong to it
+        b.chars += l.chars;
+        let out = b.out.max(l.tokens.output).max(b.chars / CHARS_PER_TOKEN);
+        if let Some(c) = l.client
+            && b.client.is_none_or(|(had, _)| c > had)
+        {
+            b.client = Some((c, l.tokens.output));
         }
-        if self.seen.len() == SEEN_KEEP {
-            self.seen.pop_front();
-        }
-        self.seen.push_back(l.id.clone());
-        let mut t = l.tokens;
-        t.output = t.output.max(l.chars / CHARS_PER_TOKEN);
-        let (usd, estimate) = match l.client {
-            Some(c) => (
-                c + out_usd(t.output - l.tokens.output),
-                r.estimate().filter(|_| t.output > l.tokens.output),
-            ),
-            None => (r.cost(&t), r.estimate()),
+        let usd = match b.client {
+            Some((c, o)) => (c + out_usd(out.saturating_sub(o))).max(b.usd),
+            None => b.usd + out_usd(out - b.out),
         };
-        if self.open.len() == OPEN_KEEP {
-            self.open.pop_front();
+        let (d_out, d_usd) = (out - b.out, usd - b.usd);
+        b.out = out;
+        b.usd = usd;
+        if d_out == 0 && d_usd <= 0.0 {
+            return None;
         }
-        self.open.push_back(Booked {
-            id: l.id.clone(),
-            out: t.output,
-            chars: l.chars,
-            usd,
-            client: l.client.map(|c| (c, l.tokens.output)),
-            lines: l.uuid.iter().cloned().collect(),
-        });
-        Some(Spend {
+        return Some(Spend {
             source: String::new(),
             model: None,
-            tokens: t,
-            usd,
-            estimate,
-        })
+            tokens: Tokens {
+                output: d_out,
+                ..Tokens::default()
+            },
+            usd: d_usd,
+            estimate: r
+                .estimate()
+                .filter(|_| b.client.is_none_or(|(_, o)| out > o)),
+        });
     }
+    if !cur.first_sight(&l.id) {
+        return None; // counted long ago: no later line can still belong to it
+    }
+    let mut t = l.tokens;
+    t.output = t.output.max(l.chars / CHARS_PER_TOKEN);
+    let (usd, estimate) = match l.client {
+        Some(c) => (
+            c + out_usd(t.output - l.tokens.output),
+            r.estimate().filter(|_| t.output > l.tokens.output),
+        ),
+        None => (r.cost(&t), r.estimate()),
+    };
+    if cur.extra.open.len() == OPEN_KEEP {
+        cur.extra.open.pop_front();
+    }
+    cur.extra.open.push_back(Booked {
+        id: l.id.clone(),
+        out: t.output,
+        chars: l.chars,
+        usd,
+        client: l.client.map(|c| (c, l.tokens.output)),
+        lines: l.uuid.iter().cloned().collect(),
+    });
+    Some(Spend {
+        source: String::new(),
+        model: None,
+        tokens: t,
+        usd,
+        estimate,
+    })
 }

@@ -646,3 +646,210 @@ fn a_ledger_written_before_estimates_still_parses() {
     );
     assert!(l.render().contains("estimated_tokens: 100\n"));
 }
+
+/// Reads `f` as a session's running record would grow: its first `cut` lines, then the rest,
+/// then nothing new; returns all the spend booked.
+fn grown_in_two(f: &Path, cut: usize, read: ReadRecord) -> Vec<Spend> {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join(f.file_name().unwrap());
+    let text = std::fs::read_to_string(f).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(
+        &t,
+        lines[..cut]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let (cur, cfg) = (dir.path().join("cursors"), BudgetConfig::default());
+    let mut all = read(&t, &cur, &cfg).unwrap();
+    std::fs::write(&t, &text).unwrap();
+    all.extend(read(&t, &cur, &cfg).unwrap());
+    assert!(read(&t, &cur, &cfg).unwrap().is_empty(), "read again");
+    all
+}
+
+fn sum(spends: &[Spend]) -> (Tokens, f64) {
+    let mut t = Tokens::default();
+    let mut usd = 0.0;
+    for s in spends {
+        t.add(&s.tokens);
+        usd += s.usd;
+    }
+    (t, usd)
+}
+
+#[test]
+fn a_gemini_chat_books_each_model_response_once_as_the_client_counts_it() {
+    // Gemini CLI 0.61.0 through the rig, its fake reporting cached and thought tokens: three
+    // model responses (two tool calls, each message written again with its result, then text).
+    let chat = Path::new(FIX).join("gemini-chat-0.61.0.jsonl");
+    let n = std::fs::read_to_string(&chat).unwrap().lines().count();
+    // The client's own account of the same run: the main role's tokens per model.
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{FIX}/gemini-result-0.61.0.json")).unwrap(),
+    )
+    .unwrap();
+    let own = from_gemini_json(&result, &BudgetConfig::default()).unwrap();
+    let own = own
+        .iter()
+        .find(|s| s.model.as_deref() == Some("gemini-3.1-pro-preview"))
+        .unwrap();
+    for cut in 0..=n {
+        let s = grown_in_two(&chat, cut, ingest_chat);
+        assert!(s.iter().all(|s| s.source == "gemini-chat"
+            && s.model.as_deref() == Some("gemini-3.1-pro-preview")
+            && s.estimate.is_none()));
+        let (t, usd) = sum(&s);
+        // 906 prompt tokens of which 452 cached, 21 candidates + 15 thoughts: 942 in all.
+        assert_eq!(
+            (t.input, t.cache_read, t.output, t.total()),
+            (454, 452, 36, 942),
+            "cut after line {cut}"
+        );
+        assert_eq!(t, own.tokens, "cut after line {cut}");
+        let listed = (454.0 * 2.0 + 36.0 * 12.0 + 452.0 * 0.2) / 1e6;
+        assert!((usd - listed).abs() < 1e-12, "cut after line {cut}: {usd}");
+    }
+    // The router's call is in the JSON result only, never in the chat.
+    assert!(
+        result["stats"]["models"]["gemini-3.5-flash-lite"]["roles"]
+            .get("utility_router")
+            .is_some()
+    );
+}
+
+#[test]
+fn a_gemini_chat_prices_tool_use_prompts_as_input_and_reads_subagent_chats() {
+    let dir = tempfile::tempdir().unwrap();
+    let chats = dir.path().join("chats");
+    std::fs::create_dir_all(chats.join("s_1")).unwrap();
+    let chat = chats.join("session-2026-12-07T18-14-s_1.jsonl");
+    // A session id with a character Gemini CLI's file names replace (`sanitizeFilenamePart`).
+    std::fs::write(
+        &chat,
+        concat!(
+            r#"{"sessionId":"s.1","projectHash":"x","kind":"main"}"#, "\n",
+            r#"{"id":"m1","type":"gemini","content":"","tokens":null,"model":"gemini-3.1-pro-preview"}"#, "\n",
+            r#"{"id":"m1","type":"gemini","content":"","tokens":{"input":100,"output":10,"cached":0,"thoughts":0,"tool":30,"total":140},"model":"gemini-3.1-pro-preview"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        chats.join("s_1/sub-1.jsonl"),
+        concat!(
+            r#"{"sessionId":"sub-1","projectHash":"x","kind":"subagent"}"#, "\n",
+            r#"{"id":"a1","type":"gemini","content":"found it","tokens":{"input":50,"output":5,"cached":10,"thoughts":2,"tool":0,"total":57},"model":"gemini-3-flash-preview"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let s = ingest_chat(&chat, &dir.path().join("cursors"), &BudgetConfig::default()).unwrap();
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(s[0].source, "gemini-chat");
+    // The usage came on the message's second line; the tool-use prompt is input.
+    assert_eq!(
+        (s[0].tokens.input, s[0].tokens.output, s[0].tokens.total()),
+        (130, 10, 140)
+    );
+    assert_eq!(s[1].source, "gemini-subagent");
+    assert_eq!(s[1].model.as_deref(), Some("gemini-3-flash-preview"));
+    assert_eq!(
+        (
+            s[1].tokens.input,
+            s[1].tokens.cache_read,
+            s[1].tokens.output
+        ),
+        (40, 10, 7)
+    );
+}
+
+#[test]
+fn a_codex_rollout_books_the_threads_running_total_once() {
+    // Codex CLI 0.169.0 and 0.171.0 through the rig, the fake Responses API reporting two
+    // responses: 100 then 150 input tokens (40 of them cached), 10 then 11 output tokens (3 of
+    // each reasoning) — the `turn.completed` of the same runs says input 250, cached 40, output
+    // 21, reasoning 6.
+    for v in ["0.169.0", "0.171.0"] {
+        let rollout = Path::new(FIX).join(format!("codex-rollout-{v}.jsonl"));
+        let n = std::fs::read_to_string(&rollout).unwrap().lines().count();
+        for cut in 0..=n {
+            let s = grown_in_two(&rollout, cut, ingest_rollout);
+            assert!(
+                s.iter().all(
+                    |s| s.source == "codex-rollout" && s.model.as_deref() == Some("gpt-5-fake")
+                ),
+                "{v}: {s:?}"
+            );
+            let (t, usd) = sum(&s);
+            assert_eq!(
+                (t.input, t.cache_read, t.output, t.total()),
+                (210, 40, 21, 271),
+                "{v}, cut after line {cut}"
+            );
+            // `gpt-5-fake` takes the `gpt-5` row.
+            let listed = (210.0 * 1.25 + 40.0 * 0.125 + 21.0 * 10.0) / 1e6;
+            assert!(
+                (usd - listed).abs() < 1e-12,
+                "{v}, cut after line {cut}: {usd}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_codex_rollout_books_a_response_before_its_tool_call_runs() {
+    // What the rollout holds when the first call's PostToolUse hook reads it (0.169.0 and
+    // 0.171.0): the response's `token_usage_record`, not yet its `token_count`.
+    for v in ["0.169.0", "0.171.0"] {
+        let text = std::fs::read_to_string(format!("{FIX}/codex-rollout-{v}.jsonl")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let first = lines
+            .iter()
+            .position(|l| l.contains(r#""type":"token_usage_record""#))
+            .unwrap();
+        assert!(
+            !lines[..first]
+                .iter()
+                .any(|l| l.contains(r#""token_count""#)),
+            "{v}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("rollout.jsonl");
+        let head: String = lines[..=first].iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&t, head).unwrap();
+        let s = ingest_rollout(&t, &dir.path().join("c"), &BudgetConfig::default()).unwrap();
+        assert_eq!(sum(&s).0.total(), 110, "{v}: {s:?}");
+    }
+}
+
+#[test]
+fn a_codex_rollout_read_again_from_the_start_books_nothing_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("rollout.jsonl");
+    let text = std::fs::read_to_string(format!("{FIX}/codex-rollout-0.171.0.jsonl")).unwrap();
+    std::fs::write(&t, &text).unwrap();
+    let (cur, cfg) = (dir.path().join("cursors"), BudgetConfig::default());
+    assert_eq!(sum(&ingest_rollout(&t, &cur, &cfg).unwrap()).0.total(), 271);
+    // Rewritten shorter, then grown again: the running total has not moved past what was booked.
+    let half: String = text.lines().take(14).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&t, half).unwrap();
+    assert!(ingest_rollout(&t, &cur, &cfg).unwrap().is_empty());
+    std::fs::write(&t, &text).unwrap();
+    assert!(ingest_rollout(&t, &cur, &cfg).unwrap().is_empty());
+}
+
+#[test]
+fn codex_reasoning_tokens_are_part_of_its_output_not_more_of_it() {
+    // `codex exec --json` of the rig runs above (0.169.0 and 0.171.0 print the same).
+    let text = r#"{"type":"turn.completed","usage":{"input_tokens":250,"cached_input_tokens":40,"cache_write_input_tokens":0,"output_tokens":21,"reasoning_output_tokens":6}}"#;
+    let s = from_codex_jsonl(text, Some("gpt-5"), &BudgetConfig::default());
+    assert_eq!(
+        (
+            s[0].tokens.input,
+            s[0].tokens.cache_read,
+            s[0].tokens.output
+        ),
+        (210, 40, 21)
+    );
+}

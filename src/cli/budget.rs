@@ -49,8 +49,9 @@ pub enum Command {
         /// The model, for pricing tokens (and for codex-json, which does not name it).
         #[arg(long)]
         model: Option<String>,
-        /// claude-json, codex-json, gemini-json or claude-transcript (read incrementally: only
-        /// what was added since the last call), followed by the file.
+        /// claude-json, codex-json, gemini-json, or a session's running record read
+        /// incrementally (only what was added since the last call, a hook's included):
+        /// claude-transcript, gemini-chat or codex-rollout; followed by the file.
         #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
         from: Vec<String>,
     },
@@ -219,9 +220,16 @@ pub fn run(cmd: Command) -> Result<i32> {
             }
             let spends: Vec<Spend> = if from.len() == 2 {
                 let path = PathBuf::from(&from[1]);
-                if from[0] == "claude-transcript" {
-                    // Read from where the last call stopped, never whole.
-                    budget::ingest_transcript(
+                // A session's running record: read from where the last call (a hook's or this
+                // command's) stopped, never whole.
+                let running = match from[0].as_str() {
+                    "claude-transcript" => Some(budget::ingest_transcript as budget::ReadRecord),
+                    "gemini-chat" => Some(budget::ingest_chat as budget::ReadRecord),
+                    "codex-rollout" => Some(budget::ingest_rollout as budget::ReadRecord),
+                    _ => None,
+                };
+                if let Some(read) = running {
+                    read(
                         &path,
                         &project.tmp_dir().join("transcripts"),
                         &config.budget,
@@ -244,7 +252,7 @@ pub fn run(cmd: Command) -> Result<i32> {
                         }
                         other => {
                             return Err(Error::usage(format!(
-                                "unknown --from format `{other}`: use claude-json, codex-json, gemini-json or claude-transcript"
+                                "unknown --from format `{other}`: use claude-json, codex-json, gemini-json, claude-transcript, gemini-chat or codex-rollout"
                             )));
                         }
                     }
@@ -289,7 +297,7 @@ pub fn run(cmd: Command) -> Result<i32> {
                     s.usd,
                     s.tokens.total(),
                     s.model.as_deref().unwrap_or("no model"),
-                    if s.source == "claude-subagent" {
+                    if s.source.ends_with("-subagent") {
                         ", subagents"
                     } else {
                         ""

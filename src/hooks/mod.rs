@@ -357,6 +357,7 @@ pub fn handle(
                     );
                 }
                 ingest_spend(
+                    agent,
                     &start,
                     session.as_deref(),
                     payload.and_then(|p| p.transcript_path.as_deref()),
@@ -380,6 +381,7 @@ pub fn handle(
             put_aside_planted_commondir(&start);
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 ingest_spend(
+                    agent,
                     &start,
                     session.as_deref(),
                     payload.and_then(|p| p.transcript_path.as_deref()),
@@ -621,9 +623,12 @@ fn running_subagents(
     })
 }
 
-/// Reads the new part of a Claude Code transcript and books its spend to the active change and
-/// the session (ledgers and timeline). Failures are reported, never fatal to the hook.
+/// Reads the new part of the session's own record — the `transcript_path` each client sends:
+/// Claude Code's transcript, Gemini CLI's chat recording, Codex CLI's rollout — and books its
+/// spend to the active change and the session (ledgers and timeline). Failures are reported,
+/// never fatal to the hook.
 fn ingest_spend(
+    agent: Agent,
     cwd: &Path,
     session: Option<&str>,
     transcript: Option<&str>,
@@ -637,7 +642,12 @@ fn ingest_spend(
         (|| -> crate::Result<(Vec<crate::budget::Spend>, Vec<crate::budget::PriceNotice>)> {
             let config =
                 Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))?;
-            let spends = crate::budget::ingest_transcript(
+            let read: crate::budget::ReadRecord = match agent {
+                Agent::Claude => crate::budget::ingest_transcript,
+                Agent::Gemini => crate::budget::ingest_chat,
+                Agent::Codex => crate::budget::ingest_rollout,
+            };
+            let spends = read(
                 Path::new(t),
                 &project.tmp_dir().join("transcripts"),
                 &config.budget,
