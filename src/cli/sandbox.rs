@@ -72,6 +72,10 @@ pub struct Args {
     /// checkout's files, not the working tree's.
     #[arg(long = "layer-in-place", requires = "layer")]
     layer_in_place: bool,
+    /// A folder of the project (relative) kept read-only even inside a writable area, such as
+    /// the virtual environment `forge run`'s checks run with (repeat it).
+    #[arg(long = "keep-read-only", value_name = "FOLDER")]
+    keep_read_only: Vec<String>,
     /// Print what the profile allows here and exit.
     #[arg(long)]
     explain: bool,
@@ -108,6 +112,7 @@ impl Args {
             layer_keep: Vec::new(),
             layer_env: Vec::new(),
             layer_in_place: false,
+            keep_read_only: Vec::new(),
             explain: false,
             level: false,
             json: false,
@@ -147,7 +152,7 @@ impl Args {
                     seen.push(k);
                     k
                 }
-                "--write" | "--cache" | "--layer-keep" | "--layer-env" => flag,
+                "--write" | "--cache" | "--layer-keep" | "--layer-env" | "--keep-read-only" => flag,
                 _ => return None,
             };
             match key {
@@ -168,6 +173,7 @@ impl Args {
                         "--cache" => a.cache.push(text?.to_string()),
                         "--layer-keep" => a.layer_keep.push(text?.to_string()),
                         "--layer-env" => a.layer_env.push(text?.to_string()),
+                        "--keep-read-only" => a.keep_read_only.push(text?.to_string()),
                         "--layer" => a.layer = Some(PathBuf::from(value)),
                         "--project" => a.project = Some(PathBuf::from(value)),
                         "--answer" => a.answer = Some(PathBuf::from(value)),
@@ -263,6 +269,7 @@ pub fn run(args: Args) -> Result<i32> {
         layer_envs: args.layer_env,
         layer_in_place: args.layer_in_place,
         look_through: true,
+        keep_read_only: args.keep_read_only,
     };
     if args.explain {
         return explain(&req, &config, args.json);

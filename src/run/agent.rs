@@ -746,6 +746,9 @@ impl Run<'_> {
         // project (whose `.tmp/.forge/` no agent may write).
         req.client = Client::from_command(command);
         req.contain = contain;
+        // The environments the checks run with are the person's: no agent of the run changes
+        // them (git ignores them, so no gate would see it).
+        req.keep_read_only = self.envs.clone();
         Some(req)
     }
 

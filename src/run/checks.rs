@@ -249,10 +249,6 @@ impl Run<'_> {
         if self.checkout.is_none() {
             let dir = self.checkout_dir();
             let hasher = crate::evidence::Hasher::new(self.seen.format());
-            self.envs = match &self.config.run.check_envs {
-                Some(list) => list.clone(),
-                None => super::envs::found(&self.project.root),
-            };
             let mut keep = self.config.run.check_caches.clone();
             for e in &self.envs {
                 if !keep.contains(e) {

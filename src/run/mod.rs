@@ -186,7 +186,8 @@ struct Run<'a> {
     seen: observe::Observer,
     /// The checks' checkout, opened at the first check.
     checkout: Option<Checkout>,
-    /// The project's environments the checks see read-only (set when the checkout opens).
+    /// The project's environments the checks see read-only, and no agent of the run may change
+    /// (found once, when the run starts or resumes).
     envs: Vec<String>,
     /// Whether an overlay can be mounted over the checks' checkout here (tried once per run:
     /// a temp folder on overlayfs or NFS cannot hold an upper layer).
@@ -582,7 +583,10 @@ impl<'a> Run<'a> {
             out,
             seen: observe::Observer::new(&project.root)?,
             checkout: None,
-            envs: Vec::new(),
+            envs: match &config.run.check_envs {
+                Some(list) => list.clone(),
+                None => envs::found(&project.root),
+            },
             overlay_works: None,
             ident,
             _lock: lock,

@@ -209,7 +209,7 @@ impl Run<'_> {
         tracked: &[String],
     ) -> Result<std::result::Result<(), String>> {
         let links = self.links(doc, tracked);
-        match gates::planning_output(doc, tracked, &links, &self.harness()) {
+        match gates::planning_output(doc, tracked, &links, &self.harness(), &self.envs) {
             Ok(mut slices) => {
                 for s in &mut slices {
                     s.forge = Some(Progress {

@@ -80,6 +80,10 @@ pub fn argv(forge: &Path, req: &Request, program: &[OsString]) -> Vec<OsString> 
     if req.layer_in_place {
         v.push("--layer-in-place".into());
     }
+    for k in &req.keep_read_only {
+        v.push("--keep-read-only".into());
+        v.push(k.into());
+    }
     v.push("--".into());
     v.extend(program.iter().cloned());
     v

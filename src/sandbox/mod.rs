@@ -165,6 +165,11 @@ pub struct Request {
     /// folders for files with a second name. Off where only the plan's control files are wanted
     /// (the hook's file-tool check, on every call).
     pub look_through: bool,
+    /// Folders of the project (relative) kept read-only even inside a writable area: the
+    /// environments `forge run`'s checks run with (`.venv`, `node_modules`), which git ignores,
+    /// so no snapshot sees a change an agent makes there (a `.pth` import hook, red team of
+    /// issue 31).
+    pub keep_read_only: Vec<String>,
 }
 
 impl Request {
@@ -185,6 +190,7 @@ impl Request {
             layer_envs: Vec::new(),
             layer_in_place: false,
             look_through: true,
+            keep_read_only: Vec::new(),
         }
     }
 
@@ -422,6 +428,11 @@ pub(crate) fn resolve_witnessed(
         None => Vec::new(),
     };
     let wants = resolve::Wants {
+        keep_read_only: req
+            .keep_read_only
+            .iter()
+            .map(|k| layout.project.join(k))
+            .collect(),
         profile: req.profile,
         write: req.write.clone(),
         answer: req.answer.clone(),

@@ -829,6 +829,8 @@ pub struct Wants {
     /// The caller's `PATH` folders: those inside a writable folder stay read-only, since what
     /// lies there runs by name outside the sandbox too (the client's `git`, a person's shell).
     pub path: Vec<PathBuf>,
+    /// Folders kept read-only wherever they lie (absolute): the checks' environments.
+    pub keep_read_only: Vec<PathBuf>,
 }
 
 /// Everything the enforcement needs, as absolute paths.
@@ -1214,6 +1216,7 @@ pub fn plan(
     control.extend(CLIENT_CONTROL.iter().map(|c| home.join(c)));
     control.extend(layout.linked_control.iter().cloned());
     control.extend(wants.path.iter().filter(|d| d.is_absolute()).cloned());
+    control.extend(wants.keep_read_only.iter().cloned());
     // One place per path: the user's git config is both a config file and, as a link, a
     // linked control file.
     let mut seen: Vec<&PathBuf> = Vec::new();

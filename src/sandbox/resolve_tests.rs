@@ -33,6 +33,7 @@ fn wants(profile: Profile) -> Wants {
         client_state: vec!["~/.claude".into()],
         secrets: vec![],
         path: vec!["/usr/bin".into(), "/w/repo/.venv/bin".into()],
+        keep_read_only: vec![],
     }
 }
 
@@ -998,4 +999,31 @@ fn a_cover_inside_another_cover_is_left_out() {
             "/tmp/ssh-Xqz/agent.2".into()
         ]
     );
+}
+
+/// Red team of issue 31: a green agent whose area covered the project's virtual environment
+/// wrote an import hook (`.pth`) into its `site-packages`, which git ignores, so no snapshot saw
+/// it, and every check ran it. The checks' environments stay read-only for the run's agents,
+/// whatever their areas cover.
+#[test]
+fn the_checks_environments_stay_read_only_inside_an_area() {
+    let mut fsx = fs();
+    fsx.insert("/w/repo/.venv".into());
+    let mut w = wants(Profile::Green);
+    w.write = vec!["**/*.py".into()];
+    w.keep_read_only = vec!["/w/repo/.venv".into()];
+    let p = plan(
+        &w,
+        &layout(),
+        &|p| fsx.contains(p),
+        &|p| fsx.contains(p),
+        &|_| false,
+    )
+    .unwrap();
+    assert!(p.can_write(Profile::Green, Path::new("/w/repo/src/x.py")));
+    assert!(p.read_only.contains(&PathBuf::from("/w/repo/.venv")));
+    assert!(!p.can_write(
+        Profile::Green,
+        Path::new("/w/repo/.venv/lib/python3.12/site-packages/hook.pth")
+    ));
 }

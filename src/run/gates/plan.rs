@@ -36,6 +36,7 @@ pub fn planning_output(
     tracked: &[String],
     links: &[(String, Vec<u8>)],
     harness: &Harness,
+    envs: &[String],
 ) -> Result<Vec<super::super::state::Slice>, Vec<String>> {
     let mut problems = Vec::new();
     let Some(slices) = doc.get("slices") else {
@@ -163,6 +164,16 @@ pub fn planning_output(
             for a in areas {
                 if let Some(why) = ambiguous_area(a) {
                     problems.push(format!("`{}`: `{a}` {why}", at(k)));
+                }
+                let root = super::area_root(a);
+                if let Some(e) = envs.iter().find(|e| {
+                    let e = e.trim_end_matches('/');
+                    root == e || root.starts_with(&format!("{e}/"))
+                }) {
+                    problems.push(format!(
+                        "`{}`: `{a}` is inside {e}, an environment the checks run with (git ignores it, so no gate sees a change there); name tracked folders",
+                        at(k)
+                    ));
                 }
             }
         }
@@ -486,7 +497,7 @@ mod tests {
         let mut s = slice("a", &[]);
         s["code_areas"] = json!(["src/", "tests/"]);
         s["test_areas"] = json!(["spec/"]);
-        let e = planning_output(&json!({"slices": [s]}), &tracked, &[], &h).unwrap_err();
+        let e = planning_output(&json!({"slices": [s]}), &tracked, &[], &h, &[]).unwrap_err();
         assert!(
             e.iter()
                 .any(|p| p.contains("tests/run.sh") && p.contains("harness")),
@@ -494,19 +505,53 @@ mod tests {
         );
     }
 
+    /// Red team of issue 31: a planner named the virtual environment as a code area, and green
+    /// put an import hook in its `site-packages`, which git ignores.
+    #[test]
+    fn no_area_lies_in_an_environment_the_checks_run_with() {
+        let mut s = slice("a", &[]);
+        s["code_areas"] = json!(["src/", ".venv/lib/**"]);
+        let envs = [".venv".to_string(), "web/node_modules".to_string()];
+        let e = planning_output(
+            &json!({"slices": [s]}),
+            &[],
+            &[],
+            &Harness::default(),
+            &envs,
+        )
+        .unwrap_err();
+        assert!(
+            e.iter()
+                .any(|p| p.contains("`.venv/lib/**` is inside .venv, an environment")),
+            "{e:?}"
+        );
+        let mut s = slice("a", &[]);
+        s["code_areas"] = json!(["web/"]);
+        assert!(
+            planning_output(
+                &json!({"slices": [s]}),
+                &[],
+                &[],
+                &Harness::default(),
+                &envs
+            )
+            .is_ok()
+        );
+    }
+
     #[test]
     fn planning_output_accepts_a_good_plan_and_names_every_problem() {
         let ok = json!({"slices": [slice("a", &[]), slice("b", &["a"])]});
-        let s = planning_output(&ok, &[], &[], &Harness::default()).unwrap();
+        let s = planning_output(&ok, &[], &[], &Harness::default(), &[]).unwrap();
         assert_eq!(s.len(), 2);
         assert_eq!(s[1].depends_on, vec!["a"]);
 
         let dangling = json!({"slices": [slice("a", &["zzz"])]});
-        let e = planning_output(&dangling, &[], &[], &Harness::default()).unwrap_err();
+        let e = planning_output(&dangling, &[], &[], &Harness::default(), &[]).unwrap_err();
         assert!(e[0].contains("unknown slice id `zzz`"), "{e:?}");
 
         let later = json!({"slices": [slice("a", &["b"]), slice("b", &[])]});
-        let e = planning_output(&later, &[], &[], &Harness::default()).unwrap_err();
+        let e = planning_output(&later, &[], &[], &Harness::default(), &[]).unwrap_err();
         assert!(e[0].contains("comes later"), "{e:?}");
 
         let mut missing = slice("a", &[]);
@@ -515,8 +560,14 @@ mod tests {
             .unwrap()
             .remove("expected_red_failure");
         missing.as_object_mut().unwrap().remove("code_areas");
-        let e = planning_output(&json!({"slices": [missing]}), &[], &[], &Harness::default())
-            .unwrap_err();
+        let e = planning_output(
+            &json!({"slices": [missing]}),
+            &[],
+            &[],
+            &Harness::default(),
+            &[],
+        )
+        .unwrap_err();
         assert!(
             e.iter()
                 .any(|p| p.contains("slices[0].expected_red_failure` is missing")),
@@ -531,8 +582,14 @@ mod tests {
         let mut broad = slice("a", &[]);
         broad["code_areas"] = json!(["**"]);
         broad["test_areas"] = json!(["../elsewhere/"]);
-        let e = planning_output(&json!({"slices": [broad]}), &[], &[], &Harness::default())
-            .unwrap_err();
+        let e = planning_output(
+            &json!({"slices": [broad]}),
+            &[],
+            &[],
+            &Harness::default(),
+            &[],
+        )
+        .unwrap_err();
         assert!(e.iter().any(|p| p.contains("whole repository")), "{e:?}");
         assert!(
             e.iter().any(|p| p.contains("leaves the repository")),
@@ -546,6 +603,7 @@ mod tests {
             &["src/cart_test.rs".into()],
             &[],
             &Harness::default(),
+            &[],
         )
         .unwrap_err();
         assert!(
@@ -556,8 +614,14 @@ mod tests {
         let mut cmd = slice("a", &[]);
         cmd["focused_command"] = json!("  ");
         cmd["report"] = json!("xml");
-        let e =
-            planning_output(&json!({"slices": [cmd]}), &[], &[], &Harness::default()).unwrap_err();
+        let e = planning_output(
+            &json!({"slices": [cmd]}),
+            &[],
+            &[],
+            &Harness::default(),
+            &[],
+        )
+        .unwrap_err();
         assert!(
             e.iter().any(|p| p.contains("focused_command` is empty")),
             "{e:?}"
@@ -566,11 +630,13 @@ mod tests {
 
         let twice = json!({"slices": [slice("a", &[]), slice("a", &[])]});
         assert!(
-            planning_output(&twice, &[], &[], &Harness::default()).unwrap_err()[0]
+            planning_output(&twice, &[], &[], &Harness::default(), &[]).unwrap_err()[0]
                 .contains("used twice")
         );
-        assert!(planning_output(&json!({"slices": []}), &[], &[], &Harness::default()).is_err());
-        assert!(planning_output(&json!({}), &[], &[], &Harness::default()).is_err());
+        assert!(
+            planning_output(&json!({"slices": []}), &[], &[], &Harness::default(), &[]).is_err()
+        );
+        assert!(planning_output(&json!({}), &[], &[], &Harness::default(), &[]).is_err());
     }
 
     /// Every row of the harness table is recognised, at the top and in a folder below.
