@@ -8,9 +8,11 @@
 //! crashing; the binary's watchdog covers a hang or a memory runaway the same way.)
 
 pub mod client_skip;
+pub mod codex_trust;
 pub mod install;
 pub mod json_text;
 pub mod subagents;
+pub mod toml_read;
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
