@@ -253,8 +253,8 @@ pub struct Listed {
 }
 
 impl Listed {
-    fn runs(&self) -> bool {
-        self.enabled && matches!(self.trust_status.as_str(), "trusted" | "managed")
+    fn trusted(&self) -> bool {
+        matches!(self.trust_status.as_str(), "trusted" | "managed")
     }
 }
 
@@ -400,6 +400,30 @@ pub fn forge_listed<'l>(listed: &'l [Listed], hooks_file: &Path) -> Vec<&'l List
         .collect()
 }
 
+/// The events (named as the file names them, not as Codex does: `preToolUse`) of Forge's
+/// `handlers` in `hooks_file` that Codex lists with trust status `status`.
+pub fn events_listed_as(
+    listed: &[Listed],
+    hooks_file: &Path,
+    handlers: &[Handler],
+    status: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in forge_listed(listed, hooks_file) {
+        if l.trust_status != status {
+            continue;
+        }
+        let e = handlers
+            .iter()
+            .find(|h| hook_key(hooks_file, h) == l.key)
+            .map_or_else(|| l.event.clone(), |h| h.event.clone());
+        if !out.contains(&e) {
+            out.push(e);
+        }
+    }
+    out
+}
+
 /// What [`trust`] changed.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Trusted {
@@ -419,7 +443,7 @@ pub fn trust(
     cwd: &Path,
     project: Option<&Path>,
     hooks_file: &Path,
-    expected: usize,
+    handlers: &[Handler],
 ) -> Result<Trusted, String> {
     let mut server = AppServer::start(codex, cwd)?;
     let mut done = Trusted::default();
@@ -440,7 +464,13 @@ pub fn trust(
     for l in forge_listed(&listed, hooks_file) {
         if matches!(l.trust_status.as_str(), "untrusted" | "modified") {
             state.insert(l.key.clone(), json!({"trusted_hash": l.current_hash}));
-            done.hooks.push(l.event.clone());
+        }
+    }
+    for status in ["untrusted", "modified"] {
+        for e in events_listed_as(&listed, hooks_file, handlers, status) {
+            if !done.hooks.contains(&e) {
+                done.hooks.push(e);
+            }
         }
     }
     if !state.is_empty() {
@@ -448,19 +478,19 @@ pub fn trust(
     }
     let listed = server.hooks_list(cwd)?;
     let ours = forge_listed(&listed, hooks_file);
-    if ours.len() < expected {
+    if ours.len() < handlers.len() {
         return Err(format!(
-            "Codex lists {} of Forge's {expected} hooks in {} (is the project trusted, and are hooks on?)",
+            "Codex lists {} of Forge's {} hooks in {} (is the project trusted, and are hooks on?)",
             ours.len(),
+            handlers.len(),
             hooks_file.display()
         ));
     }
-    if let Some(l) = ours.iter().find(|l| !l.runs()) {
+    if let Some(l) = ours.iter().find(|l| !l.trusted()) {
         return Err(format!(
-            "Codex still lists Forge's {} hook as {}{}",
-            l.event,
-            l.trust_status,
-            if l.enabled { "" } else { " and switched off" }
+            "Codex still lists Forge's {} hook as {}",
+            events_listed_as(&listed, hooks_file, handlers, &l.trust_status).join(", "),
+            l.trust_status
         ));
     }
     Ok(done)
