@@ -227,6 +227,49 @@ pub fn skips(
     out
 }
 
+/// For Codex's SessionStart: the project's Forge hooks that Codex's records say it skips while
+/// this one runs (a hook not trusted or switched off), as a sentence for the session, or
+/// `None`. Said only when the records trust SessionStart itself (else this run bypasses hook
+/// trust, and the records say nothing about it). Whether a hook changed since it was trusted
+/// is not checked here (only Codex can tell; `forge doctor` asks it).
+pub fn session_warning(codex_home: &Path, root: &Path) -> Option<String> {
+    let file = root.join(".codex/hooks.json");
+    let handlers = super::install::forge_handlers(&file, Agent::Codex).ok()?;
+    let doc = read(&config_file(codex_home)).ok()?;
+    let trusted = |h: &Handler| {
+        let key = hook_key(&file, h);
+        doc.str(&["hooks", "state", &key, "trusted_hash"]).is_some()
+            && doc.bool(&["hooks", "state", &key, "enabled"]) != Some(false)
+    };
+    if !handlers
+        .iter()
+        .any(|h| h.event == "SessionStart" && trusted(h))
+    {
+        return None;
+    }
+    let mut skipped: Vec<&str> = Vec::new();
+    for h in handlers.iter().filter(|h| !trusted(h)) {
+        if !skipped.contains(&h.event.as_str()) {
+            skipped.push(&h.event);
+        }
+    }
+    (!skipped.is_empty()).then(|| {
+        format!(
+            "Warning for the person: Codex's records ({}) do not trust Forge's {} hook{} (or switched {} off), so Codex skips {} without a word: {}. Fix: `forge hooks install codex --trust`, or `/hooks` in Codex.",
+            config_file(codex_home).display(),
+            skipped.join(", "),
+            if skipped.len() == 1 { "" } else { "s" },
+            if skipped.len() == 1 { "it" } else { "them" },
+            if skipped.len() == 1 { "it" } else { "them" },
+            if skipped.contains(&"PreToolUse") {
+                "the guard and the sandbox are not in force in this session"
+            } else {
+                "that control is not in force in this session"
+            }
+        )
+    })
+}
+
 /// A missing file is an empty one (Codex's defaults).
 fn read(file: &Path) -> Result<toml_read::Doc, String> {
     match std::fs::read_to_string(file) {
@@ -689,6 +732,36 @@ mod tests {
         );
         // A config Forge cannot read is said, not guessed.
         assert!(matches!(&s("[projects\n")[..], [Skip::Unreadable { .. }]));
+    }
+
+    #[test]
+    fn session_start_names_the_hooks_codex_skips_beside_it() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        std::fs::create_dir_all(root.join(".codex")).unwrap();
+        let hooks = fixture("config-trusted-0.171.0.toml");
+        // Forge's own install, in the project.
+        super::super::install::install(&root.join(".codex/hooks.json"), Agent::Codex, "forge")
+            .unwrap();
+        let config = hooks.replace(ROOT, &root.to_string_lossy());
+        let home = home_with(&config);
+        assert_eq!(session_warning(home.path(), root), None);
+        // PreToolUse never trusted: the guard is off, and the session is told.
+        let pre = format!("{}/.codex/hooks.json:pre_tool_use:0:0", root.display());
+        let c: String = config
+            .lines()
+            .filter(|l| !l.contains(&pre) && !l.contains("sha256:53c5ed"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(config_file(home.path()), &c).unwrap();
+        let w = session_warning(home.path(), root).unwrap();
+        assert!(
+            w.contains("Forge's PreToolUse hook") && w.contains("guard"),
+            "{w}"
+        );
+        // Nothing trusted while SessionStart runs: hook trust is bypassed; nothing to say.
+        std::fs::write(config_file(home.path()), "").unwrap();
+        assert_eq!(session_warning(home.path(), root), None);
     }
 
     #[test]

@@ -1530,7 +1530,12 @@ fn session_start(agent: Agent, cwd: &Path, _session: Option<String>) -> HookOutp
             ctx.push_str(&format!("\n- {}/{}: {}", s.change, s.id, s.title));
         }
     }
-    let _ = agent;
+    if agent == Agent::Codex
+        && let Some(w) =
+            codex_trust::session_warning(&install::codex_home(&crate::repo::home()), &project.root)
+    {
+        ctx.push_str(&format!("\n{w}"));
+    }
     HookOutput {
         stdout: json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ctx}}).to_string(),
         ..HookOutput::default()
