@@ -406,7 +406,7 @@ fn a_client_that_would_skip_forges_hooks_is_named() {
     assert_eq!(folders[root.to_str().unwrap()], "TRUST_FOLDER", "{folders}");
     let (_, v) = doctor(&r, home.path());
     assert!(skips(&v, "gemini:").is_empty(), "{v:#}");
-    // `--trust` is Gemini's alone.
+    // `--trust` is for the clients that keep trust records (Gemini, Codex), not Claude Code.
     let o = install(&["claude", "--trust"]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     // Claude Code with every hook switched off.
