@@ -685,7 +685,80 @@ fn client_skips(ctx: &Context, wired: &[Agent]) -> Vec<Finding> {
                     ));
                 }
             }
-            Agent::Codex => {}
+            Agent::Codex => out.extend(codex_skips(ctx, root)),
+        }
+    }
+    out
+}
+
+/// Codex CLI, for each of its hooks files that has Forge's hooks: what its own records say it
+/// would skip (see `hooks::codex_trust`), and, when `codex` is on PATH and the records say
+/// trusted, whether Codex still finds them as they were trusted.
+fn codex_skips(ctx: &Context, root: &Path) -> Vec<Finding> {
+    use crate::hooks::codex_trust::{self, AppServer, Skip};
+    let codex_home = install::codex_home(&ctx.home);
+    let config = codex_trust::config_file(&codex_home);
+    let mut out = Vec::new();
+    for global in [false, true] {
+        let file = install::settings_path(Agent::Codex, root, global, &ctx.home);
+        let Ok(handlers) = install::forge_handlers(&file, Agent::Codex) else {
+            continue; // said by the wiring check
+        };
+        if handlers.is_empty() {
+            continue;
+        }
+        let project = (!global).then_some(root);
+        let mut skips = codex_trust::skips(&codex_home, project, &file, &handlers);
+        let mut checked = "their hashes not compared: `codex` is not on PATH";
+        if skips.is_empty()
+            && let Some(codex) = crate::exec::which("codex")
+        {
+            checked = "Codex lists them as trusted";
+            match AppServer::start(&codex, root).and_then(|mut s| s.hooks_list(root)) {
+                Ok(listed) => {
+                    let with = |status: &str| {
+                        codex_trust::events_listed_as(&listed, &file, &handlers, status)
+                    };
+                    let modified = with("modified");
+                    if !modified.is_empty() {
+                        skips.push(Skip::Modified { events: modified });
+                    }
+                    let untrusted = with("untrusted");
+                    if !untrusted.is_empty() {
+                        skips.push(Skip::Untrusted {
+                            events: untrusted,
+                            file: config.clone(),
+                        });
+                    }
+                }
+                Err(why) => out.push(Finding::bad(
+                    "hooks",
+                    Status::Warn,
+                    format!("codex: cannot ask Codex whether Forge's hooks in {} changed since they were trusted: {why}", file.display()),
+                    "run `codex app-server` by hand to see why, or review the hooks with `/hooks` in Codex".to_string(),
+                )),
+            }
+        }
+        if skips.is_empty() {
+            out.push(Finding::ok(
+                "hooks",
+                format!(
+                    "codex: {}Forge's {} hooks in {} are trusted in {} ({checked})",
+                    if global { "" } else { "the project and " },
+                    handlers.len(),
+                    file.display(),
+                    config.display()
+                ),
+            ));
+        }
+        for s in skips {
+            let (what, fix) = s.explain(root, global);
+            out.push(Finding::bad(
+                "hooks",
+                Status::Warn,
+                format!("codex: {what}"),
+                fix,
+            ));
         }
     }
     out

@@ -406,7 +406,7 @@ fn a_client_that_would_skip_forges_hooks_is_named() {
     assert_eq!(folders[root.to_str().unwrap()], "TRUST_FOLDER", "{folders}");
     let (_, v) = doctor(&r, home.path());
     assert!(skips(&v, "gemini:").is_empty(), "{v:#}");
-    // `--trust` is Gemini's alone.
+    // `--trust` is for the clients that keep trust records (Gemini, Codex), not Claude Code.
     let o = install(&["claude", "--trust"]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     // Claude Code with every hook switched off.
@@ -489,4 +489,112 @@ fn an_older_install_without_the_subagent_events_is_a_warning() {
     std::fs::write(&path, settings.to_string()).unwrap();
     let (code, v) = doctor(&r, home.path());
     assert_eq!(code, 1, "{v:#}");
+}
+
+/// Codex CLI loads a project's hooks only in a trusted project and runs each only once the
+/// person trusted it, skipping the rest without a word: `forge doctor` names each reason from
+/// Codex's own records (`$CODEX_HOME/config.toml`, default `~/.codex/`) with its fix, and the
+/// records Codex writes when the person trusts them (the shape captured from 0.169.0 and
+/// 0.171.0) end the warnings; `[features] hooks = false` is named too. `--trust` needs Codex
+/// itself: with no `codex` on PATH it says so and fails, the hooks still wired.
+#[test]
+fn codex_that_would_skip_forges_hooks_is_named() {
+    let home = tempfile::tempdir().unwrap();
+    let r = Repo::with_command("sh tests/run.sh", "tap");
+    let bin = forge_bin();
+    // This machine's `codex`, if any, plays no part: the records alone are read.
+    let path = std::env::join_paths(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .filter(|d| !d.join("codex").exists()),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        r.forge_cmd(args)
+            .env("HOME", home.path())
+            .env_remove("CODEX_HOME")
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let codex_warnings = || -> Vec<String> {
+        let o = run(&["doctor", "--json"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        findings(&v, "hooks")
+            .iter()
+            .filter(|f| {
+                f["status"] == "warn" && f["message"].as_str().unwrap().starts_with("codex:")
+            })
+            .map(|f| format!("{} / {}", f["message"], f["fix"]))
+            .collect()
+    };
+    let o = run(&["hooks", "install", "codex", "--bin", bin.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("not trusted") && said.contains("forge hooks install codex --trust"),
+        "{said}"
+    );
+    let w = codex_warnings();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("this project is not trusted")
+            && w[0].contains(".codex/config.toml")
+            && w[0].contains("forge hooks install codex --trust")
+            && w[0].contains("codex exec --trust")
+            && w[0].contains("trust_level = \\\"trusted\\\""),
+        "{w:?}"
+    );
+    assert!(
+        w[1].contains("PreToolUse, PostToolUse, Stop, SessionStart hooks are not trusted")
+            && w[1].contains("/hooks"),
+        "{w:?}"
+    );
+    // `--trust` asks Codex, which is not there.
+    let o = run(&[
+        "hooks",
+        "install",
+        "codex",
+        "--bin",
+        bin.to_str().unwrap(),
+        "--trust",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`codex` is not on PATH") && err.contains("/hooks"),
+        "{err}"
+    );
+    assert!(r.exists(".codex/hooks.json"));
+    // The records Codex writes once the person trusted the project and the hooks.
+    let root = r.path().canonicalize().unwrap();
+    let mut config = format!(
+        "# mine\n[features]\nfoo = true\n\n[projects]\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n[hooks.state]\n",
+        root.display()
+    );
+    for event in ["pre_tool_use", "post_tool_use", "stop", "session_start"] {
+        config += &format!(
+            "\n[hooks.state.\"{}/.codex/hooks.json:{event}:0:0\"]\ntrusted_hash = \"sha256:0123\"\n",
+            root.display()
+        );
+    }
+    let file = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, &config).unwrap();
+    assert_eq!(codex_warnings(), Vec::<String>::new());
+    let o = run(&["doctor"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("the project and Forge's 4 hooks") && text.contains("`codex` is not on PATH"),
+        "{text}"
+    );
+    // Hooks switched off in Codex's features.
+    std::fs::write(&file, config.replace("foo = true", "hooks = false")).unwrap();
+    let w = codex_warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("`hooks = false`")
+            && w[0].contains("no hook at all")
+            && w[0].contains("remove that line"),
+        "{w:?}"
+    );
 }

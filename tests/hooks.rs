@@ -1612,3 +1612,56 @@ fn round_14_server_code_selectors_project_paths_and_renames() {
         );
     }
 }
+
+/// Codex's SessionStart tells the session when Codex's records do not trust Forge's other hooks
+/// beside it (Codex skips them without a word): the guard is not in force, and the fix is said.
+/// With every hook trusted it says nothing of the kind.
+#[test]
+fn codex_session_start_names_forges_hooks_codex_skips() {
+    let r = Repo::with_command("true", "none");
+    let codex_home = tempfile::tempdir().unwrap();
+    assert_eq!(r.forge(&["hooks", "install", "codex"]).code, 0);
+    let root = r.path().canonicalize().unwrap();
+    let entry = |event: &str| {
+        format!(
+            "[hooks.state.\"{}/.codex/hooks.json:{event}:0:0\"]\ntrusted_hash = \"sha256:0123\"\n",
+            root.display()
+        )
+    };
+    let start = |config: &str| -> String {
+        std::fs::write(codex_home.path().join("config.toml"), config).unwrap();
+        let p = json!({"session_id": "s", "cwd": r.path(), "hook_event_name": "SessionStart", "source": "startup", "model": "gpt-5"});
+        let mut c = r
+            .forge_cmd(&["hook", "codex", "session-start"])
+            .env("CODEX_HOME", codex_home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(p.to_string().as_bytes())
+                .unwrap();
+        }
+        let o = c.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let ctx = start(&(entry("session_start") + &entry("stop")));
+    assert!(
+        ctx.contains("do not trust Forge's PreToolUse, PostToolUse hooks")
+            && ctx.contains("the guard and the sandbox are not in force")
+            && ctx.contains("forge hooks install codex --trust"),
+        "{ctx}"
+    );
+    let all = ["pre_tool_use", "post_tool_use", "stop", "session_start"]
+        .map(entry)
+        .concat();
+    assert!(!start(&all).contains("Warning"), "{}", start(&all));
+}

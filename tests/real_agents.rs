@@ -1784,6 +1784,102 @@ fn codex_applies_a_shell_patch_only_where_the_guard_lets_it() {
     );
 }
 
+/// `PATH` with `dir` first.
+fn path_with(dir: &Path) -> std::ffi::OsString {
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// `forge hooks install codex --trust` has the real Codex record the person's trust in the
+/// project and in Forge's hooks, and from then on Codex runs them with no bypass flag: the
+/// guard denies a shell write of `.forge/config.yaml`. Without that trust (and without the
+/// bypass) the same run goes unguarded and the write lands — Codex says nothing. `forge doctor`,
+/// asking that Codex, says the hooks are trusted; once Forge's hooks change (another `--bin`)
+/// it names them `modified`, until `--trust` again.
+#[test]
+fn codex_runs_forges_hooks_once_forge_recorded_the_trust() {
+    on_each_codex(
+        "codex_runs_forges_hooks_once_forge_recorded_the_trust",
+        || {
+            let test = "codex_runs_forges_hooks_once_forge_recorded_the_trust";
+            for trust in [CodexTrust::None, CodexTrust::Forge] {
+                let r = Repo::with_command("true", "none");
+                let config = r.read(".forge/config.yaml");
+                let commands = json!([
+                    "echo 'verify: {commands: []}' > .forge/config.yaml",
+                    "echo fine > fine.txt"
+                ]);
+                let Some(codex) = run_codex_trusting(test, &r, commands, |_| {}, |src| src, trust)
+                else {
+                    return;
+                };
+                let dump = &codex.dump;
+                assert!(codex.ok, "{dump}");
+                assert_eq!(r.read("fine.txt"), "fine\n", "{dump}");
+                let guarded = codex.requests.contains("Forge guard deny [forge-state]");
+                if trust == CodexTrust::None {
+                    assert!(
+                        !guarded && r.read(".forge/config.yaml") != config,
+                        "the control ran the hooks: {dump}"
+                    );
+                    continue;
+                }
+                assert!(guarded, "the guard did not run: {dump}");
+                assert_eq!(r.read(".forge/config.yaml"), config, "{dump}");
+                let config = std::fs::read_to_string(codex.home.join("config.toml")).unwrap();
+                assert!(
+                    config.contains(&format!("[projects.\"{}\"]", r.path().display()))
+                        && config.contains(":pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:"),
+                    "{config}"
+                );
+                let doctor = |bin: Option<&Path>| {
+                    let mut c = r.forge_cmd(&["doctor", "--json"]);
+                    c.env("HOME", &codex.home)
+                        .env("CODEX_HOME", &codex.home)
+                        .env("PATH", path_with(codex.bin.parent().unwrap()));
+                    if let Some(b) = bin {
+                        let o = r
+                            .forge_cmd(&["hooks", "install", "codex", "--bin", b.to_str().unwrap()])
+                            .env("HOME", &codex.home)
+                            .env("CODEX_HOME", &codex.home)
+                            .output()
+                            .unwrap();
+                        assert!(o.status.success(), "{o:?}");
+                    }
+                    let o = c.output().unwrap();
+                    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+                    v["checks"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|f| f["message"].as_str().unwrap().starts_with("codex:"))
+                        .map(|f| format!("{} {} / {}", f["status"], f["message"], f["fix"]))
+                        .collect::<Vec<_>>()
+                };
+                let said = doctor(None);
+                assert!(
+                    said.len() == 1 && said[0].contains("Codex lists them as trusted"),
+                    "{said:?}"
+                );
+                let other = r.path().join(".tmp/forge-copy");
+                std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+                std::fs::copy(forge_bin(), &other).unwrap();
+                let said = doctor(Some(&other));
+                assert!(
+                    said.len() == 1
+                        && said[0].contains("changed since they were trusted")
+                        && said[0].contains("PreToolUse")
+                        && said[0].contains("forge hooks install codex --trust"),
+                    "{said:?}"
+                );
+            }
+        },
+    );
+}
+
 /// A run of the real Codex CLI against the rig's fake Responses API.
 struct Codex {
     ok: bool,
@@ -1791,6 +1887,10 @@ struct Codex {
     /// Every request the client sent to the fake (what reached the "model").
     requests: String,
     dump: String,
+    /// The client's HOME and CODEX_HOME (its `config.toml`), kept until the run is dropped.
+    home: PathBuf,
+    /// The client's executable.
+    bin: PathBuf,
     /// The client's home and the fake's log, kept while the run is looked at.
     _dir: tempfile::TempDir,
 }
@@ -1816,7 +1916,7 @@ impl Codex {
 /// into the rig's cache on first use), offline against the rig's fake Responses API running `commands` in `r` with Forge's hooks, its home
 /// seeded by `seed`. `None` after a loud skip.
 fn run_codex(test: &str, r: &Repo, commands: Value, seed: impl FnOnce(&Path)) -> Option<Codex> {
-    run_codex_with(test, r, commands, seed, |src| src)
+    run_codex_trusting(test, r, commands, seed, |src| src, CodexTrust::Bypass)
 }
 
 /// [`run_codex`] with the rig's fake Responses API changed by `patch` (its source in, the
@@ -1827,6 +1927,30 @@ fn run_codex_with(
     commands: Value,
     seed: impl FnOnce(&Path),
     patch: impl FnOnce(String) -> String,
+) -> Option<Codex> {
+    run_codex_trusting(test, r, commands, seed, patch, CodexTrust::Bypass)
+}
+
+/// How a [`run_codex_trusting`] run gets Codex to run Forge's project hooks at all.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CodexTrust {
+    /// The project trusted in its config, and `--dangerously-bypass-hook-trust`.
+    Bypass,
+    /// `forge hooks install codex --trust` with the client on PATH, and no bypass: only the
+    /// trust Codex recorded for the person.
+    Forge,
+    /// No trust at all and no bypass: what a person gets who trusted nothing.
+    None,
+}
+
+/// [`run_codex`], with the fake changed by `patch` and the hooks trusted as `trust` says.
+fn run_codex_trusting(
+    test: &str,
+    r: &Repo,
+    commands: Value,
+    seed: impl FnOnce(&Path),
+    patch: impl FnOnce(String) -> String,
+    trust: CodexTrust,
 ) -> Option<Codex> {
     let Ok(rig) = find_rig() else {
         unavailable(test, "agent rig not found");
@@ -1862,8 +1986,6 @@ fn run_codex_with(
         }
     }
     let bin = forge_bin();
-    let o = r.forge(&["hooks", "install", "codex", "--bin", bin.to_str().unwrap()]);
-    assert_eq!(o.code, 0, "{o:?}");
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -1892,19 +2014,38 @@ fn run_codex_with(
     std::fs::write(
         home.join("config.toml"),
         format!(
-            "model = \"gpt-5-fake\"\nmodel_provider = \"fake\"\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-            r.path().display()
+            "model = \"gpt-5-fake\"\nmodel_provider = \"fake\"\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n{}",
+            match trust {
+                CodexTrust::Bypass => format!(
+                    "[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+                    r.path().display()
+                ),
+                CodexTrust::Forge | CodexTrust::None => String::new(),
+            }
         ),
     )
     .unwrap();
+    let mut install = r.forge_cmd(&["hooks", "install", "codex", "--bin", bin.to_str().unwrap()]);
+    install.env("HOME", &home).env("CODEX_HOME", &home);
+    if trust == CodexTrust::Forge {
+        install
+            .arg("--trust")
+            .env("PATH", path_with(codex.parent().unwrap()));
+    }
+    let o = install.output().unwrap();
+    assert!(o.status.success(), "{o:?}");
     let log = dir.path().join("requests.jsonl");
     let script = format!(
         "ip link set lo up 2>/dev/null; python3 '{}' --port {port} --log '{}' 2>/dev/null & srv=$!; \
          for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; sleep 0.1; done; \
-         timeout 120 '{}' exec --json --skip-git-repo-check --dangerously-bypass-hook-trust --dangerously-bypass-approvals-and-sandbox 'do the task' </dev/null; rc=$?; kill $srv; exit $rc",
+         timeout 120 '{}' exec --json --skip-git-repo-check {}--dangerously-bypass-approvals-and-sandbox 'do the task' </dev/null; rc=$?; kill $srv; exit $rc",
         fake.display(),
         log.display(),
-        codex.display()
+        codex.display(),
+        match trust {
+            CodexTrust::Bypass => "--dangerously-bypass-hook-trust ",
+            CodexTrust::Forge | CodexTrust::None => "",
+        }
     );
     let netns = Command::new("unshare")
         .args(["-n", "true"])
@@ -1938,6 +2079,8 @@ fn run_codex_with(
         stdout,
         requests: std::fs::read_to_string(&log).unwrap_or_default(),
         dump,
+        home,
+        bin: codex,
         _dir: dir,
     })
 }

@@ -554,7 +554,10 @@ fn an_agent_cannot_plant_an_import_hook_in_the_checks_environment() {
     }
     let r = python_project("inflection");
     let site = Command::new(r.path().join(".venv/bin/python"))
-        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
         .output()
         .unwrap();
     let site = String::from_utf8_lossy(&site.stdout).trim().to_string();

@@ -76,7 +76,7 @@ pub fn hook(args: HookArgs) -> Result<i32> {
 pub enum HooksCommand {
     /// Merge Forge's hooks into the agent's settings (idempotent; your own hooks are kept).
     #[command(
-        after_help = "Examples:\n  forge hooks install claude            # .claude/settings.json\n  forge hooks install codex             # .codex/hooks.json (trust the project and its hooks in Codex)\n  forge hooks install gemini --global   # ~/.gemini/settings.json\n  forge hooks install claude --bin /usr/local/bin/forge"
+        after_help = "Examples:\n  forge hooks install claude            # .claude/settings.json\n  forge hooks install codex --trust     # .codex/hooks.json, and Codex records your trust in them\n  forge hooks install gemini --global   # ~/.gemini/settings.json\n  forge hooks install claude --bin /usr/local/bin/forge"
     )]
     Install {
         agent: String,
@@ -87,9 +87,11 @@ pub enum HooksCommand {
         /// committed settings file works for everyone; a missing binary blocks every call).
         #[arg(long)]
         bin: Option<String>,
-        /// Gemini only: also add the project to Gemini's trusted folders
-        /// (~/.gemini/trustedFolders.json), which it needs to run project hooks at all. Say it
-        /// only when you trust the project.
+        /// Gemini and Codex: also record that you trust the project, which each needs to run
+        /// its hooks at all. Gemini: the project goes into ~/.gemini/trustedFolders.json. Codex:
+        /// Codex itself (`codex app-server`, so `codex` must be on PATH) records the trust of the
+        /// project and of Forge's hooks as they are now in $CODEX_HOME/config.toml, as its
+        /// `/hooks` review does. Say it only when you trust the project.
         #[arg(long)]
         trust: bool,
     },
@@ -123,6 +125,95 @@ fn root() -> Result<PathBuf> {
     })
 }
 
+/// After `forge hooks install codex`: with `--trust`, has Codex record the person's trust in the
+/// project and in Forge's hooks; without, says what Codex would skip (it says nothing itself).
+/// `updated`: the events whose hooks this install changed, which Codex no longer trusts.
+fn codex_trust(
+    path: &std::path::Path,
+    global: bool,
+    trust: bool,
+    updated: &[String],
+) -> Result<()> {
+    use forge::hooks::codex_trust::{self, Skip};
+    let home = forge::repo::home();
+    let project = root()?;
+    let codex_home = install::codex_home(&home);
+    let config = codex_trust::config_file(&codex_home);
+    let scope = (!global).then_some(project.as_path());
+    let handlers = install::forge_handlers(path, Agent::Codex)?;
+    let skips = codex_trust::skips(&codex_home, scope, path, &handlers);
+    let flag = if global { " --global" } else { "" };
+    if !trust {
+        if !skips.is_empty() {
+            println!(
+                "Codex runs a project's hooks only in a trusted project, and each hook only once you trusted it; it skips the others without a word. Here:"
+            );
+            for s in &skips {
+                let (what, _) = s.explain(&project, global);
+                println!("  - {what}");
+            }
+            println!(
+                "Run `forge hooks install codex{flag} --trust` to have Codex record your trust (only when you trust this project), or review the hooks with `/hooks` in Codex; `codex exec --dangerously-bypass-hook-trust` runs them for one run only."
+            );
+        } else if !updated.is_empty() {
+            println!(
+                "Codex trusted Forge's hooks as they were: it skips the changed ones ({}) without a word until you trust them again: `forge hooks install codex{flag} --trust`, or `/hooks` in Codex.",
+                updated.join(", ")
+            );
+        }
+        return Ok(());
+    }
+    if let Some(s) = skips
+        .iter()
+        .find(|s| matches!(s, Skip::HooksOff { .. } | Skip::Unreadable { .. }))
+    {
+        let (what, fix) = s.explain(&project, global);
+        return Err(Error::usage(format!(
+            "Forge's hooks are wired in {}, but trusting them would not make Codex run them: {what}. Fix: {fix}",
+            path.display()
+        )));
+    }
+    let Some(codex) = forge::exec::which("codex") else {
+        return Err(Error::usage(format!(
+            "`--trust` for codex has Codex itself record the trust (`codex app-server`), and `codex` is not on PATH. Forge's hooks are wired in {}, but Codex skips them until they are trusted: put `codex` on PATH and run `forge hooks install codex{flag} --trust` again, or run `codex` here and trust the project and the hooks (`/hooks`).",
+            path.display()
+        )));
+    };
+    let done = codex_trust::trust(&codex, &codex_home, &project, scope, path, &handlers)
+        .map_err(|why| {
+            Error::usage(format!(
+                "Codex ({}) did not record the trust of Forge's hooks: {why}. They are wired in {}; review them with `/hooks` in Codex.",
+                codex.display(),
+                path.display()
+            ))
+        })?;
+    if done.project {
+        println!(
+            "Trusted {} for Codex in {}.",
+            project.display(),
+            config.display()
+        );
+    }
+    if done.hooks.is_empty() {
+        println!(
+            "Forge's hooks in {} are already trusted for Codex in {}.",
+            path.display(),
+            config.display()
+        );
+    } else {
+        println!(
+            "Trusted Forge's {} hooks for Codex in {} (recorded by Codex itself, as its `/hooks` review does; a change to them needs this again).",
+            done.hooks.join(", "),
+            config.display()
+        );
+    }
+    for s in skips.iter().filter(|s| matches!(s, Skip::Disabled { .. })) {
+        let (what, fix) = s.explain(&project, global);
+        println!("Note: {what}: {fix}.");
+    }
+    Ok(())
+}
+
 /// Whether the hooks' binary runs here: a bare name is looked up on `PATH`, a path must be an
 /// executable file.
 fn runs_here(bin: &str) -> bool {
@@ -143,11 +234,10 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
             trust,
         } => {
             let agent = parse_agent(&agent)?;
-            if trust && agent != Agent::Gemini {
-                return Err(Error::usage(format!(
-                    "`--trust` is for gemini (its trusted folders); {} needs no such entry from Forge",
-                    agent.name()
-                )));
+            if trust && agent == Agent::Claude {
+                return Err(Error::usage(
+                    "`--trust` is for gemini and codex (their trust records); claude needs no such entry from Forge",
+                ));
             }
             let path = install::settings_path(agent, &root()?, global, &forge::repo::home());
             let bin = bin.unwrap_or_else(|| install::DEFAULT_BIN.to_string());
@@ -180,9 +270,7 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
                 );
             }
             match agent {
-                Agent::Codex => println!(
-                    "Codex runs project hooks only in a trusted project, and each hook once trusted: review them in Codex (or run `codex exec --dangerously-bypass-hook-trust` in automation)."
-                ),
+                Agent::Codex => codex_trust(&path, global, trust, &c.updated)?,
                 Agent::Gemini => {
                     let home = forge::repo::home();
                     let project = root()?;

@@ -17,13 +17,18 @@ pub fn settings_path(agent: Agent, root: &Path, global: bool, home: &Path) -> Pa
         (Agent::Claude, false) => root.join(".claude/settings.json"),
         (Agent::Claude, true) => home.join(".claude/settings.json"),
         (Agent::Codex, false) => root.join(".codex/hooks.json"),
-        (Agent::Codex, true) => std::env::var_os("CODEX_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home.join(".codex"))
-            .join("hooks.json"),
+        (Agent::Codex, true) => codex_home(home).join("hooks.json"),
         (Agent::Gemini, false) => root.join(".gemini/settings.json"),
         (Agent::Gemini, true) => home.join(".gemini/settings.json"),
     }
+}
+
+/// Codex CLI's own folder (its user `config.toml`, `hooks.json` and trust records):
+/// `$CODEX_HOME`, else `~/.codex`, as the client resolves it.
+pub fn codex_home(home: &Path) -> PathBuf {
+    std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".codex"))
 }
 
 /// Seconds an agent waits for each hook. Stop runs the project's tests.
@@ -388,6 +393,28 @@ fn next_removal(text: &str, root: &Node, agent: Agent) -> Option<(Range<usize>, 
 
 /// Forge's wired events and their commands in a settings file.
 pub fn status(path: &Path, agent: Agent) -> Result<Vec<(String, String)>> {
+    Ok(forge_handlers(path, agent)?
+        .into_iter()
+        .map(|h| (h.event, h.command))
+        .collect())
+}
+
+/// One of Forge's hook commands in a settings file, where it sits: Codex names a hook by its
+/// event and these two positions (`<file>:pre_tool_use:0:0`) when it records the person's trust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handler {
+    /// The event as the file names it (`PreToolUse`).
+    pub event: String,
+    /// Index of the matcher group in the event's list.
+    pub group: usize,
+    /// Index of the command in the group's `hooks`.
+    pub index: usize,
+    pub command: String,
+}
+
+/// Forge's hook commands for `agent` in the settings file at `path`, in file order (none when
+/// the file does not exist).
+pub fn forge_handlers(path: &Path, agent: Agent) -> Result<Vec<Handler>> {
     if !path.exists() {
         return Ok(vec![]);
     }
@@ -395,17 +422,23 @@ pub fn status(path: &Path, agent: Agent) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     if let Some(hooks) = settings.get("hooks").and_then(|h| h.as_object()) {
         for (event, list) in hooks {
-            for g in list.as_array().into_iter().flatten() {
-                for h in g
+            for (group, g) in list.as_array().into_iter().flatten().enumerate() {
+                for (index, h) in g
                     .get("hooks")
                     .and_then(|h| h.as_array())
                     .into_iter()
                     .flatten()
+                    .enumerate()
                 {
                     if let Some(c) = h.get("command").and_then(|c| c.as_str())
                         && is_forge_command(c, agent)
                     {
-                        out.push((event.clone(), c.to_string()));
+                        out.push(Handler {
+                            event: event.clone(),
+                            group,
+                            index,
+                            command: c.to_string(),
+                        });
                     }
                 }
             }

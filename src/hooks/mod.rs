@@ -8,9 +8,11 @@
 //! crashing; the binary's watchdog covers a hang or a memory runaway the same way.)
 
 pub mod client_skip;
+pub mod codex_trust;
 pub mod install;
 pub mod json_text;
 pub mod subagents;
+pub mod toml_read;
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -1538,7 +1540,12 @@ fn session_start(agent: Agent, cwd: &Path, _session: Option<String>) -> HookOutp
             ctx.push_str(&format!("\n- {}/{}: {}", s.change, s.id, s.title));
         }
     }
-    let _ = agent;
+    if agent == Agent::Codex
+        && let Some(w) =
+            codex_trust::session_warning(&install::codex_home(&crate::repo::home()), &project.root)
+    {
+        ctx.push_str(&format!("\n{w}"));
+    }
     HookOutput {
         stdout: json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ctx}}).to_string(),
         ..HookOutput::default()
