@@ -186,12 +186,15 @@ fn allow_once_command(rule: &str, tool: &str, call: &str) -> Option<String> {
         return None;
     }
     let cmd = if tool == "Bash" {
-        format!("forge guard allow-once -- {}", tools::shell_quote(call))
+        format!(
+            "forge guard allow-once -- {}",
+            crate::text::shell_quote(call)
+        )
     } else {
         format!(
             "forge guard allow-once --tool {} --input {}",
-            tools::shell_quote(tool),
-            tools::shell_quote(call)
+            crate::text::shell_quote(tool),
+            crate::text::shell_quote(call)
         )
     };
     Some(if cmd.len() <= ALLOW_ONCE_MAX {
@@ -201,7 +204,7 @@ fn allow_once_command(rule: &str, tool: &str, call: &str) -> Option<String> {
     } else {
         format!(
             "forge guard allow-once --tool {} --input '<the exact tool input as JSON>'",
-            tools::shell_quote(tool)
+            crate::text::shell_quote(tool)
         )
     })
 }
