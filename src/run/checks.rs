@@ -11,8 +11,6 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
-
 use super::Run;
 use super::gates;
 use crate::breaker;
@@ -455,17 +453,16 @@ impl Run<'_> {
 
     /// Counts a check verdict in the run's breaker (change = the run's name).
     pub(super) fn count_breaker(&mut self, v: Verdict) -> Result<Option<String>> {
-        let o = breaker::record(
+        let Some(o) = crate::counted::verdict(
             self.project,
-            &self.meta.slug,
-            v,
-            self.config.breaker.max_failures,
-        )?;
-        self.rec.record_or_warn(
             Some(&self.meta.slug),
-            "breaker",
-            json!({"event": "run-check", "verdict": v.as_str(), "consecutive_failures": o.state.consecutive_failures, "max_failures": o.max_failures, "open": o.state.open}),
-        );
+            crate::counted::Verified::RunCheck(v),
+            self.config.breaker.max_failures,
+            Some(&self.rec),
+        )?
+        else {
+            return Ok(None);
+        };
         if v == Verdict::Fail {
             let line = o.line();
             self.say(&format!("  {line}"));
