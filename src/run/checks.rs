@@ -14,14 +14,13 @@ use std::path::PathBuf;
 use super::Run;
 use super::gates;
 use crate::breaker;
-use crate::config::CommandConfig;
 use crate::error::Result;
 use crate::evidence::Snapshot;
 use crate::evidence::checkout::Checkout;
 use crate::evidence::odb;
 use crate::evidence::refs::Refs;
 use crate::report::Format;
-use crate::verify::{self, CommandResult, Place, Verdict};
+use crate::verify::{self, CommandConfig, CommandResult, Place, Verdict};
 
 /// `forge sandbox … --` for `req`: this very binary, re-executed.
 pub(super) fn launcher(req: &crate::sandbox::Request) -> Vec<std::ffi::OsString> {
@@ -419,7 +418,7 @@ impl Run<'_> {
         let session = format!("run-{}", self.meta.slug);
         let st = match crate::budget::standings(
             self.project,
-            &self.config.budget,
+            self.config.budget,
             Some(&self.meta.slug),
             Some(&session),
         ) {
