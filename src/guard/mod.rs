@@ -515,7 +515,7 @@ impl Guard {
                     out.push(abs.display().to_string());
                 }
                 let climbs = p.components().any(|c| c == std::path::Component::ParentDir);
-                if climbs && let Some(n) = crate::sandbox::resolve::normalize(&abs) {
+                if climbs && let Some(n) = crate::sandbox::resolve::lexical_no_climb(&abs) {
                     out.push(n.display().to_string());
                 }
             }

@@ -830,7 +830,7 @@ fn session_control_now(project: &Project, config: &Config) -> Vec<PathBuf> {
         for d in std::env::split_paths(&path) {
             let abs = if d.is_absolute() { d } else { root.join(d) };
             let readings = [
-                crate::sandbox::resolve::normalize(&abs),
+                crate::sandbox::resolve::lexical_no_climb(&abs),
                 Some(crate::guard::paths::real(&abs)),
             ];
             for n in readings.into_iter().flatten() {
@@ -1120,7 +1120,7 @@ fn narrowed_search(agent: Agent, p: &Payload, project: &Project, config: &Config
             "~" => crate::repo::home(),
             t => match t.strip_prefix("~/") {
                 Some(rest) => crate::repo::home().join(rest),
-                None => crate::guard::paths::normalize(&cwd.join(t)),
+                None => crate::guard::paths::logical(&cwd.join(t)),
             },
         },
         Some(_) => return None,
