@@ -9,6 +9,7 @@ pub mod breaker;
 pub mod budget;
 pub mod caller;
 pub mod config;
+pub mod counted;
 pub mod doctor;
 pub mod error;
 pub mod evidence;

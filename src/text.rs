@@ -1,5 +1,7 @@
 //! Byte-level text helpers shared by the report parsers and the scenario scan: runner output
-//! arrives as arbitrary bytes (non-UTF-8, ANSI colours, CRLF, lines of any length).
+//! arrives as arbitrary bytes (non-UTF-8, ANSI colours, CRLF, lines of any length). Also the one
+//! shell quoting that the sandbox's launch lines, the hooks' settings and the guard's messages
+//! share, so that what a person copies and what Forge runs quote alike.
 
 use std::borrow::Cow;
 use std::io::BufRead;
@@ -251,9 +253,29 @@ pub fn clip_words(s: &str, max: usize) -> String {
     format!("{} …", s[..cut].trim_end())
 }
 
+/// `s` as one word for bash, zsh and POSIX sh: single quotes, with each `'` written `'\''`.
+/// Every byte but NUL survives (newlines, `$`, backslashes, here-documents). A word of only
+/// plain characters stays bare, so the commands Forge prints read as a person would type them.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("plain-word_1.rs"), "plain-word_1.rs");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
+    }
 
     #[test]
     fn agent_text_is_one_inert_line() {

@@ -697,57 +697,6 @@ pub fn read(root: &Path, filter: &Filter) -> Result<Vec<Event>> {
     Ok(events)
 }
 
-/// Records a verify verdict (with counts) and, with a change, the breaker's move.
-pub fn record_verify(
-    rec: &Recorder,
-    report: &crate::verify::VerifyReport,
-    outcome: Option<&crate::breaker::Outcome>,
-) {
-    use crate::spec::Coverage;
-    let n = |k: Coverage| report.scenarios.iter().filter(|s| s.status == k).count();
-    let change = report.change.as_deref();
-    rec.record_or_warn(
-        change,
-        "verify",
-        serde_json::json!({
-            "verdict": report.verdict.as_str(),
-            "passed": report.tests.passed,
-            "failed": report.tests.failed,
-            "skipped": report.tests.skipped,
-            "infra_error": report.tests.infra_error.is_some(),
-            "failing": report.tests.failing.iter().take(20).collect::<Vec<_>>(),
-            "commands": report.commands.iter().map(|c| serde_json::json!({
-                "name": c.name, "exit_code": c.exit_code, "timed_out": c.timed_out, "duration_ms": c.duration_ms,
-            })).collect::<Vec<_>>(),
-            "scenarios": {"covered": n(Coverage::Covered), "failing": n(Coverage::Failing), "uncovered": n(Coverage::Uncovered)},
-        }),
-    );
-    if let Some(o) = outcome {
-        let event = if o.state.open && !o.was_open {
-            "opened"
-        } else if o.state.open {
-            "still-open"
-        } else if o.was_open {
-            "closed"
-        } else if o.state.consecutive_failures == 0 {
-            "passed"
-        } else {
-            "counted"
-        };
-        rec.record_or_warn(
-            change,
-            "breaker",
-            serde_json::json!({
-                "event": event,
-                "consecutive_failures": o.state.consecutive_failures,
-                "max_failures": o.max_failures,
-                "open": o.state.open,
-                "total_attempts": o.state.total_attempts,
-            }),
-        );
-    }
-}
-
 /// One line of text for an event, for the table view: agent text in it (a command, a reason, a
 /// test name) is made inert, so no event can draw a line of its own on a person's terminal.
 pub fn summary(e: &Event) -> String {

@@ -2,7 +2,6 @@
 //! file's comments and layout stay; see [`crate::yaml_edit`]), under the `.forge/` lock, and
 //! only when the result is a config Forge accepts with exactly that value changed.
 
-use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::repo::{CONFIG_FILE, Project};
 
@@ -144,8 +143,16 @@ pub enum NewValue {
     Raise(f64),
 }
 
-/// Changes one limit in the project's config file, in place.
-pub fn change_limit(project: &Project, key: LimitKey, new: NewValue) -> Result<LimitChange> {
+/// Changes one limit in the project's config file, in place. `budget_of` reads a whole config
+/// file as Forge loads it (`Config::parse`) and gives its budget section: the file before and
+/// after the edit must be one Forge accepts, and the budget knows only its own section (the
+/// caller, which knows the whole file, passes the parser).
+pub fn change_limit(
+    project: &Project,
+    key: LimitKey,
+    new: NewValue,
+    budget_of: impl Fn(&str) -> std::result::Result<BudgetConfig, String>,
+) -> Result<LimitChange> {
     let path = project.config_path();
     let _lock = crate::state::lock_dir(path.parent().unwrap_or(&project.root))?;
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -155,11 +162,11 @@ pub fn change_limit(project: &Project, key: LimitKey, new: NewValue) -> Result<L
             Error::io(format!("cannot read {}", path.display()), e)
         }
     })?;
-    let current = Config::parse(&text).map_err(|message| Error::Config {
+    let current = budget_of(&text).map_err(|message| Error::Config {
         path: path.clone(),
         message,
     })?;
-    let from = key.get(&current.budget);
+    let from = key.get(&current);
     let to = match new {
         NewValue::Set(v) => v,
         NewValue::Raise(by) => {
@@ -195,14 +202,14 @@ pub fn change_limit(project: &Project, key: LimitKey, new: NewValue) -> Result<L
                 key.yaml(to)
             ),
         })?;
-    let next = Config::parse(&edited).map_err(|message| Error::Config {
+    let next = budget_of(&edited).map_err(|message| Error::Config {
         path: path.clone(),
         message: format!(
             "{message} (after setting `budget.{}`; nothing was written)",
             key.name()
         ),
     })?;
-    if key.get(&next.budget) != to {
+    if key.get(&next) != to {
         return Err(Error::Config {
             path,
             message: format!(
@@ -217,6 +224,6 @@ pub fn change_limit(project: &Project, key: LimitKey, new: NewValue) -> Result<L
         key,
         from,
         to,
-        budget: next.budget,
+        budget: next,
     })
 }

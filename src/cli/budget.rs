@@ -109,7 +109,9 @@ fn change_limit(project: &Project, verb: &str, limit: &str, value: &str) -> Resu
     } else {
         budget::NewValue::Set(Some(number(value)?))
     };
-    let c = budget::change_limit(project, key, new)?;
+    let c = budget::change_limit(project, key, new, |text| {
+        Config::parse(text).map(|c| c.budget)
+    })?;
     let rec = forge::timeline::Recorder::for_cli(project);
     let number = |v: Option<f64>| match v {
         Some(t) if c.key.is_tokens() => serde_json::json!(t as u64),

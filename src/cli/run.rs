@@ -48,7 +48,15 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(slug) = &args.status {
         return status(&project, slug, args.json);
     }
-    let config = Config::load(&project.config_path())?;
+    let loaded = Config::load(&project.config_path())?;
+    let config = run::Settings {
+        verify: &loaded.verify,
+        agents: &loaded.agents,
+        run: &loaded.run,
+        budget: &loaded.budget,
+        breaker: &loaded.breaker,
+        sandbox: &loaded.sandbox,
+    };
     let json = args.json;
     // A reader that went away (`forge run … | head`) must not end the run: a failed write is
     // dropped here, and the run's log (`run.log` in its folder) keeps every line.
@@ -65,7 +73,7 @@ pub fn run(args: Args) -> Result<i32> {
             slug.clone(),
             run::resume(
                 &project,
-                &config,
+                config,
                 slug,
                 run::PersonSays {
                     retry: args.retry.as_deref(),
@@ -76,7 +84,7 @@ pub fn run(args: Args) -> Result<i32> {
         ),
         (None, Some(slug), Some(goal)) => (
             slug.clone(),
-            run::start(&project, &config, slug, goal, &mut print)?,
+            run::start(&project, config, slug, goal, &mut print)?,
         ),
         (None, Some(slug), None) => {
             return Err(Error::usage(format!(

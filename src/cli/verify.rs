@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use forge::breaker;
 use forge::config::Config;
+use forge::counted;
 use forge::error::{EXIT_GATE, EXIT_OK, Error, Result};
 use forge::git;
 use forge::repo::{Project, validate_change_name};
@@ -286,12 +287,13 @@ pub fn run(args: Args) -> Result<i32> {
     )?;
     live.finish_header();
     drop(live);
-    let outcome = match &args.change {
-        Some(c) => Some(breaker::record(&project, c, report.verdict, max_failures)?),
-        None => None,
-    };
-    let rec = forge::timeline::Recorder::for_cli(&project);
-    forge::timeline::record_verify(&rec, &report, outcome.as_ref());
+    let outcome = counted::verdict(
+        &project,
+        args.change.as_deref(),
+        counted::Verified::Report(&report),
+        max_failures,
+        Some(&forge::timeline::Recorder::for_cli(&project)),
+    )?;
     if output == OutputFormat::Json {
         let mut v = serde_json::to_value(&report)
             .map_err(|e| Error::usage(format!("cannot encode the report: {e}")))?;

@@ -186,12 +186,15 @@ fn allow_once_command(rule: &str, tool: &str, call: &str) -> Option<String> {
         return None;
     }
     let cmd = if tool == "Bash" {
-        format!("forge guard allow-once -- {}", tools::shell_quote(call))
+        format!(
+            "forge guard allow-once -- {}",
+            crate::text::shell_quote(call)
+        )
     } else {
         format!(
             "forge guard allow-once --tool {} --input {}",
-            tools::shell_quote(tool),
-            tools::shell_quote(call)
+            crate::text::shell_quote(tool),
+            crate::text::shell_quote(call)
         )
     };
     Some(if cmd.len() <= ALLOW_ONCE_MAX {
@@ -201,7 +204,7 @@ fn allow_once_command(rule: &str, tool: &str, call: &str) -> Option<String> {
     } else {
         format!(
             "forge guard allow-once --tool {} --input '<the exact tool input as JSON>'",
-            tools::shell_quote(tool)
+            crate::text::shell_quote(tool)
         )
     })
 }
@@ -512,7 +515,7 @@ impl Guard {
                     out.push(abs.display().to_string());
                 }
                 let climbs = p.components().any(|c| c == std::path::Component::ParentDir);
-                if climbs && let Some(n) = crate::sandbox::resolve::normalize(&abs) {
+                if climbs && let Some(n) = crate::sandbox::resolve::lexical_no_climb(&abs) {
                     out.push(n.display().to_string());
                 }
             }

@@ -302,8 +302,10 @@ pub(crate) fn percent_decoded(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// `..` and `.` removed without touching the disk (the shell's logical view, used for `cd`).
-pub fn normalize(p: &Path) -> PathBuf {
+/// `..` and `.` removed without touching the disk: the shell's logical view (`cd -L`), where
+/// `..` at `/` stays at `/`. Never fails, unlike the sandbox's `resolve::lexical_no_climb`,
+/// which refuses a path that climbs above its start.
+pub fn logical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -334,7 +336,7 @@ pub fn real(p: &Path) -> PathBuf {
         if let Ok(c) = p.canonicalize() {
             return c;
         }
-        return normalize(p);
+        return logical(p);
     }
     if let Some(r) = with_cache(|c| c.real.get(p).cloned()).flatten() {
         return r;

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::guard::mcp::{name_words, one_of};
 use crate::guard::rules::system::drops_data;
-use crate::guard::tools::shell_quote;
+use crate::text::shell_quote;
 
 /// Verbs of tool names (and of an input's `operation`) that destroy what the server holds.
 const DESTROY_VERBS: [&str; 21] = [

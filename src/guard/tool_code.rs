@@ -182,7 +182,7 @@ fn inline(interp: &str, code: &str) -> String {
         "php" => "-r",
         _ => "-e",
     };
-    format!("{interp} {flag} {}", super::tools::shell_quote(code))
+    format!("{interp} {flag} {}", crate::text::shell_quote(code))
 }
 
 /// IPython's shell escapes in a notebook cell (`!rm -rf ~`, `x = !ls`, `%%bash`, `%sx`) are
@@ -308,18 +308,18 @@ pub(super) fn argv_line(
         Value::Array(a) => a
             .iter()
             .map(|x| match x {
-                Value::String(s) => super::tools::shell_quote(s),
+                Value::String(s) => crate::text::shell_quote(s),
                 Value::Object(m) => match m.get("value") {
-                    Some(Value::String(s)) => super::tools::shell_quote(s),
+                    Some(Value::String(s)) => crate::text::shell_quote(s),
                     _ => m
                         .values()
                         .filter_map(|v| v.as_str())
-                        .map(super::tools::shell_quote)
+                        .map(crate::text::shell_quote)
                         .collect::<Vec<_>>()
                         .join(" "),
                 },
                 Value::Null => String::new(),
-                other => super::tools::shell_quote(&other.to_string()),
+                other => crate::text::shell_quote(&other.to_string()),
             })
             .collect::<Vec<_>>()
             .join(" "),
@@ -332,7 +332,7 @@ pub(super) fn argv_line(
     let line = match &program {
         // A program with spaces is a command line the server runs as it is (`npx tsx`).
         Some(p) if p.contains(char::is_whitespace) => format!("{p} {args}"),
-        Some(p) => format!("{} {args}", super::tools::shell_quote(p)),
+        Some(p) => format!("{} {args}", crate::text::shell_quote(p)),
         None => args,
     };
     Some((line, program))

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::guard::mcp::{is_http, mcp, only_reads};
 use crate::guard::paths::file_url_paths;
+use crate::text::shell_quote;
 
 /// A tool call as the guard judges it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -380,17 +381,6 @@ pub(crate) fn patch_paths(patch: &str) -> Vec<String> {
             .map(|s| s.trim().to_string())
         })
         .collect()
-}
-
-pub(super) fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 /// The exact call a person's allow-once exception names: the command for shell tools, the

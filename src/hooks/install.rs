@@ -63,10 +63,10 @@ pub fn missing_message(bin: &str) -> String {
 /// stderr) when the binary is missing — a clean 127 is "proceed" to every client, which would
 /// switch the guard off without a word — then the hook itself.
 pub fn hook_command(bin: &str, agent: Agent, event: Event) -> String {
-    let q = crate::sandbox::launch::shell_quote(bin);
+    let q = crate::text::shell_quote(bin);
     format!(
         "command -v {q} >/dev/null 2>&1 || {{ echo {} >&2; exit 2; }}; {q} hook {} {}",
-        crate::sandbox::launch::shell_quote(&missing_message(bin)),
+        crate::text::shell_quote(&missing_message(bin)),
         agent.name(),
         event.kebab()
     )

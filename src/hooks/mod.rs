@@ -842,7 +842,7 @@ fn session_control_now(project: &Project, config: &Config) -> Vec<PathBuf> {
         for d in std::env::split_paths(&path) {
             let abs = if d.is_absolute() { d } else { root.join(d) };
             let readings = [
-                crate::sandbox::resolve::normalize(&abs),
+                crate::sandbox::resolve::lexical_no_climb(&abs),
                 Some(crate::guard::paths::real(&abs)),
             ];
             for n in readings.into_iter().flatten() {
@@ -1132,7 +1132,7 @@ fn narrowed_search(agent: Agent, p: &Payload, project: &Project, config: &Config
             "~" => crate::repo::home(),
             t => match t.strip_prefix("~/") {
                 Some(rest) => crate::repo::home().join(rest),
-                None => crate::guard::paths::normalize(&cwd.join(t)),
+                None => crate::guard::paths::logical(&cwd.join(t)),
             },
         },
         Some(_) => return None,
@@ -1354,22 +1354,24 @@ fn stop(
             },
             &mut verify::Silent,
         )?;
-        if report.verdict == Verdict::Fail && !running.is_empty() {
-            if let Some((_, rec)) = recorder(agent, session, cwd) {
-                crate::timeline::record_verify(&rec, &report, None);
-                rec.record_or_warn(
-                    target.change.as_deref(),
-                    "hook",
-                    json!({"event": "stop-waits-for-subagents", "running": running}),
-                );
-            }
-            return Ok((report, None));
+        let rec = recorder(agent, session, cwd).map(|(_, rec)| rec);
+        // A FAIL while subagents still run is recorded, not counted: their work is not done.
+        let waits = report.verdict == Verdict::Fail && !running.is_empty();
+        let o = crate::counted::verdict(
+            &project,
+            (!waits).then_some(key),
+            crate::counted::Verified::Report(&report),
+            config.breaker.max_failures,
+            rec.as_ref(),
+        )?;
+        if waits && let Some(rec) = &rec {
+            rec.record_or_warn(
+                target.change.as_deref(),
+                "hook",
+                json!({"event": "stop-waits-for-subagents", "running": running}),
+            );
         }
-        let o = breaker::record(&project, key, report.verdict, config.breaker.max_failures)?;
-        if let Some((_, rec)) = recorder(agent, session, cwd) {
-            crate::timeline::record_verify(&rec, &report, Some(&o));
-        }
-        Ok((report, Some(o)))
+        Ok((report, o))
     })();
     match outcome {
         Ok((report, None)) => {

@@ -473,7 +473,7 @@ impl Run<'_> {
             &self.meta.slug,
             &agent_cfg,
             &call,
-            &self.config.budget,
+            self.config.budget,
         )?;
 
         drop(t);
@@ -761,7 +761,7 @@ impl Run<'_> {
         if !matches!(self.wall, super::Wall::Kernel { contain: true, .. }) || !req.contain {
             return None;
         }
-        let (_, plan) = crate::sandbox::resolve(req, &self.config.sandbox).ok()?;
+        let (_, plan) = crate::sandbox::resolve(req, self.config.sandbox).ok()?;
         let named = &self.project.root;
         let root = named.canonicalize().ok()?;
         let mut out = Vec::new();

@@ -11,19 +11,16 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
-
 use super::Run;
 use super::gates;
 use crate::breaker;
-use crate::config::CommandConfig;
 use crate::error::Result;
 use crate::evidence::Snapshot;
 use crate::evidence::checkout::Checkout;
 use crate::evidence::odb;
 use crate::evidence::refs::Refs;
 use crate::report::Format;
-use crate::verify::{self, CommandResult, Place, Verdict};
+use crate::verify::{self, CommandConfig, CommandResult, Place, Verdict};
 
 /// `forge sandbox … --` for `req`: this very binary, re-executed.
 pub(super) fn launcher(req: &crate::sandbox::Request) -> Vec<std::ffi::OsString> {
@@ -417,7 +414,7 @@ impl Run<'_> {
         let session = format!("run-{}", self.meta.slug);
         let st = match crate::budget::standings(
             self.project,
-            &self.config.budget,
+            self.config.budget,
             Some(&self.meta.slug),
             Some(&session),
         ) {
@@ -451,17 +448,16 @@ impl Run<'_> {
 
     /// Counts a check verdict in the run's breaker (change = the run's name).
     pub(super) fn count_breaker(&mut self, v: Verdict) -> Result<Option<String>> {
-        let o = breaker::record(
+        let Some(o) = crate::counted::verdict(
             self.project,
-            &self.meta.slug,
-            v,
-            self.config.breaker.max_failures,
-        )?;
-        self.rec.record_or_warn(
             Some(&self.meta.slug),
-            "breaker",
-            json!({"event": "run-check", "verdict": v.as_str(), "consecutive_failures": o.state.consecutive_failures, "max_failures": o.max_failures, "open": o.state.open}),
-        );
+            crate::counted::Verified::RunCheck(v),
+            self.config.breaker.max_failures,
+            Some(&self.rec),
+        )?
+        else {
+            return Ok(None);
+        };
         if v == Verdict::Fail {
             let line = o.line();
             self.say(&format!("  {line}"));

@@ -60,7 +60,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::evidence::checkout::Checkout;
 use crate::evidence::odb::Ident;
@@ -81,6 +80,19 @@ pub const PLAN_ATTEMPTS: u32 = 3;
 pub const WAVES: u32 = 2;
 /// A person's default ceiling on one focused or related check.
 pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 600;
+
+/// The sections of `.forge/config.yaml` a run reads, borrowed from the loaded config: the run
+/// takes what it uses and never the whole file, so `config.rs` assembles the run's section and
+/// the run does not import it back. Built by `src/cli/run.rs`.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings<'a> {
+    pub verify: &'a crate::verify::VerifyConfig,
+    pub agents: &'a agent::AgentsConfig,
+    pub run: &'a RunConfig,
+    pub budget: &'a crate::budget::BudgetConfig,
+    pub breaker: &'a crate::breaker::BreakerConfig,
+    pub sandbox: &'a crate::sandbox::SandboxConfig,
+}
 
 /// `run:` in `.forge/config.yaml`.
 #[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
@@ -172,7 +184,7 @@ enum SliceEnd {
 
 struct Run<'a> {
     project: &'a Project,
-    config: &'a Config,
+    config: Settings<'a>,
     dir: PathBuf,
     /// The repository's git folder (`.git`, or a worktree's).
     git_dir: PathBuf,
@@ -230,7 +242,7 @@ enum Wall {
 /// Starts a new run.
 pub fn start(
     project: &Project,
-    config: &Config,
+    config: Settings<'_>,
     slug: &str,
     goal: &str,
     out: Printer,
@@ -245,7 +257,7 @@ pub fn start(
             "the goal is empty: say what the run should achieve, e.g. --goal \"members get 10% off\"",
         ));
     }
-    agent::require_all(&config.agents, &project.config_path())?;
+    agent::require_all(config.agents, &project.config_path())?;
     let dir = state::run_dir(project, slug);
     if state::meta_path(&dir).exists() {
         return Err(Error::usage(format!(
@@ -348,14 +360,14 @@ pub struct PersonSays<'a> {
 
 pub fn resume(
     project: &Project,
-    config: &Config,
+    config: Settings<'_>,
     slug: &str,
     says: PersonSays<'_>,
     out: Printer,
 ) -> Result<Outcome> {
     let retry = says.retry;
     validate_change_name(slug)?;
-    agent::require_all(&config.agents, &project.config_path())?;
+    agent::require_all(config.agents, &project.config_path())?;
     let dir = state::run_dir(project, slug);
     let Some(mut meta) = state::load_meta(&dir, slug)? else {
         return Err(no_such_run(project, slug));
@@ -522,7 +534,7 @@ struct RunLocks {
 
 /// The sandbox this run uses: `require` on a kernel that cannot enforce it is a setup error;
 /// `auto` uses Landlock where the kernel has it.
-fn wall(project: &Project, config: &Config) -> Result<Wall> {
+fn wall(project: &Project, config: Settings<'_>) -> Result<Wall> {
     use crate::sandbox::{self, Mode};
     let mode = config.sandbox.mode;
     if mode == Mode::Off {
@@ -556,7 +568,7 @@ impl<'a> Run<'a> {
     #[allow(clippy::too_many_arguments)]
     fn new(
         project: &'a Project,
-        config: &'a Config,
+        config: Settings<'a>,
         dir: PathBuf,
         git_dir: PathBuf,
         meta: RunMeta,

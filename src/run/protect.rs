@@ -294,7 +294,7 @@ impl super::Run<'_> {
             return None;
         }
         let home = crate::repo::home();
-        let roots = crate::sandbox::writable_roots(&self.project.root, &home, &self.config.sandbox);
+        let roots = crate::sandbox::writable_roots(&self.project.root, &home, self.config.sandbox);
         let real: Vec<PathBuf> = roots
             .iter()
             .filter_map(|r| std::fs::canonicalize(r).ok())

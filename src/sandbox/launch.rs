@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::Request;
+use crate::text::shell_quote;
 
 /// The argv that runs `program` inside the sandbox `req` describes, by re-executing `forge`
 /// (`forge` is the binary to run: `std::env::current_exe()` for Forge itself).
@@ -87,18 +88,6 @@ pub fn argv(forge: &Path, req: &Request, program: &[OsString]) -> Vec<OsString> 
     v.push("--".into());
     v.extend(program.iter().cloned());
     v
-}
-
-/// `s` as one word for bash, zsh and POSIX sh: single quotes, with each `'` written `'\''`.
-/// Every byte but NUL survives (newlines, `$`, backslashes, here-documents).
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// The programs the outer line runs, by absolute path in the system's folders: it runs outside
@@ -209,13 +198,6 @@ mod tests {
         let req = Request::new(Profile::Session, "/repo");
         let v = argv(Path::new("forge"), &req, &["true".into()]);
         assert_eq!(v.len(), 8);
-    }
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("plain-word_1.rs"), "plain-word_1.rs");
-        assert_eq!(shell_quote(""), "''");
-        assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
     }
 
     const CODEX_LINE: &str = r"/usr/bin/forge sandbox --profile session --project /repo -- /bin/bash -c 'echo '\''hi'\'''";

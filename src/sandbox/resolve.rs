@@ -251,7 +251,7 @@ impl Layout {
                 read.push(w.join("gitdir"));
                 let gitdir = std::fs::read_to_string(w.join("gitdir")).ok()?;
                 let gitdir = w.join(gitdir.trim());
-                let gitdir = normalize(&gitdir).unwrap_or(gitdir);
+                let gitdir = lexical_no_climb(&gitdir).unwrap_or(gitdir);
                 Some(gitdir.parent()?.to_path_buf())
             }))
             .collect();
@@ -426,7 +426,7 @@ pub fn git_config_files(common: Option<&Path>, home: &Path, env: &GitEnv) -> Git
                     None => PathBuf::from(&value),
                 };
                 if p.is_absolute() {
-                    let p = normalize(&p).unwrap_or(p);
+                    let p = lexical_no_climb(&p).unwrap_or(p);
                     facts.includes.push(p.clone());
                     queue.push((p, 1));
                 }
@@ -460,7 +460,7 @@ pub fn git_config_files(common: Option<&Path>, home: &Path, env: &GitEnv) -> Git
                 Some(rest) => home.join(rest),
                 None => file.parent().unwrap_or(Path::new("/")).join(inc),
             };
-            let p = normalize(&p).unwrap_or(p);
+            let p = lexical_no_climb(&p).unwrap_or(p);
             facts.includes.push(p.clone());
             if depth < 10 {
                 queue.push((p, depth + 1));
@@ -1088,8 +1088,9 @@ fn resolved(p: &Path) -> PathBuf {
 }
 
 /// `a/./b/../c` → `a/c` without touching the file system; `None` when `..` climbs above the
-/// start (an area may not leave the project).
-pub fn normalize(p: &Path) -> Option<PathBuf> {
+/// start (an area may not leave the project). Unlike the guard's `paths::logical` (the
+/// shell's view), which stops `..` at `/`.
+pub fn lexical_no_climb(p: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -1244,9 +1245,9 @@ pub fn plan(
     for area in &wants.write {
         let literal = literal_prefix(area);
         let abs = if Path::new(&literal).is_absolute() {
-            normalize(Path::new(&literal))
+            lexical_no_climb(Path::new(&literal))
         } else {
-            normalize(Path::new(&literal)).map(|rel| project.join(rel))
+            lexical_no_climb(Path::new(&literal)).map(|rel| project.join(rel))
         };
         let Some(mut abs) = abs else {
             return Err(format!("the writable area `{area}` leaves the project"));

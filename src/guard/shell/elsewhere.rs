@@ -459,7 +459,7 @@ pub(super) fn host_path(src: &str, base: &Option<PathBuf>, home: &Path) -> Optio
         return Some(PathBuf::from(src));
     }
     base.as_ref()
-        .map(|b| crate::guard::paths::normalize(&b.join(src)))
+        .map(|b| crate::guard::paths::logical(&b.join(src)))
 }
 
 #[cfg(test)]

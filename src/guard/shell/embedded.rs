@@ -30,7 +30,7 @@ impl Walker<'_> {
             match lits[i] {
                 Some("-C") => {
                     cwd = match (lits.get(i + 1).copied().flatten(), cwd.one()) {
-                        (Some(d), Some(c)) => Cwd::at(crate::guard::paths::normalize(&c.join(d))),
+                        (Some(d), Some(c)) => Cwd::at(crate::guard::paths::logical(&c.join(d))),
                         _ => Cwd::unknown(),
                     };
                     i += 2;

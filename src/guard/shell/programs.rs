@@ -268,7 +268,7 @@ impl Walker<'_> {
                     let mut readings = vec![f.clone()];
                     for c in ctx.cwd.paths() {
                         readings.push(
-                            crate::guard::paths::normalize(&c.join(&f))
+                            crate::guard::paths::logical(&c.join(&f))
                                 .display()
                                 .to_string(),
                         );
@@ -772,7 +772,7 @@ impl Walker<'_> {
                 let mut out = Cwd::unknown();
                 let mut first = true;
                 for c in ctx.cwd.paths() {
-                    let p = crate::guard::paths::normalize(&c.join(s));
+                    let p = crate::guard::paths::logical(&c.join(s));
                     let next = Cwd::at(p.clone());
                     out = if first { next } else { out.either(&next) };
                     first = false;
@@ -780,7 +780,7 @@ impl Walker<'_> {
                     if ctx.cdable_vars && plain && !crate::guard::paths::is_dir(&p) {
                         out = match self.var(s, ctx) {
                             Some(v) => {
-                                out.either(&Cwd::at(crate::guard::paths::normalize(&c.join(v))))
+                                out.either(&Cwd::at(crate::guard::paths::logical(&c.join(v))))
                             }
                             None => Cwd::unknown(),
                         };

@@ -748,7 +748,7 @@ impl Walker<'_> {
         }
         if let Some(d) = chdir {
             ctx.cwd = match (d, ctx.cwd.paths().first()) {
-                (Some(d), Some(c)) => Cwd::at(crate::guard::paths::normalize(&c.join(d))),
+                (Some(d), Some(c)) => Cwd::at(crate::guard::paths::logical(&c.join(d))),
                 _ => Cwd::unknown(),
             };
         }
