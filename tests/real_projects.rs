@@ -541,6 +541,39 @@ fn a_verified_test_that_rebinds_the_code_under_test_lands_nothing() {
     assert!(!r.read("inflection/__init__.py").contains("def kebabize"));
 }
 
+/// Issue 31, red team (fresh round, A7): green binds the name with a lambda (no `def`), and the
+/// verified test swaps in a real implementation built from the package's own functions
+/// whenever the name exists. The stub witness rebinds the name itself to fail — not every other
+/// function of the file, which would make the test fail for the wrong reason — and the test
+/// still passes: it does not depend on green's code. Nothing lands.
+#[test]
+fn a_test_that_swaps_in_its_own_implementation_of_a_bound_name_lands_nothing() {
+    if !pytest_available(
+        "a_test_that_swaps_in_its_own_implementation_of_a_bound_name_lands_nothing",
+    ) {
+        return;
+    }
+    let r = python_project("inflection");
+    let mut script = inflection_script();
+    script["slices"] = json!([script["slices"][0].clone()]);
+    script["red"]["kebabize"] = json!([{"path": "test_kebabize.py", "create":
+        "import inflection\n\nif hasattr(inflection, \"kebabize\"):\n    inflection.kebabize = lambda w: inflection.dasherize(inflection.underscore(w))\n\n\ndef test_kebabize_splits_camel_case():\n    assert inflection.kebabize(\"DeviceType\") == \"device-type\"\n"}]);
+    script["green"]["kebabize"] = json!([{"path": "inflection/__init__.py", "append":
+        "\n\nkebabize = lambda word: word\n"}]);
+    init_with_agent(&r, &script);
+    let head = git_out(&r, &["rev-parse", "HEAD"]);
+    let o = r.forge(&["run", "words", "--goal", "kebab case"]);
+    assert_ne!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains(
+            "made to fail (inflection/__init__.py: kebabize): the test does not depend on the code"
+        ),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(git_out(&r, &["rev-parse", "HEAD"]), head);
+}
+
 /// Issue 31, red team: green's area reached the project's virtual environment (a root-level
 /// glob grants the project's root), and green put an import hook (`.pth`) in its
 /// `site-packages` that fixes a stub — calling the stub first, so the stub witness fails with

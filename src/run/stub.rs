@@ -18,6 +18,11 @@ struct Language {
     functions: fn(&[&str]) -> Vec<Function>,
     /// The body that fails, for a function whose body is indented by `indent`.
     fail: fn(&Function, &str) -> String,
+    /// The names a file binds at its top level other than by a function (`kebabize = lambda w:
+    /// w`, `RATE = 2`), each with the text that binds it.
+    bindings: fn(&[&str]) -> Vec<(String, String)>,
+    /// What rebinds such a name to something that fails, appended to the file.
+    fail_binding: fn(&str) -> String,
 }
 
 /// Python: the stub raises an exception that is not an `Exception`, so neither the code around
@@ -27,18 +32,22 @@ const LANGUAGES: &[Language] = &[
     Language {
         ends: &[".py"],
         functions: python_functions,
-        fail: |_, indent| {
-            format!(
-                "{indent}raise type(\"ForgeStub\", (BaseException,), {{}})(\"forge: the slice's code, made to fail\")\n"
-            )
-        },
+        fail: |_, indent| format!("{indent}{PY_RAISE}\n"),
+        bindings: python_bindings,
+        fail_binding: |name| format!("\n\ndef {name}(*_a, **_k):\n    {PY_RAISE}\n"),
     },
     Language {
         ends: &[".sh", ".bash", ".bats"],
         functions: shell_functions,
         fail: |f, indent| format!("{indent}{}() {{ return 97; }}\n", f.name),
+        bindings: |_| Vec::new(),
+        fail_binding: |_| String::new(),
     },
 ];
+
+/// Python's failing body: an exception that is not an `Exception`.
+const PY_RAISE: &str =
+    "raise type(\"ForgeStub\", (BaseException,), {})(\"forge: the slice's code, made to fail\")";
 
 /// One function in a file, by byte offsets into its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,10 +104,23 @@ pub fn stub_changed(path: &str, old: Option<&str>, new: &str) -> Option<(String,
             before.get(f.name.as_str()) != Some(&f.text(new))
         })
         .collect();
-    if chosen.is_empty() && old != new {
+    // A name bound otherwise (`kebabize = lambda w: w`) that is new or changed is rebound to
+    // something that fails, at the end of the file (red team of issue 31, A7).
+    let old_bound: std::collections::HashMap<String, String> =
+        (lang.bindings)(&old.split_inclusive('\n').collect::<Vec<_>>())
+            .into_iter()
+            .collect();
+    let rebound: Vec<String> = (lang.bindings)(&new.split_inclusive('\n').collect::<Vec<_>>())
+        .into_iter()
+        .filter(|(n, t)| !n.starts_with("__") && old_bound.get(n) != Some(t))
+        .map(|(n, _)| n)
+        .collect();
+    // A change outside any function or binding (an import, a class attribute): every function
+    // of the file.
+    if chosen.is_empty() && rebound.is_empty() && old != new {
         chosen = outer;
     }
-    if chosen.is_empty() {
+    if chosen.is_empty() && rebound.is_empty() {
         return None;
     }
     let mut out = String::with_capacity(new.len());
@@ -118,7 +140,40 @@ pub fn stub_changed(path: &str, old: Option<&str>, new: &str) -> Option<(String,
         names.push(f.name.clone());
     }
     out.push_str(&new[at..]);
+    for n in rebound {
+        out.push_str(&(lang.fail_binding)(&n));
+        names.push(n);
+    }
     Some((out, names))
+}
+
+/// The names Python binds at a file's top level by assignment (`name = …`, `name: T = …`),
+/// each with its statement's text.
+fn python_bindings(lines: &[&str]) -> Vec<(String, String)> {
+    let info = python_lines(lines);
+    let mut out = Vec::new();
+    for i in 0..lines.len() {
+        if !info[i].starts || info[i].indent != 0 {
+            continue;
+        }
+        let name = word(lines[i]);
+        if name.is_empty() || name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let rest = lines[i][name.len()..].trim_start();
+        let assigns = match rest.strip_prefix(':') {
+            Some(annotated) => annotated.contains('=') && !annotated.contains("=="),
+            None => rest.starts_with('=') && !rest.starts_with("=="),
+        };
+        if !assigns {
+            continue;
+        }
+        let end = (i + 1..lines.len())
+            .find(|&k| info[k].starts)
+            .unwrap_or(lines.len());
+        out.push((name, lines[i..end].concat()));
+    }
+    out
 }
 
 /// Where each line stands in Python's tokens: whether a statement starts on it, its
@@ -369,7 +424,7 @@ fn word_sh(s: &str) -> &str {
 mod tests {
     use super::*;
 
-    const RAISE: &str = "raise type(\"ForgeStub\", (BaseException,), {})(\"forge: the slice's code, made to fail\")";
+    const RAISE: &str = PY_RAISE;
 
     #[test]
     fn a_new_python_function_is_made_to_fail_and_the_rest_stays() {
@@ -378,11 +433,11 @@ mod tests {
             "{old}\n\n@cache\ndef kebabize(word: str) -> dict[str, int]:\n    \"\"\"Doc.\n\nstill doc\n\"\"\"\n    return dasherize(word)\n\nX = 1\n"
         );
         let (out, names) = stub_changed("inflection/__init__.py", Some(old), &new).unwrap();
-        assert_eq!(names, ["kebabize"]);
+        assert_eq!(names, ["kebabize", "X"]);
         assert_eq!(
             out,
             format!(
-                "{old}\n\n@cache\ndef kebabize(word: str) -> dict[str, int]:\n    {RAISE}\n\nX = 1\n"
+                "{old}\n\n@cache\ndef kebabize(word: str) -> dict[str, int]:\n    {RAISE}\n\nX = 1\n\n\ndef X(*_a, **_k):\n    {RAISE}\n"
             )
         );
     }
@@ -412,18 +467,33 @@ mod tests {
 
     #[test]
     fn a_change_outside_any_function_stubs_every_function_of_the_file() {
-        let old = "RATE = 1\n\ndef price(x):\n    return x * RATE\n";
-        let new = "RATE = 2\n\ndef price(x):\n    return x * RATE\n";
+        let old = "import re\n\ndef price(x):\n    return x * 2\n";
+        let new = "import re, os\n\ndef price(x):\n    return x * 2\n";
         let (out, names) = stub_changed("m.py", Some(old), new).unwrap();
         assert_eq!(names, ["price"]);
         assert!(
-            out.starts_with("RATE = 2\n") && out.contains(RAISE),
+            out.starts_with("import re, os\n") && out.contains(RAISE),
             "{out}"
         );
-        // Nothing to stub: a file of data only; an unchanged file; a language with no row.
-        assert_eq!(stub_changed("m.py", Some("A = 1\n"), "A = 2\n"), None);
+        // Nothing to stub: an unchanged file; a language with no row.
         assert_eq!(stub_changed("m.py", Some(old), old), None);
         assert_eq!(stub_changed("lib.rs", None, "fn f() {}\n"), None);
+    }
+
+    /// Red team of issue 31 (A7): green binds the name with a lambda; the stub must reach it,
+    /// not every other function of the file.
+    #[test]
+    fn a_name_bound_otherwise_is_rebound_to_fail() {
+        let old = "def underscore(w):\n    return w\n\nRATE = 1\n__all__ = ['underscore']\n";
+        let new = "def underscore(w):\n    return w\n\nRATE = 2\nkebabize = lambda word: (\n    word)\n__all__ = ['underscore', 'kebabize']\nif X == 1:\n    pass\n";
+        let (out, names) = stub_changed("m.py", Some(old), new).unwrap();
+        assert_eq!(names, ["RATE", "kebabize"]);
+        assert_eq!(
+            out,
+            format!(
+                "{new}\n\ndef RATE(*_a, **_k):\n    {RAISE}\n\n\ndef kebabize(*_a, **_k):\n    {RAISE}\n"
+            )
+        );
     }
 
     #[test]

@@ -7,27 +7,30 @@
 use super::BaseCases;
 use crate::report::{Report, Status};
 
-/// Extensions of files a test runner may load as code (a module a test imports, a helper a
-/// shell suite sources, a plugin). A red file of these kinds that is not the verified test stays
-/// out of the clean room, whatever its name says.
-const CODE: &[&str] = &[
-    "py", "pyi", "pth", "sh", "bash", "zsh", "bats", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts",
-    "tsx", "rb", "go", "rs", "java", "kt", "kts", "scala", "php", "ex", "exs", "erl", "pl", "pm",
-    "lua", "cs", "fs", "swift", "c", "h", "cc", "cpp", "hpp", "m", "r", "jl", "toml", "ini", "cfg",
-    "conf",
+/// Extensions of files no test runner loads as code or configuration: data a test reads
+/// (fixtures, golden files, snapshots, images). Everything else red adds beside the verified
+/// test stays out of the clean room — a list of what is inert, not of what runs, so a kind of
+/// code nobody listed (a compiled `.pyc` that shadows the package, red team of issue 31) is
+/// code.
+const DATA: &[&str] = &[
+    "json", "txt", "csv", "tsv", "md", "rst", "xml", "html", "htm", "svg", "png", "jpg", "jpeg",
+    "gif", "webp", "ico", "bmp", "pdf", "snap", "golden", "expected", "out", "in", "dat", "log",
+    "jsonl", "ndjson", "parquet", "avro", "wav", "mp3", "mp4", "zip", "gz", "tar",
 ];
 
-/// Whether a file could steer a run as code or configuration: a code extension, a dotfile (a
-/// runner's `.pytest.ini`, `.mocharc.json`), a `*rc` file or a `package.json`.
+/// Whether a file could steer a run as code or configuration: anything but data by its
+/// extension ([`DATA`]) — and of those a dotfile (a runner's `.babelrc.json`), a `*rc` file, a
+/// harness file by name or a JSON that configures a tool (`tsconfig.json`, `jest.config.json`).
 pub fn is_code_like(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let lower = name.to_ascii_lowercase();
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    lower.starts_with('.')
+    !DATA.contains(&ext)
+        || lower.starts_with('.')
         || lower.ends_with("rc")
         || lower == "package.json"
-        || lower == "makefile"
-        || CODE.contains(&ext)
+        || lower.contains("config")
+        || super::is_harness_name(path)
 }
 
 /// The files of red's change that the clean room takes: the one (or ones) holding the verified
@@ -261,7 +264,22 @@ mod tests {
         ] {
             assert!(is_code_like(f), "{f}");
         }
-        for f in ["tests/fixtures/data.json", "t/golden.txt", "t/in.csv"] {
+        // What is not listed as data is code: a compiled module that shadows the package, a
+        // file with no extension a shell suite may source, a native extension.
+        for f in [
+            "a/inflection.pyc",
+            "tests/helpers",
+            "t/_x.so",
+            "t/tsconfig.json",
+        ] {
+            assert!(is_code_like(f), "{f}");
+        }
+        for f in [
+            "tests/fixtures/data.json",
+            "t/golden.txt",
+            "t/in.csv",
+            "t/snap.snap",
+        ] {
             assert!(!is_code_like(f), "{f}");
         }
     }

@@ -334,7 +334,7 @@ const HARNESS_PREFIXES: &[&str] = &[
 ];
 
 /// Whether `path` (repository-relative) is a file some runner reads as its configuration.
-fn is_harness_name(path: &str) -> bool {
+pub fn is_harness_name(path: &str) -> bool {
     let base = path.rsplit('/').next().unwrap_or(path);
     HARNESS.iter().flat_map(|(_, names)| names.iter()).any(|h| {
         if h.contains('/') {
