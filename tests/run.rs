@@ -663,8 +663,10 @@ fn a_run_killed_in_red_resumes_from_start_sha() {
 }
 
 /// Issue 31, point 5: a kill during an agent's call leaves its changes in the tree; on resume
-/// they are that agent's, held to its phase's rules — not adopted as a person's. Red's link into
-/// the code and its line of code are put back (a copy kept in the run folder), its test stays.
+/// they are held to that agent's phase, not adopted as a person's. Red's link into the code and
+/// its line of code break red's rules: the resume stops naming them and the way out, reverting
+/// nothing (they could be a person's); once undone, the run resumes and lands, red's test
+/// taken into the slice and judged by its gates.
 #[test]
 fn what_a_killed_agent_wrote_is_judged_by_its_phase_not_adopted_as_the_persons() {
     let r = shop("kill-in-red-oversteps");
@@ -672,21 +674,47 @@ fn what_a_killed_agent_wrote_is_judged_by_its_phase_not_adopted_as_the_persons()
     assert_ne!(o.code, 0, "forge was killed: {o:?}");
     r.config(&agents_yaml("", ""));
     let o = r.forge(&["run", "--resume", "shop"]);
+    assert_eq!(o.code, 2, "{o:?}");
+    assert!(
+        o.stderr.contains("src/cart.sh, tests/zz_link.sh changed since run `shop` last saw the tree, while the red agent a kill interrupted was running")
+            && o.stderr.contains("git stash push -u -- src/cart.sh tests/zz_link.sh"),
+        "{o:?}"
+    );
+    assert!(!o.stdout.contains("kept as yours"), "{}", o.stdout);
+    assert!(
+        r.read("src/cart.sh").contains("red was here"),
+        "nothing reverted"
+    );
+    r.git(&["checkout", "-q", "--", "src/cart.sh"]);
+    std::fs::remove_file(r.path().join("tests/zz_link.sh")).unwrap();
+    let o = r.forge(&["run", "--resume", "shop"]);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
-        o.stdout
-            .contains("! the red agent's call was interrupted: what it changed is judged by its phase's rules; kept in the slice: tests/member_test.sh; put back as before the call: src/cart.sh, tests/zz_link.sh"),
+        o.stdout.contains("the red agent's call was interrupted: what it changed is taken into the slice and judged by its gates: tests/member_test.sh"),
         "{}",
         o.stdout
     );
-    assert!(!o.stdout.contains("kept as yours"), "{}", o.stdout);
-    assert!(std::fs::symlink_metadata(r.path().join("tests/zz_link.sh")).is_err());
-    assert!(!r.read("src/cart.sh").contains("red was here"));
-    assert!(
-        r.read(".tmp/.forge/runs/shop/interrupted/src/cart.sh")
-            .contains("red was here")
-    );
     assert_landed_cleanly(&r);
+}
+
+/// Issue 31, red team (fresh round, A8): slice 1's verified test also defines a `receipt()` that
+/// answers once `receipt_ready` exists; slice 2's green ships a wrong `receipt` and that marker.
+/// The suite sources the tests after the code, so every check runs the test's own receipt — and
+/// with green's functions made to fail the marker fails too, so the stub witness is fooled. A
+/// function the slice's code defines that a test file defines too ends the slice: the wrong
+/// receipt never lands.
+#[test]
+fn a_code_function_a_test_file_defines_too_lands_nothing() {
+    let r = shop("test-shadows-code");
+    let o = run(&r);
+    assert_ne!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout.contains("clean-room — `receipt`, which src/cart.sh defines, is defined by tests/member_test.sh too: the suite runs the test's own, not the code's"),
+        "{}",
+        o.stdout
+    );
+    assert!(!git_out(&r, &["log", "-p"]).contains("not implemented"));
+    assert_eq!(slice(&status(&r), "receipt")["forge"]["status"], "failed");
 }
 
 #[test]

@@ -98,6 +98,9 @@ impl Run<'_> {
             .filter(|p| is_code(p))
             .collect();
         let without = room.overlay(start, &own_code);
+        if let Some(why) = self.shadowed_by_tests(&room, &own_code)? {
+            return self.clean_room_result(i, &case, Some(why), true, json!({}));
+        }
         let base = self.base_cases()?;
         let checks_before = self.meta.check_ms;
         let with = self.full_checks(&format!("{}-clean", s.id), &room)?;
@@ -154,6 +157,62 @@ impl Run<'_> {
             test_at_fault,
             json!({"files": room_files, "stubbed": stubbed_names, "logs": logs, "checks": tails}),
         )
+    }
+
+    /// A shell function the slice's code defines that a test file or the harness defines too:
+    /// the suite sources the tests after the code, so it runs the test's own (red team of issue
+    /// 31, A8: an earlier slice's verified test held a `receipt()` that waited for a marker this
+    /// slice's code then shipped). Named, or `None`.
+    fn shadowed_by_tests(
+        &mut self,
+        room: &Snapshot,
+        own_code: &[String],
+    ) -> Result<Option<String>> {
+        let test_areas: Vec<String> = self
+            .state
+            .slices
+            .iter()
+            .flat_map(|s| s.test_areas.iter().cloned())
+            .collect();
+        let oid_of = |p: &String| match room.entries.get(p) {
+            Some(Entry::File { oid, .. }) => Some((p.clone(), oid.clone())),
+            _ => None,
+        };
+        let code: Vec<(String, String)> = own_code
+            .iter()
+            .filter(|p| gates::is_shell(p))
+            .filter_map(oid_of)
+            .collect();
+        if code.is_empty() {
+            return Ok(None);
+        }
+        let tests: Vec<(String, String)> = room
+            .entries
+            .keys()
+            .filter(|p| {
+                gates::is_shell(p)
+                    && !own_code.contains(p)
+                    && (gates::in_areas(&test_areas, p) || gates::is_test_file(p))
+            })
+            .filter_map(oid_of)
+            .collect();
+        let oids: Vec<&str> = code.iter().chain(&tests).map(|(_, o)| o.as_str()).collect();
+        let root = self.project.root.clone();
+        let blobs = self.seen.odb(&root).read(&oids, "blob")?;
+        for (cp, co) in &code {
+            let defined = gates::shell_functions(&blobs[co.as_str()]);
+            for (tp, to) in &tests {
+                if let Some(n) = gates::shell_functions(&blobs[to.as_str()])
+                    .into_iter()
+                    .find(|n| defined.contains(n))
+                {
+                    return Ok(Some(format!(
+                        "`{n}`, which {cp} defines, is defined by {tp} too: the suite runs the test's own, not the code's"
+                    )));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// `room` with every function this slice's code added or changed (from `start` to

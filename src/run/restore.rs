@@ -23,6 +23,22 @@ impl Run<'_> {
         a: &Attempt,
         only_adds_to: Option<&Snapshot>,
     ) -> Result<(Scope, Snapshot)> {
+        let scope = self.classify(phase, a, only_adds_to)?;
+        let back: Vec<String> = scope.disallowed.iter().map(|(p, _)| p.clone()).collect();
+        self.put_back_paths(&a.before, &back)?;
+        // What Forge just wrote is what it read before the call: no second look needed.
+        let now = a.after.overlay(&a.before, &back);
+        Ok((scope, now))
+    }
+
+    /// What one agent call changed, judged against its phase's rules without touching the
+    /// tree: the paths it may keep and those it may not, with why.
+    pub(super) fn classify(
+        &mut self,
+        phase: &Phase,
+        a: &Attempt,
+        only_adds_to: Option<&Snapshot>,
+    ) -> Result<Scope> {
         let changes = a.changes();
         // After a branch switch the working tree is another branch's checkout: none of it is
         // the agent's work to keep.
@@ -143,11 +159,7 @@ impl Run<'_> {
                 None => scope.changed.push(c.path.clone()),
             }
         }
-        let back: Vec<String> = scope.disallowed.iter().map(|(p, _)| p.clone()).collect();
-        self.put_back_paths(&a.before, &back)?;
-        // What Forge just wrote is what it read before the call: no second look needed.
-        let now = a.after.overlay(&a.before, &back);
-        Ok((scope, now))
+        Ok(scope)
     }
 
     /// Puts `paths` back as `to` has them: written from verified objects where `to` has them,

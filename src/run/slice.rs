@@ -499,12 +499,12 @@ impl Run<'_> {
     }
 
     /// On resume after a kill that fell during an agent call: what changed since Forge saw the
-    /// tree just before the call is that agent's, whoever else may have touched it since — a
-    /// person's edit cannot be told apart, so nothing is adopted as a person's. It is judged by
-    /// the rules the call's phase would have applied when the call returned (scope, links,
-    /// harness, "red only adds", the read-only roles), and what breaks them is put back as it
-    /// was before the call. Every changed file is first copied into the run folder
-    /// (`interrupted/`), so a person's edit made after the kill is never lost.
+    /// tree just before the call may be that agent's or a person's since — Forge cannot tell,
+    /// so nothing is adopted as a person's (issue 31). It is judged by the rules the call's phase
+    /// would have applied when the call returned (scope, links, harness, red only adds; the
+    /// verifier, planner and reviewer change nothing): what they allow is taken into the slice
+    /// and judged by its gates like the agent's work; if anything breaks them, the resume stops
+    /// (exit 2) naming it and the way out, and nothing is reverted — it may be a person's.
     fn judge_interrupted(
         &mut self,
         call: &super::state::InCall,
@@ -512,19 +512,6 @@ impl Run<'_> {
         before: Snapshot,
         now: Snapshot,
     ) -> Result<()> {
-        let changes = before.diff(&now);
-        let copies = self.dir.join("interrupted");
-        for c in &changes {
-            if matches!(c.after, Some(crate::evidence::Entry::File { .. })) {
-                let to = copies.join(&c.path);
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
-                }
-                std::fs::copy(self.project.root.join(&c.path), &to)
-                    .map_err(|e| Error::io(format!("cannot keep a copy of {}", c.path), e))?;
-            }
-        }
         let i = call
             .slice
             .as_ref()
@@ -537,7 +524,7 @@ impl Run<'_> {
             head_moved: None,
         };
         let tracked: Vec<String> = a.before.entries.keys().cloned().collect();
-        let (gate, scope, now) = match (call.role.as_str(), i) {
+        let scope = match (call.role.as_str(), i) {
             ("red", Some(i)) => {
                 let s = self.state.slices[i].clone();
                 let start = self.start_sha(i)?;
@@ -551,15 +538,7 @@ impl Run<'_> {
                     harness: &harness,
                 };
                 let only = (!self.config.run.red_may_edit_tests).then_some(&*start_tree);
-                let (scope, now) = self.judge(&phase, &a, only)?;
-                let p = self.state.slices[i].progress_mut();
-                for f in &scope.changed {
-                    if !p.red_changed.contains(f) {
-                        p.red_changed.push(f.clone());
-                    }
-                }
-                let r = gates::scope_result(gates::RED_FILE_SCOPE, &scope, &s.test_areas, "red");
-                (Some((i, r)), scope, now)
+                self.classify(&phase, &a, only)?
             }
             ("green", Some(i)) => {
                 let s = self.state.slices[i].clone();
@@ -574,48 +553,53 @@ impl Run<'_> {
                     red_tests: &p.red_tests,
                     harness: &harness,
                 };
-                let (scope, now) = self.judge(&phase, &a, None)?;
-                let p = self.state.slices[i].progress_mut();
-                for f in &scope.changed {
-                    if !p.green_changed.contains(f) {
-                        p.green_changed.push(f.clone());
-                    }
-                }
-                let r =
-                    gates::scope_result(gates::GREEN_FILE_SCOPE, &scope, &s.code_areas, "green");
-                (Some((i, r)), scope, now)
+                self.classify(&phase, &a, None)?
             }
-            (role, _) => {
-                let (scope, now) = self.judge(&gates::Phase::ReadOnly { role }, &a, None)?;
-                (None, scope, now)
-            }
+            (role, _) => self.classify(&gates::Phase::ReadOnly { role }, &a, None)?,
         };
-        if !changes.is_empty() {
-            let put_back: Vec<&str> = scope.disallowed.iter().map(|(p, _)| p.as_str()).collect();
-            self.say(&format!(
-                "  ! the {} agent's call was interrupted: what it changed is judged by its phase's rules{}{} (a copy of every changed file: {})",
+        if !scope.disallowed.is_empty() {
+            let paths: Vec<&str> = scope.disallowed.iter().map(|(p, _)| p.as_str()).collect();
+            let list: Vec<String> = scope
+                .disallowed
+                .iter()
+                .map(|(p, w)| format!("{p} ({w})"))
+                .collect();
+            let untracked = paths.iter().any(|p| !a.before.entries.contains_key(*p));
+            return Err(Error::usage(format!(
+                "{} changed since run `{}` last saw the tree, while the {} agent a kill interrupted was running (or by you since: Forge cannot tell), and that agent may not make such a change: {}. If it is yours, set it aside (`git stash push{} -- {}`), resume, and apply it once the run is done; if it is the agent's, undo it; then resume",
+                paths.join(", "),
+                self.meta.slug,
                 call.role,
-                if scope.changed.is_empty() {
-                    String::new()
-                } else {
-                    format!("; kept in the slice: {}", scope.changed.join(", "))
-                },
-                if put_back.is_empty() {
-                    String::new()
-                } else {
-                    format!("; put back as before the call: {}", put_back.join(", "))
-                },
-                copies.display()
-            ));
+                list.join("; "),
+                if untracked { " -u" } else { "" },
+                paths.join(" ")
+            )));
         }
-        if let Some((i, r)) = gate {
-            self.gate(Some(i), &r)?;
+        if let Some(i) = i {
+            let p = self.state.slices[i].progress_mut();
+            let list = if call.role == "green" {
+                &mut p.green_changed
+            } else {
+                &mut p.red_changed
+            };
+            for f in &scope.changed {
+                if !list.contains(f) {
+                    list.push(f.clone());
+                }
+            }
+        }
+        if !scope.changed.is_empty() {
+            self.say(&format!(
+                "  ! the {} agent's call was interrupted: what it changed is taken into the slice and judged by its gates: {}",
+                call.role,
+                scope.changed.join(", ")
+            ));
         }
         self.event(
             "interrupted-call",
-            json!({"role": call.role, "slice": call.slice, "kept": scope.changed, "put_back": scope.disallowed}),
+            json!({"role": call.role, "slice": call.slice, "kept": scope.changed}),
         );
-        self.remember(head, &now)?;
+        self.remember(head, &a.after)?;
         self.save()
     }
 
