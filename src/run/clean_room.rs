@@ -98,7 +98,7 @@ impl Run<'_> {
             .filter(|p| is_code(p))
             .collect();
         let without = room.overlay(start, &own_code);
-        if let Some(why) = self.shadowed_by_tests(&room, &own_code)? {
+        if let Some(why) = self.shadowed_by_tests(&room, start, &own_code)? {
             return self.clean_room_result(i, &case, Some(why), true, json!({}));
         }
         let base = self.base_cases()?;
@@ -159,13 +159,15 @@ impl Run<'_> {
         )
     }
 
-    /// A shell function the slice's code defines that a test file or the harness defines too:
-    /// the suite sources the tests after the code, so it runs the test's own (red team of issue
-    /// 31, A8: an earlier slice's verified test held a `receipt()` that waited for a marker this
-    /// slice's code then shipped). Named, or `None`.
+    /// A shell function the slice's code adds or changes that a test file or the harness defines
+    /// too: the suite sources the tests after the code, so it runs the test's own (red team of
+    /// issue 31, A8: an earlier slice's verified test held a `receipt()` that waited for a
+    /// marker this slice's code then shipped). A test that mocks a function the slice left as it
+    /// was is ordinary. Named, or `None`.
     fn shadowed_by_tests(
         &mut self,
         room: &Snapshot,
+        start: &Snapshot,
         own_code: &[String],
     ) -> Result<Option<String>> {
         let test_areas: Vec<String> = self
@@ -196,11 +198,23 @@ impl Run<'_> {
             })
             .filter_map(oid_of)
             .collect();
-        let oids: Vec<&str> = code.iter().chain(&tests).map(|(_, o)| o.as_str()).collect();
+        let was = |p: &String| match start.entries.get(p) {
+            Some(Entry::File { oid, .. }) => Some(oid.clone()),
+            _ => None,
+        };
+        let olds: Vec<String> = code.iter().filter_map(|(p, _)| was(p)).collect();
+        let oids: Vec<&str> = code
+            .iter()
+            .chain(&tests)
+            .map(|(_, o)| o.as_str())
+            .chain(olds.iter().map(String::as_str))
+            .collect();
         let root = self.project.root.clone();
         let blobs = self.seen.odb(&root).read(&oids, "blob")?;
+        let text = |o: &str| String::from_utf8_lossy(&blobs[o]).into_owned();
         for (cp, co) in &code {
-            let defined = gates::shell_functions(&blobs[co.as_str()]);
+            let old = was(cp).map(|o| text(&o));
+            let defined = stub::changed_functions(cp, old.as_deref(), &text(co));
             for (tp, to) in &tests {
                 if let Some(n) = gates::shell_functions(&blobs[to.as_str()])
                     .into_iter()

@@ -147,6 +147,28 @@ pub fn stub_changed(path: &str, old: Option<&str>, new: &str) -> Option<(String,
     Some((out, names))
 }
 
+/// The names of the functions (not nested in another) that `new` adds or changes against
+/// `old`, in a language with a row; empty otherwise.
+pub fn changed_functions(path: &str, old: Option<&str>, new: &str) -> Vec<String> {
+    let Some(lang) = LANGUAGES
+        .iter()
+        .find(|l| l.ends.iter().any(|e| path.ends_with(e)))
+    else {
+        return Vec::new();
+    };
+    let old = old.unwrap_or("");
+    let old_fns = (lang.functions)(&old.split_inclusive('\n').collect::<Vec<_>>());
+    let before: std::collections::HashMap<&str, &str> = old_fns
+        .iter()
+        .map(|f| (f.name.as_str(), f.text(old)))
+        .collect();
+    (lang.functions)(&new.split_inclusive('\n').collect::<Vec<_>>())
+        .into_iter()
+        .filter(|f| !f.nested && before.get(f.name.as_str()) != Some(&f.text(new)))
+        .map(|f| f.name)
+        .collect()
+}
+
 /// The names Python binds at a file's top level by assignment (`name = …`, `name: T = …`),
 /// each with its statement's text.
 fn python_bindings(lines: &[&str]) -> Vec<(String, String)> {
@@ -503,6 +525,17 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["f", "g"]);
         assert!(found[0].text(new).ends_with("    return s\n"), "{found:?}");
+    }
+
+    #[test]
+    fn the_functions_a_change_adds_or_changes_are_named() {
+        let old = "total() {\n  echo 100\n}\nnow() { date; }\n";
+        let new = "total() {\n  echo 90\n}\nnow() { date; }\nreceipt() { echo paid; }\n";
+        assert_eq!(
+            changed_functions("src/cart.sh", Some(old), new),
+            ["total", "receipt"]
+        );
+        assert!(changed_functions("src/lib.rs", None, "fn f() {}\n").is_empty());
     }
 
     #[test]
