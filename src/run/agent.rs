@@ -748,7 +748,16 @@ impl Run<'_> {
         req.contain = contain;
         // The environments the checks run with are the person's: no agent of the run changes
         // them (git ignores them, so no gate would see it).
-        req.keep_read_only = self.envs.clone();
+        // A link (`.venv` → a shared folder) is left as it is: a bind would hold only its old
+        // target, and what it leads to outside the project no area grants.
+        req.keep_read_only = self
+            .envs
+            .iter()
+            .filter(|e| {
+                std::fs::symlink_metadata(self.project.root.join(e)).is_ok_and(|m| m.is_dir())
+            })
+            .cloned()
+            .collect();
         Some(req)
     }
 

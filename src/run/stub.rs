@@ -190,9 +190,15 @@ fn python_bindings(lines: &[&str]) -> Vec<(String, String)> {
         if !assigns {
             continue;
         }
-        let end = (i + 1..lines.len())
+        // To the next statement, without the blank lines and comments before it: code
+        // appended after the last binding of a file does not change that binding.
+        let next = (i + 1..lines.len())
             .find(|&k| info[k].starts)
             .unwrap_or(lines.len());
+        let end = (i + 1..next)
+            .rev()
+            .find(|&k| !info[k].blank && !lines[k].trim().is_empty())
+            .map_or(i + 1, |k| k + 1);
         out.push((name, lines[i..end].concat()));
     }
     out
@@ -516,6 +522,14 @@ mod tests {
                 "{new}\n\ndef RATE(*_a, **_k):\n    {RAISE}\n\n\ndef kebabize(*_a, **_k):\n    {RAISE}\n"
             )
         );
+    }
+
+    #[test]
+    fn code_appended_after_the_last_binding_leaves_it_as_it_was() {
+        let old = "RATE = 1\n";
+        let new = "RATE = 1\n\n\ndef kebabize(w):\n    return w\n";
+        let (_, names) = stub_changed("m.py", Some(old), new).unwrap();
+        assert_eq!(names, ["kebabize"]);
     }
 
     #[test]
