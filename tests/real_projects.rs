@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::projects::{
-    PROJECTS, inflection_script, init_with_agent, pytest_available, python_project,
+    PROJECTS, inflection_script, init_with_agent, pytest_available, python_project, site_packages,
 };
 use common::shop::{git_out, subjects};
 use common::{Repo, copy_dir};
@@ -586,15 +586,7 @@ fn an_agent_cannot_plant_an_import_hook_in_the_checks_environment() {
         return;
     }
     let r = python_project("inflection");
-    let site = Command::new(r.path().join(".venv/bin/python"))
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-        ])
-        .output()
-        .unwrap();
-    let site = String::from_utf8_lossy(&site.stdout).trim().to_string();
-    let hook = format!("{site}/zz_forge_hook.pth");
+    let hook = format!("{}/zz_forge_hook.pth", site_packages(&r));
     let mut script = inflection_script();
     script["slices"] = json!([script["slices"][0].clone()]);
     script["slices"][0]["code_areas"] = json!(["inflection/", "*.pth"]);

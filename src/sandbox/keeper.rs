@@ -682,18 +682,8 @@ fn keeper_main(dir: OwnedFd, name: &[u8], mnt: u64) -> ! {
             libc::c_uint::MAX,
             0 as libc::c_uint,
         );
-        libc::chdir(c"/".as_ptr());
-        libc::prctl(libc::PR_SET_NAME, c"forge-keeper".as_ptr());
-        for s in [
-            libc::SIGHUP,
-            libc::SIGINT,
-            libc::SIGQUIT,
-            libc::SIGPIPE,
-            libc::SIGTSTP,
-        ] {
-            libc::signal(s, libc::SIG_IGN);
-        }
     }
+    detached_as(c"forge-keeper");
     let me = std::process::id();
     let ours = format!("mnt:[{mnt}]");
     let others_inside = || {
@@ -892,6 +882,26 @@ fn lstat(path: &Path) -> Option<libc::stat> {
 
 fn ino(fd: &OwnedFd) -> Option<u64> {
     fstat(fd).map(|st| st.st_ino)
+}
+
+/// What a process Forge leaves running outside every sandbox (the keeper, the sweeper) does
+/// once its descriptors are closed: no working folder to pin, a name `ps` shows, and deaf to the
+/// terminal's signals (the session it came from may end first).
+pub(super) fn detached_as(name: &std::ffi::CStr) {
+    // SAFETY: chdir(2), prctl(2) and signal(2) with a NUL-terminated path and name.
+    unsafe {
+        libc::chdir(c"/".as_ptr());
+        libc::prctl(libc::PR_SET_NAME, name.as_ptr());
+        for s in [
+            libc::SIGHUP,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGPIPE,
+            libc::SIGTSTP,
+        ] {
+            libc::signal(s, libc::SIG_IGN);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -170,18 +170,8 @@ fn sweeper_main(base: &Path, made: &[PathBuf]) -> ! {
             libc::c_uint::MAX,
             0 as libc::c_uint,
         );
-        libc::chdir(c"/".as_ptr());
-        libc::prctl(libc::PR_SET_NAME, c"forge-sweeper".as_ptr());
-        for s in [
-            libc::SIGHUP,
-            libc::SIGINT,
-            libc::SIGQUIT,
-            libc::SIGPIPE,
-            libc::SIGTSTP,
-        ] {
-            libc::signal(s, libc::SIG_IGN);
-        }
     }
+    super::keeper::detached_as(c"forge-sweeper");
     let own = std::fs::read_link("/proc/self/ns/mnt").ok();
     let mut wait = SWEEP_FIRST;
     loop {

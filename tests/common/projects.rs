@@ -48,14 +48,7 @@ pub fn python_project(name: &str) -> Repo {
         .unwrap()
         .success();
     assert!(ok, "python3 -m venv failed");
-    let site = Command::new(r.path().join(".venv/bin/python"))
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-        ])
-        .output()
-        .unwrap();
-    let site = String::from_utf8_lossy(&site.stdout).trim().to_string();
+    let site = site_packages(&r);
     std::fs::write(
         Path::new(&site).join(format!("__editable__.{name}.pth")),
         format!("{}\n", r.path().display()),
@@ -64,6 +57,18 @@ pub fn python_project(name: &str) -> Repo {
     r.git(&["add", "-A"]);
     r.git(&["commit", "-qm", "chore: import the project"]);
     r
+}
+
+/// The `site-packages` folder of the project's `.venv`.
+pub fn site_packages(r: &Repo) -> String {
+    let site = Command::new(r.path().join(".venv/bin/python"))
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&site.stdout).trim().to_string()
 }
 
 /// The scripted agent's command, playing from `script` (written beside the repository).
