@@ -254,7 +254,7 @@ impl Level {
             ));
         }
         if !self.mount_ns && !self.nested {
-            m.push("no mount namespace (not root, and unprivileged user namespaces are off): control files inside writable folders (.forge/, .git/config, .git/hooks/) stay writable".into());
+            m.push("no mount namespace (not root, and unprivileged user namespaces are off): control files inside writable folders (.forge/, .git/config, .git/hooks/) stay writable, and the Unix sockets of daemons (tmux, Docker, an SSH agent) stay reachable".into());
         }
         m
     }
@@ -1382,6 +1382,29 @@ mod tests {
             ]
         );
         assert!(parse_unix_sockets(b"").is_empty());
+    }
+
+    #[test]
+    fn without_a_mount_namespace_the_reachable_sockets_are_named() {
+        let level = Level {
+            landlock_abi: 7,
+            scopes: true,
+            mount_ns: false,
+            pid_ns: false,
+            nested: false,
+        };
+        let missing = level.missing().join("\n");
+        assert!(
+            missing.contains(
+                "the Unix sockets of daemons (tmux, Docker, an SSH agent) stay reachable"
+            ),
+            "{missing}"
+        );
+        let full = Level {
+            mount_ns: true,
+            ..level
+        };
+        assert!(full.missing().is_empty());
     }
 
     #[test]
