@@ -294,8 +294,6 @@ fn run_claude_script(
     std::fs::create_dir_all(out.join("home")).unwrap();
     seed(&out.join("home"));
 
-    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let started = std::time::Instant::now();
     let mut cmd = Command::new(&rig);
     cmd.arg(r.path())
         .arg(&script)
@@ -306,21 +304,36 @@ fn run_claude_script(
     if let Some(v) = CLAUDE.with(|c| c.borrow().clone()) {
         cmd.env("CLAUDE_CODE_VERSION", v);
     }
+    run_rig(test, cmd, "Claude Code", out, dir)
+}
+
+/// Runs one of the rig's launchers (`cmd`, its arguments set) alone — the rig's clients share
+/// the machine — and reads what it left in `out`; `None` after a loud skip when the rig could
+/// not install `client` (exit 3). `dir` holds `out` and is kept with the run.
+fn run_rig(
+    test: &str,
+    mut cmd: Command,
+    client: &str,
+    out: PathBuf,
+    dir: tempfile::TempDir,
+) -> Option<Run> {
+    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let started = std::time::Instant::now();
     let o = cmd
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", cmd.get_program()));
     drop(guard);
     let code = o.status.code().unwrap_or(-1);
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     eprintln!(
-        "real_agents::{test}: claude-offline exited {code} in {:.1}s",
+        "real_agents::{test}: {client} through the rig exited {code} in {:.1}s",
         started.elapsed().as_secs_f64()
     );
     if code == 3 {
         unavailable(
             test,
             &format!(
-                "the rig could not install the Claude Code client: {}",
+                "the rig could not install the {client} client: {}",
                 stderr.trim()
             ),
         );
@@ -2360,8 +2373,6 @@ fn run_gemini_with(
         }
     };
 
-    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let started = std::time::Instant::now();
     let mut cmd = Command::new(&rig);
     cmd.arg(r.path())
         .arg(&script)
@@ -2371,33 +2382,7 @@ fn run_gemini_with(
     if let Some(v) = GEMINI.with(|c| c.borrow().clone()) {
         cmd.env("GEMINI_CLI_VERSION", v);
     }
-    let o = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", rig.display()));
-    drop(guard);
-    let code = o.status.code().unwrap_or(-1);
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    eprintln!(
-        "real_agents::{test}: gemini-offline exited {code} in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
-    if code == 3 {
-        unavailable(
-            test,
-            &format!(
-                "the rig could not install the Gemini CLI client: {}",
-                stderr.trim()
-            ),
-        );
-        return None;
-    }
-    Some(Run {
-        code,
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr,
-        out,
-        dir: Some(dir),
-    })
+    run_rig(test, cmd, "Gemini CLI", out, dir)
 }
 
 impl Run {

@@ -870,6 +870,10 @@ fn the_ssh_agent_socket_and_credentials_in_the_environment_are_out_of_reach() {
     assert!(inside.contains("env: ['HOME']"), "{inside}");
 }
 
+/// Python that connects to the Unix socket `PROBE_SOCK` names and prints `connected` or
+/// `refused` (no single quote in it, so a shell line can hold it quoted).
+const CONNECT_PROBE: &str = "import os, socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.environ[\"PROBE_SOCK\"])\n    print(\"connected\")\nexcept OSError as e:\n    print(\"refused\", e)\n";
+
 /// Issue 34, red team: the person's tmux server (its socket in the shared temp folder) ran
 /// `if-shell 'rm -rf ~/notes'` for a session. Every socket a program listens on at a path is
 /// covered, whatever its name or folder — found in the kernel's list, not in a list of names —
@@ -886,7 +890,7 @@ fn no_daemons_socket_is_a_door_out_unless_granted() {
         .unwrap();
     let sock = dir.path().join("server-0");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let probe = "import os, socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.environ['PROBE_SOCK'])\n    print('connected')\nexcept OSError as e:\n    print('refused', e)\n";
+    let probe = CONNECT_PROBE;
     let run = |mode: &[&str]| {
         let o = Command::new(forge_bin())
             .arg("sandbox")
@@ -1925,8 +1929,7 @@ fn a_daemon_started_after_the_plan_was_kept_is_covered() {
     }
     assert!(kept, "no call joined a kept namespace");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let probe = "python3 -c \"import os, socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.environ['PROBE_SOCK'])\n    print('connected')\nexcept OSError as e:\n    print('refused', e)\n\"";
-    let third = run(probe);
+    let third = run(&format!("python3 -c '{CONNECT_PROBE}'"));
     let out = String::from_utf8_lossy(&third.stdout);
     assert!(out.contains("refused"), "{third:?}");
 }

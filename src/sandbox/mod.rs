@@ -452,6 +452,12 @@ pub(crate) fn resolve_witnessed(
                     .iter()
                     .map(|s| resolve::expand_home(s, &home))
                     .collect::<Vec<_>>(),
+                // The hook's file-tool check, on every call, wants only the control files.
+                if req.look_through {
+                    bound_sockets()
+                } else {
+                    Vec::new()
+                },
             ))
             .collect(),
         // As the kernel sees them: a PATH folder reached through a link (`~/code` → the
@@ -697,7 +703,12 @@ fn linked_files<'a>(
 /// ([`bound_sockets`]), besides the well-known paths of daemons that may start later — except
 /// those in the project or the private TMPDIR (the agent's own dev server) and those the person
 /// grants (`sandbox.sockets`).
-fn daemon_sockets(project: &Path, tmpdir: Option<&Path>, granted: &[PathBuf]) -> Vec<String> {
+fn daemon_sockets(
+    project: &Path,
+    tmpdir: Option<&Path>,
+    granted: &[PathBuf],
+    bound: Vec<PathBuf>,
+) -> Vec<String> {
     let mut v: Vec<String> = [
         "/var/run/docker.sock",
         "/run/docker.sock",
@@ -739,7 +750,7 @@ fn daemon_sockets(project: &Path, tmpdir: Option<&Path>, granted: &[PathBuf]) ->
             v.push(run.join(s).display().to_string());
         }
     }
-    v.extend(bound_sockets().into_iter().map(|p| p.display().to_string()));
+    v.extend(bound.into_iter().map(|p| p.display().to_string()));
     let mine = |p: &Path| {
         p.starts_with(project)
             || tmpdir.is_some_and(|t| p.starts_with(t))
@@ -1410,10 +1421,30 @@ mod tests {
     #[test]
     fn the_projects_own_and_granted_sockets_stay_reachable() {
         let project = Path::new("/w/repo");
-        let v = daemon_sockets(project, Some(Path::new("/tmp/t")), &[]);
-        assert!(v.iter().all(|s| !s.starts_with("/w/repo")));
-        assert!(v.contains(&"/run/docker.sock".to_string()));
-        let granted = [PathBuf::from("/run/docker.sock")];
-        assert!(!daemon_sockets(project, None, &granted).contains(&"/run/docker.sock".to_string()));
+        let bound = || {
+            [
+                "/w/repo/dev.sock",
+                "/tmp/t/s",
+                "/tmp/tmux-1000/default",
+                "/run/pg/.s.PGSQL",
+            ]
+            .map(PathBuf::from)
+            .to_vec()
+        };
+        let v = daemon_sockets(project, Some(Path::new("/tmp/t")), &[], bound());
+        assert!(v.contains(&"/tmp/tmux-1000/default".to_string()), "{v:?}");
+        assert!(v.contains(&"/run/docker.sock".to_string()), "{v:?}");
+        assert!(
+            !v.iter().any(|s| s == "/w/repo/dev.sock" || s == "/tmp/t/s"),
+            "{v:?}"
+        );
+        let granted = [PathBuf::from("/run/docker.sock"), PathBuf::from("/run/pg")];
+        let v = daemon_sockets(project, None, &granted, bound());
+        assert!(
+            !v.iter()
+                .any(|s| s == "/run/docker.sock" || s.starts_with("/run/pg")),
+            "{v:?}"
+        );
+        assert!(v.contains(&"/tmp/t/s".to_string()), "{v:?}");
     }
 }
