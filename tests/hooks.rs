@@ -1665,3 +1665,77 @@ fn codex_session_start_names_forges_hooks_codex_skips() {
         .concat();
     assert!(!start(&all).contains("Warning"), "{}", start(&all));
 }
+
+/// Issue 34, point 1: the file tools follow the session sandbox's home allowlist. A credential
+/// file no list names (`~/.dbt/profiles.yml`) is refused, as the kernel refuses it to a command;
+/// the toolchains' files, the client's own state, the project and what `sandbox.read` adds are
+/// not; a walk of home itself is refused.
+#[test]
+fn file_tools_read_home_by_the_sandboxs_allowlist() {
+    let r = Repo::with_command("true", "none");
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().canonicalize().unwrap();
+    for f in [
+        ".dbt/profiles.yml",
+        ".cargo/config.toml",
+        ".claude/projects/p/tool-results/out.txt",
+        "code/lib/src/lib.rs",
+    ] {
+        std::fs::create_dir_all(h.join(f).parent().unwrap()).unwrap();
+        std::fs::write(h.join(f), "x\n").unwrap();
+    }
+    // The captured envelope (session, cwd, event) with the file tool's own input.
+    let envelope = fixture_named("claude", "PreToolUse", "\"Write\"");
+    let decide = |tool: &str, input: Value| {
+        use std::io::Write;
+        let p = payload(&format!("claude/{envelope}"), &r, Some((tool, input)));
+        let mut child = r
+            .forge_cmd(&["hook", "claude", "pre-tool-use"])
+            .env("HOME", &h)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(p.to_string().as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let o = common::Output {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::new(),
+        };
+        (claude_decision(&o), o.stdout)
+    };
+    let file = |rel: &str| json!({"file_path": h.join(rel).display().to_string()});
+    let (d, out) = decide("Read", file(".dbt/profiles.yml"));
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+    assert!(out.contains("sandbox.read"), "{out}");
+    for ok in [
+        ".cargo/config.toml",
+        ".claude/projects/p/tool-results/out.txt",
+    ] {
+        let (d, out) = decide("Read", file(ok));
+        assert_ne!(d.as_deref(), Some("deny"), "{ok}: {out}");
+    }
+    let (d, out) = decide(
+        "Read",
+        json!({"file_path": r.path().join("README.md").display().to_string()}),
+    );
+    assert_ne!(d.as_deref(), Some("deny"), "{out}");
+    let (d, out) = decide(
+        "Glob",
+        json!({"pattern": "**/*.yml", "path": h.display().to_string()}),
+    );
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+    // Granted by the person.
+    let (d, _) = decide("Read", file("code/lib/src/lib.rs"));
+    assert_eq!(d.as_deref(), Some("deny"));
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!("{config}\nsandbox:\n  read: [~/code/lib]\n"));
+    let (d, out) = decide("Read", file("code/lib/src/lib.rs"));
+    assert_ne!(d.as_deref(), Some("deny"), "{out}");
+}

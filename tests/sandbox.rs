@@ -838,18 +838,26 @@ fn the_ssh_agent_socket_and_credentials_in_the_environment_are_out_of_reach() {
     std::fs::create_dir(&agent_dir).unwrap();
     let sock = agent_dir.join("agent.4242");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let probe = "import os, socket\nprint('env:', [k for k in ('HF_TOKEN', 'DATABASE_URL', 'SLACK_BOT_TOKEN', 'MY_SERVICE_API_KEY', 'HOME') if k in os.environ])\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.environ['PROBE_SOCK'])\n    print('connected')\nexcept OSError as e:\n    print('refused', e)\n";
+    let probe = "import os, sys, socket\nprint('env:', [k for k in ('HF_TOKEN', 'DATABASE_URL', 'SLACK_BOT_TOKEN', 'MY_SERVICE_API_KEY', 'HOME') if k in os.environ])\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(sys.argv[1])\n    print('connected')\nexcept OSError as e:\n    print('refused', e)\n";
     let run = |sandboxed: bool| {
         let mut args = vec!["sandbox"];
         if !sandboxed {
             args.extend(["--mode", "off"]);
         }
-        args.extend(["--profile", "session", "--", "python3", "-c", probe]);
+        let sock_arg = sock.display().to_string();
+        args.extend([
+            "--profile",
+            "session",
+            "--",
+            "python3",
+            "-c",
+            probe,
+            &sock_arg,
+        ]);
         let o = Command::new(forge_bin())
             .args(&args)
             .current_dir(r.path())
             .env("SSH_AUTH_SOCK", &sock)
-            .env("PROBE_SOCK", &sock)
             .env("HF_TOKEN", "hf_x")
             .env("DATABASE_URL", "postgres://u:pw@h/db")
             .env("SLACK_BOT_TOKEN", "xoxb")
@@ -870,9 +878,9 @@ fn the_ssh_agent_socket_and_credentials_in_the_environment_are_out_of_reach() {
     assert!(inside.contains("env: ['HOME']"), "{inside}");
 }
 
-/// Python that connects to the Unix socket `PROBE_SOCK` names and prints `connected` or
+/// Python that connects to the Unix socket its first argument names and prints `connected` or
 /// `refused` (no single quote in it, so a shell line can hold it quoted).
-const CONNECT_PROBE: &str = "import os, socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.environ[\"PROBE_SOCK\"])\n    print(\"connected\")\nexcept OSError as e:\n    print(\"refused\", e)\n";
+const CONNECT_PROBE: &str = "import sys, socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(sys.argv[1])\n    print(\"connected\")\nexcept OSError as e:\n    print(\"refused\", e)\n";
 
 /// Issue 34, red team: the person's tmux server (its socket in the shared temp folder) ran
 /// `if-shell 'rm -rf ~/notes'` for a session. Every socket a program listens on at a path is
@@ -896,8 +904,8 @@ fn no_daemons_socket_is_a_door_out_unless_granted() {
             .arg("sandbox")
             .args(mode)
             .args(["--profile", "session", "--", "python3", "-c", probe])
+            .arg(&sock)
             .current_dir(r.path())
-            .env("PROBE_SOCK", &sock)
             .env("TMPDIR", r.tmp())
             .output()
             .unwrap();
@@ -922,8 +930,8 @@ fn no_daemons_socket_is_a_door_out_unless_granted() {
             "-c",
             probe,
         ])
+        .arg(&later)
         .current_dir(r.path())
-        .env("PROBE_SOCK", &later)
         .env("TMPDIR", r.tmp())
         .output()
         .unwrap();
@@ -980,15 +988,15 @@ fn a_sandboxed_process_cannot_limit_another() {
         return;
     }
     let r = common::Repo::with_command("true", "none");
-    // Runs `python3 ARGS` in the session sandbox against a `sleep` of our own (VICTIM): its
+    // Runs `python3 ARGS VICTIM` in the session sandbox against a `sleep` of our own: its
     // output, and the victim's open-files limit afterwards.
     let against_a_victim = |args: &[&str]| {
         let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
         let o = Command::new(forge_bin())
             .args(["sandbox", "--profile", "session", "--", "python3"])
             .args(args)
+            .arg(victim.id().to_string())
             .current_dir(r.path())
-            .env("VICTIM", victim.id().to_string())
             .env("TMPDIR", r.tmp())
             .output()
             .unwrap();
@@ -1002,7 +1010,7 @@ fn a_sandboxed_process_cannot_limit_another() {
             .to_string();
         (o, open_files)
     };
-    let probe = "import os, resource\npid = int(os.environ['VICTIM'])\ntry:\n    resource.prlimit(pid, resource.RLIMIT_NOFILE, (3, 3))\n    print('limited')\nexcept OSError as e:\n    print('refused', e)\nresource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\nos.nice(1)\nprint('own limits ok')\n";
+    let probe = "import os, sys, resource\npid = int(sys.argv[1])\ntry:\n    resource.prlimit(pid, resource.RLIMIT_NOFILE, (3, 3))\n    print('limited')\nexcept OSError as e:\n    print('refused', e)\nresource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\nos.nice(1)\nprint('own limits ok')\n";
     let (o, open_files) = against_a_victim(&["-c", probe]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -1446,7 +1454,8 @@ fn local_servers_tokens_are_secrets() {
 /// Red team, round 10: started in a folder below a covered secret (`~/.gnupg/private-keys-v1.d`,
 /// a `.env.d/prod` at the project root), CMD kept the working folder on the mount beneath the
 /// cover — entering it again through the sandbox's mounts failed, and the failure was ignored —
-/// and `cat *` printed the keys. Forge now refuses to start there (exit 125, naming the folder).
+/// and `cat *` printed the keys. Forge now refuses to start there (exit 125, naming the folder);
+/// under home, outside what the profile reads, the kernel refuses the read itself.
 #[test]
 fn a_working_folder_inside_a_covered_secret_is_refused() {
     if skip_or_fail("a_working_folder_inside_a_covered_secret_is_refused") {
@@ -1461,15 +1470,21 @@ fn a_working_folder_inside_a_covered_secret_is_refused() {
     let envd = r.path().join(".env.d/prod");
     std::fs::create_dir_all(&envd).unwrap();
     std::fs::write(envd.join("api.env"), "API_TOKEN=PROJECT-SECRET\n").unwrap();
-    for (dir, secret) in [(&keys, "GPG-PRIVATE-KEY"), (&envd, "PROJECT-SECRET")] {
-        let o = in_session_at_home(r.path(), t.path(), dir, "cat *; echo ran");
-        let out = String::from_utf8_lossy(&o.stdout);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!out.contains(secret), "{dir:?}: {o:?}");
-        assert!(!out.contains("ran"), "{dir:?}: {o:?}");
-        assert_eq!(o.status.code(), Some(125), "{dir:?}: {o:?}");
-        assert!(err.contains(&dir.display().to_string()), "{err}");
-    }
+    // Home is a hole of the ruleset (read by allowlist): the kernel refuses the read whatever
+    // the working folder, with no cover to slip beneath.
+    let o = in_session_at_home(r.path(), t.path(), &keys, "cat *; echo ran");
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("GPG-PRIVATE-KEY"),
+        "{o:?}"
+    );
+    // A secret the project's writable folder holds is covered by a mount: refused.
+    let o = in_session_at_home(r.path(), t.path(), &envd, "cat *; echo ran");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!out.contains("PROJECT-SECRET"), "{o:?}");
+    assert!(!out.contains("ran"), "{o:?}");
+    assert_eq!(o.status.code(), Some(125), "{o:?}");
+    assert!(err.contains(&envd.display().to_string()), "{err}");
     // A folder of the project that is not hidden still works, and a covered folder itself is
     // entered as its empty cover.
     std::fs::create_dir_all(r.path().join("src/deep")).unwrap();
@@ -1911,7 +1926,6 @@ fn a_daemon_started_after_the_plan_was_kept_is_covered() {
             .current_dir(r.path())
             .env("TMPDIR", r.tmp())
             .env("HOME", &home)
-            .env("PROBE_SOCK", &sock)
             .output()
             .unwrap()
     };
@@ -1929,7 +1943,7 @@ fn a_daemon_started_after_the_plan_was_kept_is_covered() {
     }
     assert!(kept, "no call joined a kept namespace");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let third = run(&format!("python3 -c '{CONNECT_PROBE}'"));
+    let third = run(&format!("python3 -c '{CONNECT_PROBE}' {}", sock.display()));
     let out = String::from_utf8_lossy(&third.stdout);
     assert!(out.contains("refused"), "{third:?}");
 }
@@ -2636,4 +2650,104 @@ fn pins_stay_while_a_sandbox_binds_them() {
     eventually("the pins go once nothing binds them", || {
         tree(&repo) == before
     });
+}
+
+/// Issue 34, point 1 (red team: 25 credential files no list named were read, and `STRIPE_KEY`,
+/// `SIGNING_KEY`, `DB_PASS`, `SLACK_WEBHOOK_URL` reached a network sink). Home and the
+/// environment are granted by allowlist: what nobody listed is out of reach in every profile,
+/// while the toolchains' files, a person's git identity and what `sandbox.read` / `sandbox.env`
+/// add stay. The same commands outside the sandbox see everything (the probe works).
+#[test]
+fn home_and_the_environment_are_granted_by_allowlist_not_by_lists_of_secrets() {
+    if skip_or_fail("home_and_the_environment_are_granted_by_allowlist_not_by_lists_of_secrets") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    for (file, text) in [
+        (".dbt/profiles.yml", "password: DBT-SECRET\n"),
+        (".config/cloudflared/cert.pem", "CLOUDFLARED-SECRET\n"),
+        ("wallets/keys.json", "WALLET-SECRET\n"),
+        ("notes/todo.md", "NOTES-PRIVATE\n"),
+        (".cargo/config.toml", "# CARGO-CONFIG-READABLE\n"),
+        ("code/lib/src/lib.rs", "// LIB-READABLE\n"),
+    ] {
+        let p = home.join(file);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let script = "cat ~/.dbt/profiles.yml ~/.config/cloudflared/cert.pem ~/wallets/keys.json \
+                  ~/notes/todo.md ~/.cargo/config.toml ~/code/lib/src/lib.rs 2>/dev/null; \
+                  env | sort";
+    let run = |mode: &[&str], profile: &str| {
+        let o = Command::new(forge_bin())
+            .arg("sandbox")
+            .args(mode)
+            .args(["--profile", profile, "--", "sh", "-c", script])
+            .current_dir(r.path())
+            .env("HOME", &home)
+            .env("TMPDIR", r.tmp())
+            .env("STRIPE_KEY", "sk_live_STRIPE")
+            .env("SIGNING_KEY", "SIGNING-VALUE")
+            .env("DB_PASS", "DBPASS-VALUE")
+            .env(
+                "SLACK_WEBHOOK_URL",
+                "https://hooks.slack.com/services/T/B/SLACKVALUE",
+            )
+            .env("MYAPP_MODE", "MYAPP-VALUE")
+            .env("GIT_AUTHOR_NAME", "Ada Person")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let unlisted = [
+        "DBT-SECRET",
+        "CLOUDFLARED-SECRET",
+        "WALLET-SECRET",
+        "NOTES-PRIVATE",
+        "sk_live_STRIPE",
+        "SIGNING-VALUE",
+        "DBPASS-VALUE",
+        "SLACKVALUE",
+        "MYAPP-VALUE",
+        "LIB-READABLE",
+    ];
+    let outside = run(&["--mode", "off"], "session");
+    for s in unlisted {
+        assert!(
+            outside.contains(s),
+            "the probe reads {s} outside: {outside}"
+        );
+    }
+    for profile in ["session", "check", "red"] {
+        let inside = run(&[], profile);
+        for s in unlisted {
+            assert!(
+                !inside.contains(s),
+                "{profile}: {s} reached the command:\n{inside}"
+            );
+        }
+        assert!(
+            inside.contains("CARGO-CONFIG-READABLE"),
+            "{profile}: {inside}"
+        );
+        assert!(
+            inside.contains("GIT_AUTHOR_NAME=Ada Person"),
+            "{profile}: {inside}"
+        );
+        assert!(inside.contains("PATH="), "{profile}: {inside}");
+    }
+    // What the person grants.
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  read: [~/code/lib]\n  env: [MYAPP_*]\n"
+    ));
+    let inside = run(&[], "session");
+    assert!(inside.contains("LIB-READABLE"), "{inside}");
+    assert!(inside.contains("MYAPP_MODE=MYAPP-VALUE"), "{inside}");
+    assert!(
+        !inside.contains("NOTES-PRIVATE") && !inside.contains("sk_live_STRIPE"),
+        "{inside}"
+    );
 }

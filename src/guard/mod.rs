@@ -236,6 +236,10 @@ pub struct Guard {
     /// The files and folders the project's `sandbox.secrets` names: the sandbox hides them from
     /// commands, and the file tools, which run outside it, may not read them either.
     secrets: Vec<PathBuf>,
+    /// What under home the session sandbox lets commands read (toolchains, `sandbox.read`, the
+    /// client's own state), when the caller knows it: the file tools follow the same allowlist,
+    /// so a credential file no list names is refused to them as the kernel refuses it.
+    home_reads: Option<Vec<PathBuf>>,
 }
 
 impl Guard {
@@ -272,6 +276,7 @@ impl Guard {
             env,
             control: Vec::new(),
             secrets: Vec::new(),
+            home_reads: None,
         };
         if let Some(c) = config {
             g.add(c.clone(), Source::Project);
@@ -415,6 +420,12 @@ impl Guard {
     /// Refuses file-tool reads of these paths (and below): the project's `sandbox.secrets`.
     pub fn with_secrets(mut self, paths: Vec<PathBuf>) -> Guard {
         self.secrets = paths;
+        self
+    }
+
+    /// Refuses file-tool reads under home outside `paths` (and below) and the project.
+    pub fn with_home_reads(mut self, paths: Vec<PathBuf>) -> Guard {
+        self.home_reads = Some(paths);
         self
     }
 
@@ -618,6 +629,38 @@ impl Guard {
                 None => vec![cwd.clone()],
             }
         };
+        // Home is read by allowlist, as in the session sandbox: what a file tool reads, or the
+        // folder a pattern or search walks, lies under home only where the sandbox grants it.
+        if let Some(granted) = &self.home_reads {
+            let walked: Vec<PathBuf> = call
+                .patterns
+                .iter()
+                .map(|(b, _, _)| b)
+                .chain(&call.searches)
+                .flat_map(folders_of)
+                .collect();
+            let outside = |p: &Path| {
+                paths::within_folded(p, &self.paths.home)
+                    && !paths::within_folded(p, &self.paths.root)
+                    && !granted.iter().any(|g| paths::within_folded(p, g))
+            };
+            // A walk of a folder that holds home (`/`, `/home`) reads it too.
+            let holds_home = |p: &Path| paths::within_folded(&self.paths.home, p);
+            let reads = read
+                .iter()
+                .map(|r| (r, false))
+                .chain(walked.iter().map(|w| (w, true)));
+            for (r, walk) in reads {
+                let real = paths::real(r);
+                if outside(r) || outside(&real) || (walk && (holds_home(r) || holds_home(&real))) {
+                    judge.hit(
+                        &rules::fs::SECRETS,
+                        format!("this reads {}, in the home folder outside what the sandbox lets agents read (the project, toolchains, the client's own state); home is read by allowlist, so a credential file nobody listed stays unread — if agents may read it, add it to `sandbox.read` in .forge/config.yaml", r.display()),
+                    );
+                    break;
+                }
+            }
+        }
         for (base, pat, contents) in &call.patterns {
             for base in folders_of(base) {
                 let pat = self.expand_home(pat);

@@ -43,7 +43,7 @@ fn timeout_secs(event: Event) -> u64 {
 /// client's `PATH`, so a committed settings file works on every teammate's machine. (A PATH
 /// folder inside the project is no easier to plant a `forge` in than the `git` or `cargo` the
 /// client and the checks run by name: the guard and the sandbox keep every one read-only to the
-/// agent — `session_control` in `hooks/mod.rs`.)
+/// agent — `session_walls` in `hooks/mod.rs`.)
 pub const DEFAULT_BIN: &str = "forge";
 
 /// What a hook says on stderr when its binary is not there. Exit 2 with it blocks the call in

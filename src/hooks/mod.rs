@@ -277,9 +277,18 @@ pub fn handle(
                     Some(input) => {
                         let mut q = p.clone();
                         q.tool_input = Some(input.clone());
-                        pre_tool_use(&q, fallback_cwd, guard, session.as_deref(), sandboxed)
+                        pre_tool_use(
+                            agent,
+                            &q,
+                            fallback_cwd,
+                            guard,
+                            session.as_deref(),
+                            sandboxed,
+                        )
                     }
-                    None => pre_tool_use(p, fallback_cwd, guard, session.as_deref(), sandboxed),
+                    None => {
+                        pre_tool_use(agent, p, fallback_cwd, guard, session.as_deref(), sandboxed)
+                    }
                 },
                 (None, Err(e)) => GuardResult::deny(
                     "malformed-input",
@@ -736,6 +745,7 @@ fn describe_input(input: Option<&Value>) -> String {
 /// session sandbox, so what the guard could only ask about because it cannot see the content
 /// (a script run by path, a Makefile recipe) is held by the kernel instead.
 fn pre_tool_use(
+    agent: Agent,
     p: &Payload,
     fallback_cwd: &Path,
     loaded: crate::Result<(Guard, Option<(Project, Config)>)>,
@@ -773,8 +783,10 @@ fn pre_tool_use(
             if crate::guard::tools::canonical_tool(tool) != "Bash"
                 && let Some((project, config)) = &project
             {
+                let walls = session_walls(project, config, agent);
                 g = g
-                    .with_control(session_control(project, config))
+                    .with_control(walls.control)
+                    .with_home_reads(walls.home_reads)
                     .with_secrets(secrets_of(project, config));
             }
             let r = g.check_tool(tool, input, &cwd);
@@ -802,26 +814,71 @@ fn pre_tool_use(
     }
 }
 
-/// The paths the session sandbox keeps read-only in `project` (the plan's control files,
-/// symlinks resolved as the guard resolves paths); none when the plan cannot be made — the
-/// guard's own rules then stand alone.
-fn session_control(project: &Project, config: &Config) -> Vec<PathBuf> {
-    // Every path below shares the project's and home's folders: each is asked about once.
-    crate::guard::paths::cached(|| session_control_now(project, config))
+/// What the session sandbox holds that the file tools, which run in the client's own process,
+/// must be held to by the guard.
+struct SessionWalls {
+    /// The paths it keeps read-only in the project.
+    control: Vec<PathBuf>,
+    /// What it lets commands read under home, with the client's own state (the client reads
+    /// its own transcripts and saved outputs through its file tools).
+    home_reads: Vec<PathBuf>,
 }
 
-fn session_control_now(project: &Project, config: &Config) -> Vec<PathBuf> {
+/// The session sandbox's walls for `project` (the plan's control files, symlinks resolved as
+/// the guard resolves paths; what it reads under home). With no plan, no control files — the
+/// guard's own rules then stand alone — and home as the allowlist names it.
+fn session_walls(project: &Project, config: &Config, agent: Agent) -> SessionWalls {
+    // Every path below shares the project's and home's folders: each is asked about once.
+    crate::guard::paths::cached(|| session_walls_now(project, config, agent))
+}
+
+fn session_walls_now(project: &Project, config: &Config, agent: Agent) -> SessionWalls {
     use crate::guard::paths::canonical;
     let root = canonical(&project.root).unwrap_or_else(|| project.root.clone());
+    let home = crate::repo::home();
     let mut req = crate::sandbox::Request::new(crate::sandbox::Profile::Session, &root);
     req.look_through = false;
-    let mut control: Vec<PathBuf> = match crate::sandbox::resolve(&req, &config.sandbox) {
-        Ok((_, plan)) => plan
+    let plan = crate::sandbox::resolve(&req, &config.sandbox)
+        .ok()
+        .map(|(_, p)| p);
+    let none = Vec::new();
+    let own_state = match crate::sandbox::Client::parse(agent.name()) {
+        Some(crate::sandbox::Client::Claude) => &config.sandbox.clients.claude,
+        Some(crate::sandbox::Client::Codex) => &config.sandbox.clients.codex,
+        Some(crate::sandbox::Client::Gemini) => &config.sandbox.clients.gemini,
+        None => &none,
+    };
+    let mut home_reads: Vec<PathBuf> = match &plan {
+        Some(plan) => plan
+            .read_inside_holes
+            .iter()
+            .chain(&plan.write)
+            .filter(|p| p.starts_with(&home))
+            .cloned()
+            .collect(),
+        None => {
+            crate::sandbox::allow::home_reads(&home, &config.sandbox.read, &|v| std::env::var_os(v))
+        }
+    };
+    home_reads.extend(
+        own_state
+            .iter()
+            .map(|s| crate::sandbox::resolve::expand_home(s, &home)),
+    );
+    let home_reads = home_reads
+        .into_iter()
+        .flat_map(|p| {
+            let c = canonical(&p);
+            std::iter::once(p).chain(c)
+        })
+        .collect();
+    let mut control: Vec<PathBuf> = match &plan {
+        Some(plan) => plan
             .read_only
             .iter()
             .map(|p| canonical(p).unwrap_or_else(|| p.clone()))
             .collect(),
-        Err(_) => Vec::new(),
+        None => Vec::new(),
     };
     // A control folder that holds the agents' worktrees (`.claude`) is not one as a whole here:
     // the worktrees in it are the project's, writable, with their own control files listed
@@ -852,7 +909,10 @@ fn session_control_now(project: &Project, config: &Config) -> Vec<PathBuf> {
             }
         }
     }
-    control
+    SessionWalls {
+        control,
+        home_reads,
+    }
 }
 
 /// Whether a PreToolUse call's command runs inside the session sandbox.

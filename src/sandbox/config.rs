@@ -91,6 +91,16 @@ pub struct SandboxConfig {
     /// an editor's server, Docker, an SSH agent) runs what it is sent outside the sandbox.
     #[serde(default)]
     pub sockets: Vec<String>,
+    /// More files or folders every profile may read (`~` is home): home is readable only where
+    /// a toolchain's table row (`sandbox/allow.rs`) or this list grants it — a sibling project a
+    /// build reads (`../lib` as a path dependency), a tool's settings.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// More environment variables every sandboxed command gets: a name, or a prefix ending in
+    /// `*` (`MYAPP_*`). The rest of the caller's environment is granted by name too; a value
+    /// that is a credential is removed whatever grants it.
+    #[serde(default)]
+    pub env: Vec<String>,
     /// A live session's commands join one mount namespace, kept between them, instead of
     /// each making its own (docs/sandbox.md, "One namespace per session").
     #[serde(default = "yes")]
@@ -109,6 +119,8 @@ impl Default for SandboxConfig {
             clients: ClientsConfig::default(),
             secrets: Vec::new(),
             sockets: Vec::new(),
+            read: Vec::new(),
+            env: Vec::new(),
             reuse: true,
         }
     }
@@ -152,6 +164,7 @@ impl SandboxConfig {
             ("sandbox.clients.codex", &self.clients.codex),
             ("sandbox.clients.gemini", &self.clients.gemini),
             ("sandbox.sockets", &self.sockets),
+            ("sandbox.read", &self.read),
         ];
         for (key, list) in lists {
             for (i, p) in list.iter().enumerate() {
@@ -160,6 +173,14 @@ impl SandboxConfig {
                         "`{key}[{i}]` ({p}) must be an absolute path or start with `~/`"
                     ));
                 }
+            }
+        }
+        for (i, e) in self.env.iter().enumerate() {
+            let name = e.strip_suffix('*').unwrap_or(e);
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(format!(
+                    "`sandbox.env[{i}]` ({e:?}) must be a variable's name (`MYAPP_URL`) or a prefix ending in `*` (`MYAPP_*`)"
+                ));
             }
         }
         Ok(())
@@ -181,5 +202,13 @@ mod tests {
         let c: SandboxConfig = serde_saphyr::from_str("caches: [relative/x]\n").unwrap();
         let e = c.validate().unwrap_err();
         assert!(e.contains("sandbox.caches[0]"), "{e}");
+        let c: SandboxConfig = serde_saphyr::from_str("read: [work/lib]\n").unwrap();
+        let e = c.validate().unwrap_err();
+        assert!(e.contains("sandbox.read[0]"), "{e}");
+        let c: SandboxConfig = serde_saphyr::from_str("env: [MYAPP_*, '*']\n").unwrap();
+        let e = c.validate().unwrap_err();
+        assert!(e.contains("sandbox.env[1]"), "{e}");
+        let c: SandboxConfig = serde_saphyr::from_str("env: [MYAPP_*, STRIPE_MODE]\n").unwrap();
+        assert!(c.validate().is_ok());
     }
 }

@@ -210,9 +210,12 @@ pub fn restrict(plan: &Plan, abi: i32, require: bool) -> Result<(), SandboxError
         .into_iter()
         .map(|p| (p, read, true))
         .chain(
+            // Each around the holes inside it: `~/.cargo` is read, `~/.cargo/credentials.toml`
+            // not.
             plan.read_inside_holes
                 .iter()
-                .map(|p| (p.clone(), read, false)),
+                .flat_map(|p| cover(p, &plan.holes, &mut list))
+                .map(|p| (p, read, false)),
         )
         .chain(plan.write.iter().map(|p| (p.clone(), all, false)));
     for (path, access, nofollow) in rules {

@@ -38,6 +38,7 @@
 //! // spawn argv[0] with argv[1..] (exec.rs: the wrapper prefix); its exit code is the agent's.
 //! ```
 
+pub mod allow;
 pub mod config;
 pub mod launch;
 pub mod profile;
@@ -428,6 +429,7 @@ pub(crate) fn resolve_witnessed(
         None => Vec::new(),
     };
     let wants = resolve::Wants {
+        home_read: allow::home_reads(&home, &config.read, &|v| std::env::var_os(v)),
         keep_read_only: req
             .keep_read_only
             .iter()
@@ -861,21 +863,28 @@ pub fn is_secret_env_value(name: &str, value: &str) -> bool {
             .is_some_and(|(user, _)| user.split_once(':').is_some_and(|(_, pw)| !pw.is_empty()))
 }
 
-/// The environment CMD gets: TMPDIR, the marker, and no credentials but its client's own.
-pub fn environment(req: &Request, plan: &Plan) -> (Vec<(OsString, OsString)>, Vec<String>) {
+/// The environment CMD gets: TMPDIR, the marker, and of the caller's only what is granted by
+/// name ([`allow::env_allowed`]: the shell's, the toolchains', git's, the running client's,
+/// `sandbox.env`) and is no credential — but its client's own key.
+pub fn environment(
+    req: &Request,
+    plan: &Plan,
+    config: &SandboxConfig,
+) -> (Vec<(OsString, OsString)>, Vec<String>) {
     let set = vec![
         ("TMPDIR".into(), plan.tmpdir.clone().into_os_string()),
         (ENV_MARKER.into(), req.profile.as_str().into()),
     ];
-    let keep: &[&str] = match (req.profile.runs_client(), req.client) {
-        (true, Some(c)) => own_env(c),
-        _ => &[],
-    };
+    let client = req.client.filter(|_| req.profile.runs_client());
+    let keep: &[&str] = client.map(own_env).unwrap_or(&[]);
     let remove = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v))
         .filter(|(k, v)| {
+            if keep.contains(&k.as_str()) {
+                return false;
+            }
             let v = v.to_string_lossy();
-            is_secret_env_value(k, &v) && !keep.contains(&k.as_str())
+            !allow::env_allowed(k, client, &config.env) || is_secret_env_value(k, &v)
         })
         .map(|(k, _)| k)
         .collect();
@@ -1033,7 +1042,7 @@ pub fn enter(
         }
         // Named before TMPDIR changes below: the folder `prepare` made.
         let empty = empty_dir(&plan);
-        let (set, remove) = environment(req, &plan);
+        let (set, remove) = environment(req, &plan, config);
         apply_environment(&set, &remove);
         let require = mode == Mode::Require;
         let layer = req.layer.clone().zip(lower);

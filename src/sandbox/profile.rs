@@ -76,6 +76,9 @@ pub enum Place {
     ClientState,
     /// Build and package caches (`sandbox.caches`).
     Caches,
+    /// What under home ordinary commands read: toolchains, their caches and settings
+    /// (`sandbox/allow.rs`), and what `sandbox.read` adds.
+    Toolchains,
     /// The rest of the repository's git folder: objects, refs, index, logs, HEAD.
     GitInternals,
     /// The repository's working tree.
@@ -91,7 +94,7 @@ pub enum Place {
 }
 
 impl Place {
-    pub const ALL: [Place; 14] = [
+    pub const ALL: [Place; 15] = [
         Place::Secrets,
         Place::OwnCredential,
         Place::Control,
@@ -100,6 +103,7 @@ impl Place {
         Place::Tmpdir,
         Place::ClientState,
         Place::Caches,
+        Place::Toolchains,
         Place::GitInternals,
         Place::Project,
         Place::Devices,
@@ -123,13 +127,18 @@ impl Place {
             Place::Tmpdir => "the private TMPDIR (`--tmpdir`)",
             Place::ClientState => "the client's state folders (`sandbox.clients`)",
             Place::Caches => "build caches (`sandbox.caches`)",
+            Place::Toolchains => {
+                "toolchains, their caches and settings under home (`~/.cargo`, `~/.rustup`, `~/.pyenv`, `~/.nvm`, `~/go`, `~/.gitconfig`, …: `src/sandbox/allow.rs`, less the secrets in them), the folders `CARGO_HOME`, `GOPATH`, … name there, and `sandbox.read`"
+            }
             Place::GitInternals => "the rest of `.git/` (objects, refs, index, logs, HEAD)",
             Place::Project => "the rest of the repository",
             Place::Devices => {
                 "`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`, the terminal, `/dev/shm` (the sandbox's own)"
             }
             Place::RawDevices => "other devices (disks, memory)",
-            Place::Home => "the rest of the home folder",
+            Place::Home => {
+                "the rest of the home folder (other projects, notes, every tool's settings nobody listed)"
+            }
             Place::System => "the rest of the machine (`/usr`, `/etc`, `/tmp`, …)",
         }
     }
@@ -177,11 +186,12 @@ pub fn access(profile: Profile, place: Place) -> Access {
             Review | Session => None,
         },
         Place::Tmpdir | Place::Devices => Write,
+        // Another session's transcripts are no command's business.
         Place::ClientState => {
             if profile.runs_client() {
                 Write
             } else {
-                Read
+                None
             }
         }
         Place::Caches => match profile {
@@ -192,7 +202,9 @@ pub fn access(profile: Profile, place: Place) -> Access {
             Session => Write,
             _ => Read,
         },
-        Place::Home | Place::System => Read,
+        // Home is read by allowlist: a credential file nobody listed is not readable either.
+        Place::Home => None,
+        Place::Toolchains | Place::System => Read,
     }
 }
 
@@ -236,7 +248,9 @@ mod tests {
             assert!(!can_read(p, Place::Secrets), "{p:?}");
             assert!(!can_read(p, Place::RawDevices), "{p:?}");
             assert!(!can_write(p, Place::Control), "{p:?}");
-            assert!(!can_write(p, Place::Home), "{p:?}");
+            assert!(!can_read(p, Place::Home), "{p:?}");
+            assert!(can_read(p, Place::Toolchains), "{p:?}");
+            assert!(!can_write(p, Place::Toolchains), "{p:?}");
             assert!(!can_write(p, Place::System), "{p:?}");
             assert!(can_write(p, Place::Tmpdir), "{p:?}");
         }

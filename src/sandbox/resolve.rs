@@ -831,6 +831,9 @@ pub struct Wants {
     pub path: Vec<PathBuf>,
     /// Folders kept read-only wherever they lie (absolute): the checks' environments.
     pub keep_read_only: Vec<PathBuf>,
+    /// What under home the profile may read besides its other places ([`super::allow`]):
+    /// the rest of home is a hole.
+    pub home_read: Vec<PathBuf>,
 }
 
 /// Everything the enforcement needs, as absolute paths.
@@ -920,6 +923,16 @@ impl Plan {
             .cloned()
             .collect();
         self.holes.retain(|h| !secrets.contains(h));
+        // A secret in a hole that stays (home) is out of reach already, unless a grant inside
+        // that hole holds it (`~/.cargo/credentials.toml` in `~/.cargo`).
+        let granted = |s: &Path| {
+            self.read_inside_holes
+                .iter()
+                .chain(&self.write)
+                .any(|g| within(s, g))
+        };
+        let unreachable = |s: &Path| self.holes.iter().any(|h| within(s, h)) && !granted(s);
+        let secrets: Vec<PathBuf> = secrets.into_iter().filter(|s| !unreachable(s)).collect();
         for s in secrets {
             push_unique(&mut self.hide, s);
         }
@@ -1292,6 +1305,9 @@ pub fn plan(
     for c in &wants.caches {
         places.push((Place::Caches, expand_home(c, home)));
     }
+    for r in &wants.home_read {
+        places.push((Place::Toolchains, r.clone()));
+    }
     if let Some(common) = &layout.git_common {
         places.push((Place::GitInternals, common.clone()));
     }
@@ -1338,7 +1354,7 @@ pub fn plan(
     for (place, p) in &plan.places {
         let access = profile::access(profile, *place);
         match (*place, access) {
-            (Place::Secrets, _) | (Place::RawDevices, _) => {
+            (Place::Secrets, _) | (Place::RawDevices, _) | (Place::Home, Access::None) => {
                 if under_write(p) {
                     if exists(p) {
                         hide.push(p.clone());
@@ -1393,17 +1409,21 @@ pub fn plan(
             ));
         }
     }
-    // Read grants inside holes: devices, and the own credential.
+    // Read grants inside holes: what the profile reads under home (the project, the toolchains,
+    // the client's files, control files it may read), the usable devices. A secret inside one
+    // stays out (`landlock.rs` covers each around the holes).
     let mut read_inside = Vec::new();
     for (place, p) in &plan.places {
-        if matches!(place, Place::Devices | Place::OwnCredential)
-            && profile::can_read(profile, *place)
+        if profile::can_read(profile, *place)
+            && !matches!(place, Place::Home | Place::System)
+            && !plan.write.iter().any(|w| within(p, w))
             && exists(p)
             && holes.iter().any(|h| within(p, h))
         {
             read_inside.push(p.clone());
         }
     }
+    let read_inside = outermost(read_inside);
 
     // Pins: every folder between a writable folder and a read-only bind or hidden secret.
     let mut pin = Vec::new();

@@ -34,6 +34,7 @@ fn wants(profile: Profile) -> Wants {
         secrets: vec![],
         path: vec!["/usr/bin".into(), "/w/repo/.venv/bin".into()],
         keep_read_only: vec![],
+        home_read: crate::sandbox::allow::home_reads(Path::new("/h"), &[], &|_| None),
     }
 }
 
@@ -60,6 +61,10 @@ fn fs() -> BTreeSet<PathBuf> {
         "/h/.codex/auth.json",
         "/h/.cargo",
         "/h/.cargo/registry",
+        "/h/.cargo/credentials.toml",
+        "/h/.dbt",
+        "/h/.dbt/profiles.yml",
+        "/h/notes.txt",
         "/dev",
         "/dev/null",
         "/etc",
@@ -148,7 +153,9 @@ fn red_writes_its_areas_answer_tmp_and_client_state_only() {
             .contains(&PathBuf::from("/h/.claude/.credentials.json"))
     );
     assert!(p.holes.contains(&PathBuf::from("/dev")));
-    assert_eq!(p.read_inside_holes, vec![PathBuf::from("/dev/null")]);
+    // Home is a hole: what the profile reads there is granted inside it, once.
+    assert!(p.holes.contains(&PathBuf::from("/h")));
+    assert_eq!(p.read_inside_holes, vec![PathBuf::from("/h/.cargo")]);
 }
 
 #[test]
@@ -512,10 +519,16 @@ fn secrets_move_to_mounts_but_dev_stays_a_hole() {
     let mut p = run(&wants(Profile::Red));
     assert!(!p.needs_mounts());
     p.hide_secrets_by_mount();
-    assert!(p.holes.is_empty(), "{:?}", p.holes);
+    assert_eq!(p.holes, vec![PathBuf::from("/h")]);
     assert!(p.private_dev);
     assert_eq!(p.write[0], PathBuf::from("/dev"));
-    assert!(p.hide.contains(&PathBuf::from("/h/.ssh")));
+    // A secret in home's hole costs no mount; one inside a grant there is covered.
+    assert!(!p.hide.contains(&PathBuf::from("/h/.ssh")));
+    assert!(!p.can_read(Profile::Red, Path::new("/h/.ssh")));
+    assert!(
+        p.hide
+            .contains(&PathBuf::from("/h/.cargo/credentials.toml"))
+    );
     assert!(p.hide.contains(&PathBuf::from("/etc/shadow")));
     assert!(
         !p.hide
@@ -1026,4 +1039,107 @@ fn the_checks_environments_stay_read_only_inside_an_area() {
         Profile::Green,
         Path::new("/w/repo/.venv/lib/python3.12/site-packages/hook.pth")
     ));
+}
+
+/// Home is read by allowlist: the toolchains' folders are granted inside its hole, a credential
+/// file no list names is not (red team of issue 34: `~/.dbt/profiles.yml` was read).
+#[test]
+fn home_is_a_hole_with_the_toolchains_granted_inside() {
+    for profile in Profile::ALL {
+        let p = run(&wants(profile));
+        assert!(
+            p.holes.contains(&PathBuf::from("/h")),
+            "{profile:?}: {:?}",
+            p.holes
+        );
+        assert!(
+            p.read_inside_holes.contains(&PathBuf::from("/h/.cargo")),
+            "{profile:?}: {:?}",
+            p.read_inside_holes
+        );
+        for unlisted in ["/h/.dbt/profiles.yml", "/h/notes.txt"] {
+            assert!(
+                !p.can_read(profile, Path::new(unlisted)),
+                "{profile:?} {unlisted}"
+            );
+            assert!(
+                !p.read_inside_holes
+                    .iter()
+                    .any(|r| within(Path::new(unlisted), r)),
+                "{profile:?} {unlisted}"
+            );
+        }
+        // The credential inside a granted folder stays a hole (or hidden by a mount).
+        assert!(!p.can_read(profile, Path::new("/h/.cargo/credentials.toml")));
+        assert!(
+            p.holes
+                .contains(&PathBuf::from("/h/.cargo/credentials.toml"))
+        );
+        // Nothing under home is read twice: a writable place is granted as one.
+        for r in &p.read_inside_holes {
+            assert!(!p.write.contains(r), "{profile:?} {r:?}");
+        }
+    }
+    // The client's own state and credential, where it runs.
+    let red = run(&wants(Profile::Red));
+    assert!(red.write.contains(&PathBuf::from("/h/.claude")));
+    assert!(red.can_read(Profile::Red, Path::new("/h/.claude/.credentials.json")));
+    // A session does not read another session's transcripts.
+    let s = run(&wants(Profile::Session));
+    assert!(!s.can_read(Profile::Session, Path::new("/h/.claude/projects/x/t.jsonl")));
+}
+
+/// A project under home is read (or written) through its own grant; `sandbox.read` adds a
+/// sibling folder a build reads.
+#[test]
+fn a_project_under_home_and_what_the_person_adds_are_granted() {
+    let mut l = layout();
+    l.project = "/h/code/repo".into();
+    l.git_dir = Some("/h/code/repo/.git".into());
+    l.git_common = Some("/h/code/repo/.git".into());
+    l.env_files = vec![];
+    let f: BTreeSet<PathBuf> = fs()
+        .into_iter()
+        .chain(
+            [
+                "/h/code",
+                "/h/code/repo",
+                "/h/code/repo/.git",
+                "/h/code/lib",
+            ]
+            .map(PathBuf::from),
+        )
+        .collect();
+    let mut w = wants(Profile::Red);
+    w.home_read =
+        crate::sandbox::allow::home_reads(Path::new("/h"), &["~/code/lib".into()], &|_| None);
+    w.path = vec![];
+    let p = plan(
+        &w,
+        &l,
+        &|p| f.contains(p),
+        &|p| f.contains(p) && !p.to_string_lossy().contains('.') || p.ends_with(".git"),
+        &|_| false,
+    )
+    .unwrap();
+    assert!(
+        p.read_inside_holes.contains(&PathBuf::from("/h/code/repo")),
+        "{:?}",
+        p.read_inside_holes
+    );
+    assert!(p.read_inside_holes.contains(&PathBuf::from("/h/code/lib")));
+    assert!(p.can_read(Profile::Red, Path::new("/h/code/lib/src/lib.rs")));
+    assert!(!p.can_read(Profile::Red, Path::new("/h/code/other/secret.txt")));
+    let mut s = w.clone();
+    s.profile = Profile::Session;
+    let p = plan(
+        &s,
+        &l,
+        &|p| f.contains(p),
+        &|p| f.contains(p) && !p.to_string_lossy().contains('.') || p.ends_with(".git"),
+        &|_| false,
+    )
+    .unwrap();
+    assert!(p.write.contains(&PathBuf::from("/h/code/repo")));
+    assert!(!p.read_inside_holes.contains(&PathBuf::from("/h/code/repo")));
 }
