@@ -722,6 +722,28 @@ fn explain_lists_what_the_session_may_write() {
         .filter_map(|x| x.as_str())
         .collect();
     assert!(write.contains(&root.to_str().unwrap()), "{v}");
+    // Home is read by allowlist: a hole, with the toolchains granted inside it, in both forms.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".cargo")).unwrap();
+    let h = home.path().canonicalize().unwrap();
+    let o = r.forge_env(&["sandbox", "--explain", "--json"], &[("HOME", &h)]);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let has = |key: &str, p: &Path| {
+        v["plan"][key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x.as_str() == p.to_str())
+    };
+    assert!(has("holes", &h), "{v}");
+    assert!(has("read_inside_holes", &h.join(".cargo")), "{v}");
+    let o = r.forge_env(&["sandbox", "--explain"], &[("HOME", &h)]);
+    let cargo = format!("  {}\n", h.join(".cargo").display());
+    let (_, inside) = o
+        .stdout
+        .split_once("But may read, inside those (less the secrets in them):\n")
+        .unwrap_or_else(|| panic!("{}", o.stdout));
+    assert!(inside.contains(&cargo), "{}", o.stdout);
 }
 
 #[test]

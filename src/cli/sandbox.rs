@@ -329,6 +329,12 @@ fn explain(req: &Request, config: &SandboxConfig, json: bool) -> Result<i32> {
     for h in plan.holes.iter().chain(&plan.hide) {
         println!("  {}", h.display());
     }
+    if !plan.read_inside_holes.is_empty() {
+        println!("But may read, inside those (less the secrets in them):");
+        for r in &plan.read_inside_holes {
+            println!("  {}", r.display());
+        }
+    }
     for m in level.missing() {
         println!("Missing here: {m}");
     }

@@ -48,6 +48,7 @@ pub const HOME_READ: &[&str] = &[
     "~/.cache/pre-commit",
     // JavaScript
     "~/.npm",
+    "~/.npm-global",
     "~/.nvm",
     "~/.volta",
     "~/.fnm",
@@ -64,6 +65,7 @@ pub const HOME_READ: &[&str] = &[
     "~/.cache/Cypress",
     // Go
     "~/go",
+    "~/sdk",
     "~/.cache/go-build",
     "~/.config/go",
     // JVM, Ruby, .NET, others
@@ -91,6 +93,7 @@ pub const HOME_READ: &[&str] = &[
     "~/.local/share/mise",
     "~/.config/mise",
     "~/.nix-profile",
+    "~/.linuxbrew",
     "~/.cache/bazel",
     "~/.cache/sccache",
     "~/.cache/ccache",
