@@ -771,6 +771,16 @@ fn control_files_changed_in_git_are_named_after(post: impl Fn(&Repo) -> Value, a
     ]);
     let o = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     assert!(o.stdout.contains(".githooks/pre-commit"), "{o:?}");
+    // Issue 34, point 5: and the tool configs a person's next command reads (a `runner` staged
+    // for the person's next `git checkout`), even one not on disk.
+    r.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("100644,{blob},.cargo/config.toml"),
+    ]);
+    let o = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
+    assert!(o.stdout.contains(".cargo/config.toml"), "{o:?}");
 }
 
 /// Red team round 4: a process the agent left running held a shared `flock` on the session's
@@ -1664,4 +1674,43 @@ fn codex_session_start_names_forges_hooks_codex_skips() {
         .map(entry)
         .concat();
     assert!(!start(&all).contains("Warning"), "{}", start(&all));
+}
+
+/// Issue 34, point 5: a file tool (which runs in the client, outside the sandbox) is refused the
+/// tool configs the session sandbox keeps read-only — and the ones that do not exist yet, which
+/// no bind can hold — unless `sandbox.session_writable` names them; the refusal names the rule.
+#[test]
+fn file_tools_are_refused_the_tool_configs_the_session_keeps() {
+    let r = Repo::with_command("true", "none");
+    r.write(".cargo/config.toml", "[build]\n");
+    let at = |rel: &str| r.path().join(rel).display().to_string();
+    for (tool, rel) in [
+        ("Write", ".cargo/config.toml"),
+        ("Edit", ".cargo/config.toml"),
+        ("Write", ".cargo/config"),
+        ("Write", "rust-toolchain.toml"),
+        ("Write", ".npmrc"),
+        ("Write", ".github/workflows/ci.yml"),
+        ("Write", ".pre-commit-config.yaml"),
+    ] {
+        let (d, out) = file_tool_decision(&r, &[], tool, &at(rel));
+        assert_eq!(d.as_deref(), Some("deny"), "{tool} {rel}: {out}");
+        assert!(out.contains("sandbox-control"), "{tool} {rel}: {out}");
+    }
+    // Ordinary files beside them.
+    for rel in [".github/CODEOWNERS", "src/lib.rs", "Cargo.toml"] {
+        let (d, out) = file_tool_decision(&r, &[], "Write", &at(rel));
+        assert_ne!(d.as_deref(), Some("deny"), "{rel}: {out}");
+    }
+    // The person's opt-out, for the session's file tools as for its commands.
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}sandbox:\n  session_writable: [.cargo, .github/workflows]\n"
+    ));
+    for rel in [".cargo/config.toml", ".github/workflows/ci.yml"] {
+        let (d, out) = file_tool_decision(&r, &[], "Write", &at(rel));
+        assert_ne!(d.as_deref(), Some("deny"), "{rel}: {out}");
+    }
+    let (d, out) = file_tool_decision(&r, &[], "Write", &at("rust-toolchain.toml"));
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
 }

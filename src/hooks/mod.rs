@@ -478,6 +478,15 @@ fn control_entries_changed(start: &Path) -> Option<Vec<String>> {
         .iter()
         .map(|s| s.to_string())
         .collect();
+    // The tool configs it keeps read-only (a config that cannot be read opts none out).
+    let writable =
+        Config::load_sandbox_cached(&project.config_path(), &project.tmp_dir().join("cache"))
+            .map(|s| s.session_writable)
+            .unwrap_or_default();
+    watched.extend(
+        crate::sandbox::resolve::tool_config(crate::sandbox::Profile::Session, &writable)
+            .map(String::from),
+    );
     if let Ok(layout) = crate::sandbox::resolve::Layout::probe(root, &crate::repo::home()) {
         for p in layout.hooks_paths.iter().chain(&layout.git_includes) {
             if let Ok(rel) = p.strip_prefix(&layout.project)
@@ -831,6 +840,20 @@ fn session_control_now(project: &Project, config: &Config) -> Vec<PathBuf> {
             .iter()
             .any(|w| root.join(w).starts_with(c))
     });
+    // The tool configs a person's next command reads, whether or not they exist yet: the
+    // sandbox binds only one that exists, but a file tool is refused making one too (a command
+    // that makes one is answered by the PostToolUse hook, docs/sandbox.md "Tool configs").
+    let profile = crate::sandbox::Profile::Session;
+    let writable = &config.sandbox.session_writable;
+    for tree in std::iter::once(root.clone()).chain(crate::sandbox::resolve::agent_worktrees(&root))
+    {
+        for t in crate::sandbox::resolve::tool_config(profile, writable) {
+            let p = tree.join(t);
+            if !control.contains(&p) {
+                control.push(p);
+            }
+        }
+    }
     // Every PATH folder inside the project, whether or not it exists yet: the sandbox can
     // bind only one that exists, but a file tool writing `node_modules/.bin/git` before
     // `npm install` made the folder plants a program the client and the person's shell run by
