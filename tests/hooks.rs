@@ -771,6 +771,16 @@ fn control_files_changed_in_git_are_named_after(post: impl Fn(&Repo) -> Value, a
     ]);
     let o = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
     assert!(o.stdout.contains(".githooks/pre-commit"), "{o:?}");
+    // Issue 34, point 5: and the tool configs a person's next command reads (a `runner` staged
+    // for the person's next `git checkout`), even one not on disk.
+    r.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("100644,{blob},.cargo/config.toml"),
+    ]);
+    let o = hook(&r, agent, "post-tool-use", post.to_string().as_bytes());
+    assert!(o.stdout.contains(".cargo/config.toml"), "{o:?}");
 }
 
 /// Red team round 4: a process the agent left running held a shared `flock` on the session's
@@ -1738,4 +1748,118 @@ fn file_tools_read_home_by_the_sandboxs_allowlist() {
     r.config(&format!("{config}\nsandbox:\n  read: [~/code/lib]\n"));
     let (d, out) = decide("Read", file("code/lib/src/lib.rs"));
     assert_ne!(d.as_deref(), Some("deny"), "{out}");
+}
+
+/// Issue 34, point 5: a file tool (which runs in the client, outside the sandbox) is refused the
+/// tool configs the session sandbox keeps read-only — and the ones that do not exist yet, which
+/// no bind can hold — unless `sandbox.session_writable` names them; the refusal names the rule.
+#[test]
+fn file_tools_are_refused_the_tool_configs_the_session_keeps() {
+    let r = Repo::with_command("true", "none");
+    r.write(".cargo/config.toml", "[build]\n");
+    let at = |rel: &str| r.path().join(rel).display().to_string();
+    for (tool, rel) in [
+        ("Write", ".cargo/config.toml"),
+        ("Edit", ".cargo/config.toml"),
+        ("Write", ".cargo/config"),
+        ("Write", "rust-toolchain.toml"),
+        ("Write", ".npmrc"),
+        ("Write", ".github/workflows/ci.yml"),
+        ("Write", ".pre-commit-config.yaml"),
+    ] {
+        let (d, out) = file_tool_decision(&r, &[], tool, &at(rel));
+        assert_eq!(d.as_deref(), Some("deny"), "{tool} {rel}: {out}");
+        assert!(out.contains("sandbox-control"), "{tool} {rel}: {out}");
+    }
+    // Ordinary files beside them.
+    for rel in [".github/CODEOWNERS", "src/lib.rs", "Cargo.toml"] {
+        let (d, out) = file_tool_decision(&r, &[], "Write", &at(rel));
+        assert_ne!(d.as_deref(), Some("deny"), "{rel}: {out}");
+    }
+    // The person's opt-out, for the session's file tools as for its commands.
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}sandbox:\n  session_writable: [.cargo, .github/workflows]\n"
+    ));
+    for rel in [".cargo/config.toml", ".github/workflows/ci.yml"] {
+        let (d, out) = file_tool_decision(&r, &[], "Write", &at(rel));
+        assert_ne!(d.as_deref(), Some("deny"), "{rel}: {out}");
+    }
+    let (d, out) = file_tool_decision(&r, &[], "Write", &at("rust-toolchain.toml"));
+    assert_eq!(d.as_deref(), Some("deny"), "{out}");
+}
+
+/// Issue 34, point 5, for a tool config that does not exist: no bind can hold it, so the
+/// PostToolUse hook puts aside what the sandboxed command made (and says so); one the person
+/// made between calls is kept, and so is one `sandbox.session_writable` names.
+#[test]
+fn a_tool_config_a_sandboxed_command_made_is_put_aside() {
+    if !sandbox_available("hooks::a_tool_config_a_sandboxed_command_made_is_put_aside") {
+        return;
+    }
+    let r = Repo::with_command("true", "none");
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!("{config}sandbox:\n  session_writable: [.npmrc]\n"));
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "init"]);
+    let bash = fixture_named("claude", "PreToolUse", "\"Bash\"");
+    let post = claude_payload(&r, "PostToolUse", "Bash");
+    // One call, for real: the hook's rewrite, run as the client would run it.
+    let call = |script: &str| -> common::Output {
+        let p = payload(
+            &format!("claude/{bash}"),
+            &r,
+            Some(("Bash", json!({"command": script}))),
+        );
+        let pre = hook(&r, "claude", "pre-tool-use", p.to_string().as_bytes());
+        let v: Value = serde_json::from_str(&pre.stdout).unwrap_or_else(|e| panic!("{e}: {pre:?}"));
+        let command = v["hookSpecificOutput"]["updatedInput"]["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not rewritten: {pre:?}"))
+            .to_string();
+        let o = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{script}: {o:?}");
+        hook(&r, "claude", "post-tool-use", post.to_string().as_bytes())
+    };
+    let o = call(
+        "printf '[toolchain]\\nchannel = \"stable\"\\n' > rust-toolchain.toml && \
+         mkdir -p .cargo && echo '[build]' > .cargo/config.toml && echo x > .npmrc",
+    );
+    assert!(!r.exists("rust-toolchain.toml"), "{o:?}");
+    assert!(!r.exists(".cargo"), "{o:?}");
+    assert_eq!(r.read(".npmrc"), "x\n", "named in session_writable");
+    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let msg = v["systemMessage"].as_str().unwrap();
+    assert!(
+        msg.contains("rust-toolchain.toml")
+            && msg.contains(".cargo")
+            && !msg.contains(".npmrc")
+            && msg.contains("sandbox.session_writable"),
+        "{msg}"
+    );
+    let planted: Vec<String> = std::fs::read_dir(r.path().join(".tmp/.forge/planted"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        planted
+            .iter()
+            .any(|n| n.starts_with("rust-toolchain.toml-"))
+            && planted.iter().any(|n| n.starts_with(".cargo-")),
+        "{planted:?}"
+    );
+    // The person's own, made between calls: kept, and from then on read-only to commands.
+    r.write("rust-toolchain.toml", "[toolchain]\nchannel = \"1.80\"\n");
+    let o = call("echo ok");
+    assert_eq!(
+        r.read("rust-toolchain.toml"),
+        "[toolchain]\nchannel = \"1.80\"\n",
+        "{o:?}"
+    );
+    assert!(!o.stdout.contains("moved it aside"), "{o:?}");
 }

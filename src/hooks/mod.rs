@@ -13,6 +13,7 @@ pub mod install;
 pub mod json_text;
 pub mod subagents;
 pub mod toml_read;
+mod tool_configs;
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -265,6 +266,9 @@ pub fn handle(
                 _ => Sandboxing::No,
             };
             let sandboxed = matches!(sandboxing, Sandboxing::Rewrite(_));
+            if let (true, Some((_, Ok((_, Some((project, config))))))) = (sandboxed, &loaded) {
+                tool_configs::note(project, &config.sandbox.session_writable);
+            }
             // A search narrowed by Forge is judged as it will run.
             let narrowed = match &loaded {
                 Some((p, Ok((_, Some((project, config)))))) => {
@@ -335,10 +339,15 @@ pub fn handle(
         Event::PostToolUse => {
             note_subagent(agent, event, &parsed, &start);
             let put_aside = put_aside_planted_commondir(&start);
-            let staged = if payload
+            let shell = payload
                 .and_then(|p| p.tool_name.as_deref())
-                .is_some_and(|t| crate::guard::tools::canonical_tool(t) == "Bash")
-            {
+                .is_some_and(|t| crate::guard::tools::canonical_tool(t) == "Bash");
+            let made = if shell {
+                put_aside_tool_configs(&start)
+            } else {
+                Vec::new()
+            };
+            let staged = if shell {
                 control_entries_changed(&start)
             } else {
                 None
@@ -367,6 +376,13 @@ pub fn handle(
                         json!({"event": "control-files-in-git-changed", "paths": paths}),
                     );
                 }
+                for (file, to) in &made {
+                    rec.record_or_warn(
+                        change.as_deref(),
+                        "hook",
+                        json!({"event": "planted-tool-config", "file": file, "moved_to": to.display().to_string()}),
+                    );
+                }
                 ingest_spend(
                     agent,
                     &start,
@@ -376,15 +392,30 @@ pub fn handle(
                     change.as_deref(),
                 );
             }
-            match staged {
-                Some(paths) => system_message(
-                    agent,
-                    &format!(
-                        "Forge: what git holds for control files ({}) changed in the index or in a commit since Forge last looked — the files themselves are read-only to the agent's commands, git's internals are not. If you did not stage or commit that, look at `git diff --cached` and `git log -p -1` for them before `git stash`, `git reset` or `git checkout`: those would write the agent's version.",
-                        paths.join(", ")
-                    ),
-                ),
-                None => HookOutput::default(),
+            let mut said = Vec::new();
+            if !made.is_empty() {
+                said.push(format!(
+                    "Forge: the command made {} where there was none — your tools read it on your next command, outside any sandbox, and the sandbox can keep read-only only what exists — so Forge moved it aside: {}. If you asked for it, move it back; to let the session change it, name it in `sandbox.session_writable` (.forge/config.yaml).",
+                    made.iter()
+                        .map(|(f, _)| f.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    made.iter()
+                        .map(|(f, to)| format!("{f} → {}", to.display()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            if let Some(paths) = &staged {
+                said.push(format!(
+                    "Forge: what git holds for control files ({}) changed in the index or in a commit since Forge last looked — the files themselves are read-only to the agent's commands, git's internals are not. If you did not stage or commit that, look at `git diff --cached` and `git log -p -1` for them before `git stash`, `git reset` or `git checkout`: those would write the agent's version.",
+                    paths.join(", ")
+                ));
+            }
+            if said.is_empty() {
+                HookOutput::default()
+            } else {
+                system_message(agent, &said.join("\n\n"))
             }
         }
         Event::Stop => {
@@ -433,6 +464,26 @@ pub fn handle(
             session_start(agent, &start, session)
         }
     }
+}
+
+/// The tool configs a shell call made, put aside ([`tool_configs`]) when the call ran in the
+/// session sandbox: a shell tool, no `forge run` phase, the walls in force.
+fn put_aside_tool_configs(start: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(project) = Project::discover_session(start) else {
+        return Vec::new();
+    };
+    if let Ok(Some(_)) = crate::guard::load_phase(&project.root) {
+        return Vec::new();
+    }
+    let Ok(sandbox) =
+        Config::load_sandbox_cached(&project.config_path(), &project.tmp_dir().join("cache"))
+    else {
+        return Vec::new();
+    };
+    if crate::sandbox::walls(sandbox.mode, &project.config_path()) != Ok(true) {
+        return Vec::new();
+    }
+    tool_configs::put_aside_new(&project, &sandbox.session_writable)
 }
 
 /// A `commondir` in git's common folder, put aside (into `.tmp/.forge/planted/`) after each
@@ -487,6 +538,15 @@ fn control_entries_changed(start: &Path) -> Option<Vec<String>> {
         .iter()
         .map(|s| s.to_string())
         .collect();
+    // The tool configs it keeps read-only (a config that cannot be read opts none out).
+    let writable =
+        Config::load_sandbox_cached(&project.config_path(), &project.tmp_dir().join("cache"))
+            .map(|s| s.session_writable)
+            .unwrap_or_default();
+    watched.extend(
+        crate::sandbox::resolve::tool_config(crate::sandbox::Profile::Session, &writable)
+            .map(String::from),
+    );
     if let Ok(layout) = crate::sandbox::resolve::Layout::probe(root, &crate::repo::home()) {
         for p in layout.hooks_paths.iter().chain(&layout.git_includes) {
             if let Ok(rel) = p.strip_prefix(&layout.project)
@@ -888,6 +948,20 @@ fn session_walls_now(project: &Project, config: &Config, agent: Agent) -> Sessio
             .iter()
             .any(|w| root.join(w).starts_with(c))
     });
+    // The tool configs a person's next command reads, whether or not they exist yet: the
+    // sandbox binds only one that exists, but a file tool is refused making one too (a command
+    // that makes one is answered by the PostToolUse hook, docs/sandbox.md "Tool configs").
+    let profile = crate::sandbox::Profile::Session;
+    let writable = &config.sandbox.session_writable;
+    for tree in std::iter::once(root.clone()).chain(crate::sandbox::resolve::agent_worktrees(&root))
+    {
+        for t in crate::sandbox::resolve::tool_config(profile, writable) {
+            let p = tree.join(t);
+            if !control.contains(&p) {
+                control.push(p);
+            }
+        }
+    }
     // Every PATH folder inside the project, whether or not it exists yet: the sandbox can
     // bind only one that exists, but a file tool writing `node_modules/.bin/git` before
     // `npm install` made the folder plants a program the client and the person's shell run by

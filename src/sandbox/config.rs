@@ -1,4 +1,5 @@
-//! The `sandbox:` section of `.forge/config.yaml`. A leaf: it imports only serde and std, so
+//! The `sandbox:` section of `.forge/config.yaml`. A leaf: it imports only serde, std and the
+//! list of tool configs `session_writable` may name (plain data in `resolve.rs`), so
 //! `src/config.rs` composes it and nothing here reaches back.
 
 use serde::{Deserialize, Serialize};
@@ -105,6 +106,13 @@ pub struct SandboxConfig {
     /// each making its own (docs/sandbox.md, "One namespace per session").
     #[serde(default = "yes")]
     pub reuse: bool,
+    /// Tool configs ([`TOOL_CONFIG`]: `.cargo`, `.github/workflows`, …) the `session` profile
+    /// may change, by their names there. Every other one stays read-only to a session's
+    /// commands: each makes code run on the person's next command, outside any sandbox.
+    ///
+    /// [`TOOL_CONFIG`]: super::resolve::TOOL_CONFIG
+    #[serde(default)]
+    pub session_writable: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -122,6 +130,7 @@ impl Default for SandboxConfig {
             read: Vec::new(),
             env: Vec::new(),
             reuse: true,
+            session_writable: Vec::new(),
         }
     }
 }
@@ -183,6 +192,25 @@ impl SandboxConfig {
                 ));
             }
         }
+        for (i, p) in self.session_writable.iter().enumerate() {
+            if !super::resolve::TOOL_CONFIG.contains(&p.as_str()) {
+                let why = if p.starts_with('/') || p.starts_with('~') {
+                    "is not relative to the project"
+                } else if p.split('/').any(|c| c == "..") {
+                    "leaves the project"
+                } else {
+                    "is not one of the tool configs a session keeps read-only"
+                };
+                return Err(format!(
+                    "`sandbox.session_writable[{i}]` ({p:?}) {why}: name one of {}, as written there",
+                    super::resolve::TOOL_CONFIG
+                        .iter()
+                        .map(|t| format!("`{t}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -210,5 +238,31 @@ mod tests {
         assert!(e.contains("sandbox.env[1]"), "{e}");
         let c: SandboxConfig = serde_saphyr::from_str("env: [MYAPP_*, STRIPE_MODE]\n").unwrap();
         assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn session_writable_names_tool_configs_only() {
+        let c: SandboxConfig =
+            serde_saphyr::from_str("session_writable: [.github/workflows, .cargo]\n").unwrap();
+        assert_eq!(c.session_writable, [".github/workflows", ".cargo"]);
+        assert_eq!(c.validate(), Ok(()));
+        assert!(SandboxConfig::default().session_writable.is_empty());
+        for (bad, why) in [
+            ("/etc/passwd", "is not relative to the project"),
+            ("~/.cargo", "is not relative to the project"),
+            ("../x/.cargo", "leaves the project"),
+            ("src", "is not one of the tool configs"),
+            (".cargo/config.toml", "is not one of the tool configs"),
+        ] {
+            let c: SandboxConfig =
+                serde_saphyr::from_str(&format!("session_writable: [.npmrc, {bad:?}]\n")).unwrap();
+            let e = c.validate().unwrap_err();
+            assert!(e.contains("`sandbox.session_writable[1]`"), "{bad}: {e}");
+            assert!(e.contains(why), "{bad}: {e}");
+            assert!(
+                e.contains("`.cargo`") && e.contains("`rust-toolchain.toml`"),
+                "{e}"
+            );
+        }
     }
 }

@@ -436,6 +436,7 @@ pub(crate) fn resolve_witnessed(
             .map(|k| layout.project.join(k))
             .collect(),
         profile: req.profile,
+        session_writable: config.session_writable.clone(),
         write: req.write.clone(),
         answer: req.answer.clone(),
         tmpdir: req.tmpdir.clone(),

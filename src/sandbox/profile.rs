@@ -120,7 +120,7 @@ impl Place {
             }
             Place::OwnCredential => "the credential file of the client the sandbox runs",
             Place::Control => {
-                "control files: `.forge/`, `.tmp/.forge/`, `.git/config`, `.git/hooks/`, `.git/info/`, `.git/modules/`, `.claude/` (but not the agents' worktrees in `.claude/worktrees/`: each is a working tree of the project, writable, with its own `.forge/`, `.tmp/.forge/`, `.claude/` and `.git` file read-only), `.codex/`, `.gemini/`; the clients' settings, instructions and hooks under home (`~/.claude/settings.json`, `~/.codex/config.toml`, `~/.gemini/settings.json`, …)"
+                "control files: `.forge/`, `.tmp/.forge/`, `.git/config`, `.git/hooks/`, `.git/info/`, `.git/modules/`, `.claude/` (but not the agents' worktrees in `.claude/worktrees/`: each is a working tree of the project, writable, with its own `.forge/`, `.tmp/.forge/`, `.claude/` and `.git` file read-only), `.codex/`, `.gemini/`; the tool configs your next command reads, where they exist (`.cargo/`, `rust-toolchain*`, `.npmrc`, `.yarnrc*`, `.pnpmfile.cjs`, `.mise.toml`, `.tool-versions`, `lefthook.yml`, `.pre-commit-config.yaml`, `.github/workflows/`, `.gitlab-ci.yml`: Tool configs; in `session` but those `sandbox.session_writable` names); the clients' settings, instructions and hooks under home (`~/.claude/settings.json`, `~/.codex/config.toml`, `~/.gemini/settings.json`, …)"
             }
             Place::Answer => "the answer file (`--answer`)",
             Place::Areas => "the writable areas (`--write`)",

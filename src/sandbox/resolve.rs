@@ -67,6 +67,52 @@ pub const PROJECT_CONTROL: &[&str] = &[
     ".zed",
     ".devcontainer",
 ];
+/// Tool configs at the root of a working tree that make code run on the person's *next*
+/// command, outside any sandbox, when a command rewrote them (issue 34, point 5): cargo's
+/// `.cargo/` (`runner = "true"` makes every `cargo test` pass; `rustc-wrapper`; the whole
+/// folder, since `.cargo/config` beats `.cargo/config.toml`), rustup's toolchain files, npm's,
+/// yarn's and pnpm's (`script-shell`, `yarnPath`, `.pnpmfile.cjs`), mise's and asdf's (tasks,
+/// `[env]`, tools by path), git hook managers' (lefthook, pre-commit) and CI's workflows (run
+/// on the next push with the CI's secrets). Only config a tool reads by itself: a `Makefile`
+/// or a test is project code the person reviews. Control files in every profile; the session
+/// may write those `sandbox.session_writable` names. A missing one cannot be bound (no
+/// placeholder: an empty `rust-toolchain.toml` stops rustup): the hook puts aside what a
+/// session's command made of them (docs/sandbox.md, "Tool configs").
+pub const TOOL_CONFIG: &[&str] = &[
+    ".cargo",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pnpmfile.cjs",
+    ".mise.toml",
+    "mise.toml",
+    ".mise.local.toml",
+    "mise.local.toml",
+    ".tool-versions",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    ".pre-commit-config.yaml",
+    ".github/workflows",
+    ".gitlab-ci.yml",
+];
+
+/// The [`TOOL_CONFIG`] names a profile keeps read-only: all of them, but for the session the
+/// ones `writable` (`sandbox.session_writable`) lets it change.
+pub fn tool_config<'a>(
+    profile: Profile,
+    writable: &'a [String],
+) -> impl Iterator<Item = &'static str> + 'a {
+    TOOL_CONFIG
+        .iter()
+        .copied()
+        .filter(move |t| profile != Profile::Session || !writable.iter().any(|w| w == t))
+}
+
 /// Control files in git's common folder (shared by worktrees).
 pub const GIT_CONTROL: &[&str] = &["config", "hooks", "info", "modules"];
 /// The clients' own settings, instructions and hooks under home: a red, green or review agent
@@ -834,6 +880,8 @@ pub struct Wants {
     /// What under home the profile may read besides its other places ([`super::allow`]):
     /// the rest of home is a hole.
     pub home_read: Vec<PathBuf>,
+    /// [`TOOL_CONFIG`] names the session may write (`sandbox.session_writable`).
+    pub session_writable: Vec<String>,
 }
 
 /// Everything the enforcement needs, as absolute paths.
@@ -1190,11 +1238,20 @@ pub fn plan(
         }
     }
     let mut control: Vec<PathBuf> = PROJECT_CONTROL.iter().map(|c| project.join(c)).collect();
+    // Places whether they exist or not, so that a kept plan sees one made (its folder's entries
+    // are the plan's basis); only one that exists is bound (see [`TOOL_CONFIG`]).
+    let tools = |root: &Path| -> Vec<PathBuf> {
+        tool_config(profile, &wants.session_writable)
+            .map(|t| root.join(t))
+            .collect()
+    };
+    control.extend(tools(project));
     // Agents' worktrees of the project: each its own working tree, with its own control files
     // (its `.git` file says where git's internals for it are).
     let worktrees = agent_worktrees(project);
     for wt in &worktrees {
         control.extend(PROJECT_CONTROL.iter().map(|c| wt.join(c)));
+        control.extend(tools(wt));
         control.push(wt.join(".git"));
     }
     if let Some(common) = &layout.git_common {

@@ -35,6 +35,7 @@ fn wants(profile: Profile) -> Wants {
         path: vec!["/usr/bin".into(), "/w/repo/.venv/bin".into()],
         keep_read_only: vec![],
         home_read: crate::sandbox::allow::home_reads(Path::new("/h"), &[], &|_| None),
+        session_writable: vec![],
     }
 }
 
@@ -1142,4 +1143,97 @@ fn a_project_under_home_and_what_the_person_adds_are_granted() {
     .unwrap();
     assert!(p.write.contains(&PathBuf::from("/h/code/repo")));
     assert!(!p.read_inside_holes.contains(&PathBuf::from("/h/code/repo")));
+}
+
+/// Issue 34, point 5: the tool configs that run code on the person's next command are read-only
+/// where they exist — bound in the session, and in a run's area that holds them — unless the
+/// person lets the session change them; a missing one costs no bind and leaves no placeholder.
+#[test]
+fn tool_configs_that_exist_are_read_only_unless_the_session_may_write_them() {
+    let mut f = fs();
+    for p in [
+        "/w/repo/.cargo",
+        "/w/repo/.cargo/config.toml",
+        "/w/repo/rust-toolchain.toml",
+        "/w/repo/.github",
+        "/w/repo/.github/workflows",
+        "/w/repo/.github/workflows/ci.yml",
+        "/w/repo/.pre-commit-config.yaml",
+    ] {
+        f.insert(PathBuf::from(p));
+    }
+    let folders = [
+        "/w/repo/.cargo",
+        "/w/repo/.github",
+        "/w/repo/.github/workflows",
+    ];
+    let run_on = |w: &Wants| {
+        plan(
+            w,
+            &layout(),
+            &|p| f.contains(p),
+            &|p| {
+                folders.iter().any(|d| p == Path::new(d))
+                    || (f.contains(p) && !p.to_string_lossy().contains('.'))
+                    || p.ends_with(".git")
+            },
+            &|_| false,
+        )
+        .unwrap()
+    };
+    let s = Profile::Session;
+    let p = run_on(&wants(s));
+    let repo = Path::new("/w/repo");
+    for ro in [
+        ".cargo",
+        "rust-toolchain.toml",
+        ".github/workflows",
+        ".pre-commit-config.yaml",
+    ] {
+        assert!(p.read_only.contains(&repo.join(ro)), "{ro}: {p:?}");
+    }
+    assert!(!p.can_write(s, &repo.join(".cargo/config.toml")));
+    assert!(
+        !p.can_write(s, &repo.join(".cargo/config")),
+        "cargo prefers it"
+    );
+    assert!(!p.can_write(s, &repo.join(".github/workflows/ci.yml")));
+    assert!(p.can_write(s, &repo.join(".github/CODEOWNERS")));
+    assert!(p.pin.contains(&repo.join(".github")), "{:?}", p.pin);
+    // Missing ones: no bind, no placeholder of any kind.
+    let missing = [".npmrc", "rust-toolchain", "mise.toml", ".yarnrc.yml"];
+    for m in missing {
+        let m = repo.join(m);
+        assert!(!p.read_only.contains(&m), "{m:?}");
+        assert!(!p.placeholders.contains(&m) && !p.placeholder_files.contains(&m));
+    }
+    // Each tool config is a place, so that a kept plan sees one made.
+    assert!(
+        p.places
+            .iter()
+            .any(|(pl, x)| *pl == Place::Control && x == &repo.join(".npmrc"))
+    );
+
+    // The person's opt-out: only the session's, only what it names.
+    let mut w = wants(s);
+    w.session_writable = vec![".github/workflows".into(), ".cargo".into()];
+    let p = run_on(&w);
+    assert!(p.can_write(s, &repo.join(".github/workflows/ci.yml")));
+    assert!(p.can_write(s, &repo.join(".cargo/config.toml")));
+    assert!(!p.read_only.contains(&repo.join(".cargo")));
+    assert!(p.read_only.contains(&repo.join("rust-toolchain.toml")));
+    assert!(!p.pin.contains(&repo.join(".github")), "{:?}", p.pin);
+
+    // A run's green agent whose area holds them (a planner's `*.rs`): bound too, opt-out or
+    // not; one whose area does not: Landlock alone, no bind.
+    let mut w = wants(Profile::Green);
+    w.session_writable = vec![".cargo".into()];
+    w.write = vec!["*.rs".into()];
+    let p = run_on(&w);
+    assert!(p.read_only.contains(&repo.join(".cargo")), "{p:?}");
+    assert!(!p.can_write(Profile::Green, &repo.join(".cargo/config.toml")));
+    w.write = vec!["src/**".into()];
+    let p = run_on(&w);
+    assert!(!p.read_only.iter().any(|r| r.starts_with("/w/repo/.cargo")));
+    assert!(!p.can_write(Profile::Green, &repo.join(".cargo/config.toml")));
 }

@@ -19,7 +19,7 @@ pub const AGENT_CONFIG: Rule = Rule {
 pub const SANDBOX_CONTROL: Rule = Rule {
     id: "sandbox-control",
     decision: Decision::Deny,
-    summary: "file-tool edits (Write, Edit, …) of what the session sandbox keeps read-only in the project: every `core.hooksPath` folder, files the git config includes, PATH folders inside the project",
+    summary: "file-tool edits (Write, Edit, …) of what the session sandbox keeps read-only in the project: every `core.hooksPath` folder, files the git config includes, PATH folders inside the project, the tool configs a person's next command reads (`.cargo/`, `rust-toolchain.toml`, `.npmrc`, `.github/workflows/`, …, existing or not) but those `sandbox.session_writable` names",
 };
 pub const HUMAN_ONLY: Rule = Rule {
     id: "human-only",
