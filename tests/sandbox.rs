@@ -2862,3 +2862,51 @@ fn a_tool_config_the_person_lets_the_session_change_is_writable() {
     assert_eq!(r.read(".github/workflows/ci.yml"), "on: push\n");
     end_keeper(r.dir.path());
 }
+
+/// Issue 34, point 3 (the part without a proxy): a `forge run` check runs the agents' code —
+/// tests they wrote, the clean room — and needs no network, so it gets a network namespace of
+/// its own with only its loopback. A server the check starts on `127.0.0.1` answers; a server
+/// of the machine's, on the machine's loopback, does not (nor anything further); a session
+/// still reaches it; `sandbox.network.check: open` gives the check the machine's network back.
+#[test]
+fn a_check_reaches_only_its_own_loopback() {
+    if skip_or_fail("a_check_reaches_only_its_own_loopback") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port().to_string();
+    let checkout = tempfile::tempdir().unwrap();
+    let probe = "import socket, sys\ntry:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3).close()\n    print('outside: reached')\nexcept OSError as e:\n    print('outside: refused', e)\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\nc = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.send(b'ok')\nprint('own loopback:', a.recv(2).decode())\n";
+    let run = |profile: &str| {
+        let mut c = Command::new(forge_bin());
+        c.args(["sandbox", "--profile", profile]);
+        if profile == "check" {
+            c.arg("--write").arg(checkout.path());
+        }
+        let o = c
+            .args(["--", "python3", "-c", probe, &port])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let check = run("check");
+    assert!(check.contains("outside: refused"), "{check}");
+    assert!(check.contains("own loopback: ok"), "{check}");
+    let session = run("session");
+    assert!(session.contains("outside: reached"), "{session}");
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    check: open\n"
+    ));
+    let open = run("check");
+    assert!(open.contains("outside: reached"), "{open}");
+    assert!(open.contains("own loopback: ok"), "{open}");
+    drop(server);
+}

@@ -148,7 +148,11 @@ const ENV_NAMES: &[&str] = &[
     "LANGUAGE",
     "TZ",
     "TERM",
+    "TERM_PROGRAM",
+    "TERMINFO",
+    "TERMINFO_DIRS",
     "COLORTERM",
+    "LS_COLORS",
     "COLUMNS",
     "LINES",
     "NO_COLOR",
@@ -287,6 +291,9 @@ pub fn client_env_prefixes(client: super::Client) -> &'static [&'static str] {
             "USE_BUILTIN_RIPGREP",
             // What lets Claude Code take `--dangerously-skip-permissions` as root in a container.
             "IS_SANDBOX",
+            // Vertex AI's region (its project is an `ANTHROPIC_` variable).
+            "CLOUD_ML_REGION",
+            "VERTEX_REGION_",
         ],
         super::Client::Codex => &["CODEX_", "OPENAI_"],
         super::Client::Gemini => &["GEMINI_", "GOOGLE_", "CODE_ASSIST_"],

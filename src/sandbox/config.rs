@@ -1,6 +1,6 @@
-//! The `sandbox:` section of `.forge/config.yaml`. A leaf: it imports only serde, std and the
-//! list of tool configs `session_writable` may name (plain data in `resolve.rs`), so
-//! `src/config.rs` composes it and nothing here reaches back.
+//! The `sandbox:` section of `.forge/config.yaml`. A leaf: it imports only serde, std, the list
+//! of tool configs `session_writable` may name (plain data in `resolve.rs`) and the profiles'
+//! names (`profile.rs`), so `src/config.rs` composes it and nothing here reaches back.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +33,33 @@ impl Mode {
             "off" => Some(Mode::Off),
             _ => None,
         }
+    }
+}
+
+/// What a profile's commands may reach on the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Net {
+    /// A network namespace of the sandbox's own, with only its loopback: a server the command
+    /// starts on `127.0.0.1` works, nothing outside is reachable.
+    #[default]
+    Loopback,
+    /// The machine's network.
+    Open,
+}
+
+/// `sandbox.network`: the `check` profile runs the agents' code (tests, the clean room) and
+/// needs no network; the others keep the machine's until Forge has an egress proxy.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkConfig {
+    #[serde(default)]
+    pub check: Net,
+}
+
+impl NetworkConfig {
+    pub fn loopback_only(&self, profile: super::Profile) -> bool {
+        profile == super::Profile::Check && self.check == Net::Loopback
     }
 }
 
@@ -102,6 +129,8 @@ pub struct SandboxConfig {
     /// that is a credential is removed whatever grants it.
     #[serde(default)]
     pub env: Vec<String>,
+    #[serde(default)]
+    pub network: NetworkConfig,
     /// A live session's commands join one mount namespace, kept between them, instead of
     /// each making its own (docs/sandbox.md, "One namespace per session").
     #[serde(default = "yes")]
@@ -129,6 +158,7 @@ impl Default for SandboxConfig {
             sockets: Vec::new(),
             read: Vec::new(),
             env: Vec::new(),
+            network: NetworkConfig::default(),
             reuse: true,
             session_writable: Vec::new(),
         }
@@ -237,6 +267,12 @@ mod tests {
         let e = c.validate().unwrap_err();
         assert!(e.contains("sandbox.env[1]"), "{e}");
         let c: SandboxConfig = serde_saphyr::from_str("env: [MYAPP_*, STRIPE_MODE]\n").unwrap();
+        assert!(c.network.loopback_only(crate::sandbox::Profile::Check));
+        assert!(!c.network.loopback_only(crate::sandbox::Profile::Session));
+        let c: SandboxConfig = serde_saphyr::from_str("network: {check: open}\n").unwrap();
+        assert!(!c.network.loopback_only(crate::sandbox::Profile::Check));
+        assert!(serde_saphyr::from_str::<SandboxConfig>("network: {check: proxy}\n").is_err());
+        assert!(serde_saphyr::from_str::<SandboxConfig>("network: {session: open}\n").is_err());
         assert!(c.validate().is_ok());
     }
 

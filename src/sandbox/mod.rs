@@ -962,6 +962,9 @@ pub fn enter(
         };
         let mut joined = false;
         let mut to_keep = None;
+        // A check reaches nothing but its own loopback (`sandbox.network`).
+        let loopback = config.network.loopback_only(req.profile);
+        let mut net_made = false;
         // Held from before the plan reads the project until `exec`: see sweep.rs.
         let mut _hold = None;
         let plan = match (&keeper, &record) {
@@ -998,7 +1001,9 @@ pub fn enter(
                     // Made here, outside the namespace, and swept from here once no namespace
                     // binds them.
                     sweep::leave(&base, sweep::make(&bound)?);
-                    if let Err(e) = mounts::enter_namespace() {
+                    let made = mounts::enter_namespace(loopback);
+                    net_made = matches!(made, Ok(true));
+                    if let Err(e) = made {
                         if mode == Mode::Require {
                             return Err(e);
                         }
@@ -1025,6 +1030,13 @@ pub fn enter(
                 }
             }
         };
+        if loopback && !net_made {
+            let why = "no network namespace could be made here, so the check can reach the network (`sandbox.network.check: loopback` is not enforced)";
+            if mode == Mode::Require {
+                return Err(SandboxError::Unavailable(why.into()));
+            }
+            warn(&format!("forge sandbox: {why}"));
+        }
         if !plan.refusals.is_empty() {
             return Err(SandboxError::Plan(plan.refusals.join("; ")));
         }

@@ -367,8 +367,11 @@ pub fn in_place(checkout: &Path, project: &Path) -> Result<(), SandboxError> {
 
 /// Enters a private mount and IPC namespace (with a user namespace of its own when not root). Called
 /// before anything is decided on it, so a kernel or container that refuses one is found out while
-/// `auto` can still fall back to carving with Landlock rules.
-pub fn enter_namespace() -> Result<(), SandboxError> {
+/// `auto` can still fall back to carving with Landlock rules. With `loopback`, a network
+/// namespace too, whose only interface is its own loopback, brought up: a server the command
+/// starts on `127.0.0.1` works, nothing outside is reachable. Returns whether that network
+/// namespace was made (a kernel without network namespaces still gets the rest).
+pub fn enter_namespace(loopback: bool) -> Result<bool, SandboxError> {
     let setup = |step: &str| {
         let e = std::io::Error::last_os_error();
         SandboxError::Setup {
@@ -384,13 +387,30 @@ pub fn enter_namespace() -> Result<(), SandboxError> {
     let uid = unsafe { libc::getuid() };
     let gid = unsafe { libc::getgid() };
     let ns = libc::CLONE_NEWNS;
-    for flags in [ns | libc::CLONE_NEWIPC, ns] {
-        // SAFETY: unshare(2) only affects this process; a failed call changes nothing.
-        if unsafe { libc::unshare(flags) } == 0 {
-            return mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE);
+    let net = if loopback { libc::CLONE_NEWNET } else { 0 };
+    let tries = [
+        ns | libc::CLONE_NEWIPC | net,
+        ns | libc::CLONE_NEWIPC,
+        ns | net,
+        ns,
+    ];
+    let mut seen = Vec::new();
+    for flags in tries {
+        if seen.contains(&flags) {
+            continue;
         }
-        // Not root and not already in a user namespace of our own: make one.
-        if unsafe { libc::unshare(flags | libc::CLONE_NEWUSER) } == 0 {
+        seen.push(flags);
+        let with_net = flags & libc::CLONE_NEWNET != 0;
+        // SAFETY: unshare(2) only affects this process; a failed call changes nothing.
+        let own_user = if unsafe { libc::unshare(flags) } == 0 {
+            false
+        } else if unsafe { libc::unshare(flags | libc::CLONE_NEWUSER) } == 0 {
+            // Not root and not already in a user namespace of our own: made one.
+            true
+        } else {
+            continue;
+        };
+        if own_user {
             let w = |f: &str, s: String| std::fs::write(f, s);
             if w("/proc/self/setgroups", "deny".into()).is_err()
                 || w("/proc/self/uid_map", format!("{uid} {uid} 1")).is_err()
@@ -398,10 +418,43 @@ pub fn enter_namespace() -> Result<(), SandboxError> {
             {
                 return Err(setup("map the user namespace"));
             }
-            return mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE);
         }
+        if with_net {
+            loopback_up()?;
+        }
+        mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)?;
+        return Ok(with_net);
     }
     Err(setup("unshare the mount namespace"))
+}
+
+/// Brings up `lo` in this process's (new) network namespace, where it starts down.
+fn loopback_up() -> Result<(), SandboxError> {
+    let err = |step: &str| SandboxError::Setup {
+        step: step.to_string(),
+        source: std::io::Error::last_os_error(),
+    };
+    // SAFETY: a datagram socket only to carry the interface ioctls; closed below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(err("open a socket to bring up the loopback interface"));
+    }
+    // SAFETY: ifreq is plain data; its name is set to "lo" (NUL-terminated, zeroed rest), and
+    // the flags union member is the one SIOCGIFFLAGS/SIOCSIFFLAGS read and write.
+    let ok = unsafe {
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) == 0 && {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) == 0
+        }
+    };
+    let e = err("bring up the loopback interface");
+    // SAFETY: closing the socket opened above.
+    unsafe { libc::close(fd) };
+    if ok { Ok(()) } else { Err(e) }
 }
 
 /// Every path [`apply`] makes the root of a mount: a namespace in which one of them is not (its
@@ -497,7 +550,19 @@ pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
         } else {
             Path::new("/dev/null")
         };
-        mount(Some(src), p, libc::MS_BIND)?;
+        // Gone since the plan was made (a daemon that stopped and removed its socket, a secret
+        // deleted): nothing is left to hide there, and the sandbox starts. One made again later
+        // is a new entry the next plan sees; a kept namespace is re-planned when its witnesses
+        // change (keeper.rs).
+        match mount(Some(src), p, libc::MS_BIND) {
+            Err(SandboxError::Setup { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(p).is_err() =>
+            {
+                continue;
+            }
+            other => other?,
+        }
         mount(None, p, ro)?;
     }
     for p in &plan.rebind_writable {
