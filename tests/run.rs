@@ -98,6 +98,10 @@ fn an_honest_run_lands_one_commit_per_slice() {
         prompt.contains("the member total is not 90 for 100"),
         "{prompt}"
     );
+    // With the sandbox off the checks keep the machine's network, and green is not told
+    // otherwise.
+    let green = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a1.md");
+    assert!(!green.contains("without a network"), "{green}");
     // The run is over: the guard no longer enforces a phase.
     assert!(!r.exists(".tmp/.forge/active-run"));
     // The timeline's HTML view and `forge status` show the run.

@@ -33,6 +33,12 @@ fn an_honest_run_lands_with_every_agent_and_check_in_its_profile() {
     assert!(agent_log(&r, "member-discount-red-w1-a1").contains("sandbox=red"));
     assert!(agent_log(&r, "member-discount-verifier-w1-a1").contains("sandbox=review"));
     assert!(agent_log(&r, "member-discount-green-w1-a1").contains("sandbox=green"));
+    // Green is told its checks have no network (they get only their own loopback).
+    let green = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a1.md");
+    assert!(
+        green.contains("The checks run without a network"),
+        "{green}"
+    );
     let logs = std::fs::read_dir(r.path().join(".tmp/.forge/runs/shop/logs")).unwrap();
     let checked = logs
         .flatten()

@@ -157,6 +157,15 @@ pub(super) fn green(run: &Run, s: &Slice, attempt: u32, feedback: Option<&str>) 
             format!(" and `{}`", s.related_checks.join("`, `"))
         }
     );
+    if run.config.sandbox.mode != crate::sandbox::Mode::Off
+        && run
+            .config
+            .sandbox
+            .network
+            .loopback_only(crate::sandbox::Profile::Check)
+    {
+        o.push_str("4. The checks run without a network (only their own `127.0.0.1`): use what the project already has; a dependency that must be downloaded fails them.\n");
+    }
     feedback_section(&mut o, feedback);
     o
 }
