@@ -174,6 +174,12 @@ pub const SYSTEM: &[&str] = &[
     "/etc/krb5.keytab",
     "/etc/rancher",
     "/etc/kubernetes",
+    // Issue 34's red team: where containers and services get their credentials mounted at run
+    // time — Docker's and Compose's secrets, Kubernetes' service-account token, systemd's
+    // `LoadCredential=`.
+    "/run/secrets",
+    "/var/run/secrets",
+    "/run/credentials",
 ];
 
 /// Words that mark an environment variable as a credential (`HF_TOKEN`, `DB_PASSWORD`,

@@ -116,7 +116,7 @@ impl Place {
     pub fn describe(self) -> &'static str {
         match self {
             Place::Secrets => {
-                "secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.kube`, `~/.docker/config.json`, `~/.netrc`, `~/.git-credentials`, `~/.config/git/credentials`, `~/.pgpass`, `~/.config/gcloud`, cargo/npm/pypi/maven/container-registry credentials, agents' credentials, shell histories, local servers' tokens (Claude Code's IDE connections, Jupyter's runtime files), `/etc/shadow`, host keys, files named as credentials anywhere in the project (`.env*`, direnv's `.envrc*`, `.netrc`, `.pgpass`, `.git-credentials`, `.my.cnf`, `.vault-token`, SSH private keys) but in `node_modules/`, `target/`, virtual environments and `.git/`; the list is `src/secrets.rs`, shared with the guard)"
+                "secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.kube`, `~/.docker/config.json`, `~/.netrc`, `~/.git-credentials`, `~/.config/git/credentials`, `~/.pgpass`, `~/.config/gcloud`, cargo/npm/pypi/maven/container-registry credentials, agents' credentials, shell histories, local servers' tokens (Claude Code's IDE connections, Jupyter's runtime files), `/etc/shadow`, host keys, the secrets containers and services get at run time (`/run/secrets`, `/run/credentials`), files named as credentials anywhere in the project (`.env*`, direnv's `.envrc*`, `.netrc`, `.pgpass`, `.git-credentials`, `.my.cnf`, `.vault-token`, SSH private keys) but in `node_modules/`, `target/`, virtual environments and `.git/`; the list is `src/secrets.rs`, shared with the guard)"
             }
             Place::OwnCredential => "the credential file of the client the sandbox runs",
             Place::Control => {

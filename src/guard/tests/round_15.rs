@@ -93,6 +93,10 @@ fn round_15_more_credentials_are_secrets() {
         "/etc/krb5.keytab".into(),
         "/etc/rancher/k3s/k3s.yaml".into(),
         "/etc/kubernetes/admin.conf".into(),
+        // Issue 34: credentials mounted at run time (Docker, Kubernetes, systemd).
+        "/run/secrets/db_password".into(),
+        "/var/run/secrets/kubernetes.io/serviceaccount/token".into(),
+        "/run/credentials/app.service/api-key".into(),
     ] {
         calls.push(("Read", json!({ "file_path": f })));
     }
