@@ -232,6 +232,47 @@ fn a_deny_offers_the_allow_once_command_that_lets_exactly_that_call_through() {
     );
 }
 
+/// The hook leaves a Write's content unparsed (BENCHMARKS.md §8), yet a person's exception
+/// still names the exact call: the whole input, every key and character of it, however the
+/// person's JSON writes it.
+#[test]
+fn an_exception_for_a_denied_write_names_its_whole_input() {
+    let p = Person::new(CONFIG);
+    let outside = p.home.path().join("notes.txt");
+    // Escapes, Unicode, and more than an offered command shows in full.
+    let content = format!(
+        "it's \"done\"\n\tcaf\u{e9} \u{1f600} \\ {}",
+        "x = 1;\n".repeat(400)
+    );
+    let input = json!({"file_path": outside, "content": content, "extra": [1, {"k": "\u{e9}\n"}]});
+    let (d, reason) = p.pre_tool_use("Write", input.clone());
+    assert_eq!(d, "deny", "{reason}");
+    assert_eq!(
+        offered(&reason),
+        "forge guard allow-once --tool Write --input '<the exact tool input as JSON>'"
+    );
+    let grant = |v: &str| {
+        let o = p.forge(&["guard", "allow-once", "--tool", "Write", "--input", v]);
+        assert_eq!(o.code, 0, "{o:?}");
+    };
+    // Another content, or the input without a key the guard does not read, is another call.
+    let mut other = input.clone();
+    other["content"] = json!(content.replace("done", "dome"));
+    grant(&other.to_string());
+    let mut fewer = input.clone();
+    fewer.as_object_mut().unwrap().remove("extra");
+    grant(&fewer.to_string());
+    assert_eq!(p.pre_tool_use("Write", input.clone()).0, "deny");
+    // The same input, pretty-printed and with `\u` escapes, is this call: once.
+    let pretty = serde_json::to_string_pretty(&input)
+        .unwrap()
+        .replace('\u{e9}', "\\u00e9");
+    assert!(pretty.contains("caf\\u00e9"), "{pretty}");
+    grant(&pretty);
+    assert_eq!(p.pre_tool_use("Write", input.clone()).0, "allow");
+    assert_eq!(p.pre_tool_use("Write", input).0, "deny", "once");
+}
+
 #[test]
 fn relaxing_rules_from_a_clone_apply_only_once_a_person_trusts_them() {
     let p = Person::new(&format!(

@@ -461,10 +461,29 @@ impl Guard {
     }
 
     pub fn check_tool(&self, tool: &str, input: &serde_json::Value, cwd: &Path) -> GuardResult {
-        paths::cached(|| self.check_tool_now(tool, input, cwd))
+        self.check_tool_exact(tool, input, cwd, || tools::exact_call(tool, input))
     }
 
-    fn check_tool_now(&self, tool: &str, input: &serde_json::Value, cwd: &Path) -> GuardResult {
+    /// [`Guard::check_tool`] on an `input` that may hold only what the judgment reads
+    /// ([`tools::judged_keys`]); `exact` gives the whole call as `forge guard allow-once`
+    /// records it, asked for only when an exception could apply.
+    pub fn check_tool_exact(
+        &self,
+        tool: &str,
+        input: &serde_json::Value,
+        cwd: &Path,
+        exact: impl FnOnce() -> String,
+    ) -> GuardResult {
+        paths::cached(|| self.check_tool_now(tool, input, cwd, exact))
+    }
+
+    fn check_tool_now(
+        &self,
+        tool: &str,
+        input: &serde_json::Value,
+        cwd: &Path,
+        exact: impl FnOnce() -> String,
+    ) -> GuardResult {
         let call = match classify_tool(tool, input) {
             Ok(c) => c,
             Err(e) => {
@@ -776,7 +795,7 @@ impl Guard {
         let r = GuardResult::from_findings(findings, false);
         // The exact call (the whole input, a Write's content too) is written out only when an
         // exception could apply: an allowed call needs none.
-        self.exception(canon, || tools::exact_call(tool, input), r)
+        self.exception(canon, exact, r)
     }
 
     /// A person's allow-once exception for exactly this call turns a deny or ask into allow

@@ -81,6 +81,27 @@ pub fn canonical_tool(name: &str) -> &str {
     }
 }
 
+/// The keys of a file tool's input that name the file it writes: all the guard reads of a
+/// Write, Edit or NotebookEdit call (not `apply_patch`, whose patch text names its files).
+const WRITTEN_KEYS: [&str; 5] = [
+    "file_path",
+    "path",
+    "notebook_path",
+    "absolute_path",
+    "filePath",
+];
+
+/// The only keys of `name`'s input that [`classify_tool`] reads, for a tool whose other keys
+/// are data it never judges (a Write's `content`, an Edit's `new_string`): the hook leaves the
+/// rest unparsed, so a 10 MB Write costs no copy of its content (BENCHMARKS.md §8). `None`:
+/// the whole input may matter.
+pub fn judged_keys(name: &str) -> Option<&'static [&'static str]> {
+    match canonical_tool(name) {
+        "Write" | "Edit" | "NotebookEdit" if name != "apply_patch" => Some(&WRITTEN_KEYS),
+        _ => None,
+    }
+}
+
 /// Reads the tool input the way each agent writes it. Input Forge cannot understand for a tool
 /// it must judge is an error (the caller denies).
 pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall, String> {
@@ -131,16 +152,10 @@ pub fn classify_tool(name: &str, input: &Value) -> std::result::Result<ToolCall,
             }
             // Every key that names a file, not the first found: a decoy `file_path` beside the
             // `notebook_path` NotebookEdit writes was judged instead of it (red team, round 12).
-            call.written = [
-                "file_path",
-                "path",
-                "notebook_path",
-                "absolute_path",
-                "filePath",
-            ]
-            .iter()
-            .filter_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string))
-            .collect();
+            call.written = WRITTEN_KEYS
+                .iter()
+                .filter_map(|k| input.get(*k).and_then(|v| v.as_str()).map(str::to_string))
+                .collect();
             if call.written.is_empty() {
                 return Err(format!("{name} input has no `file_path`"));
             }
@@ -399,6 +414,64 @@ pub fn exact_call(tool: &str, input: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// What the hook parses of a file tool's input (its judged keys) is all the guard reads:
+    /// the same call either way; a tool that reads more keys has none.
+    #[test]
+    fn a_file_tool_is_judged_on_its_judged_keys_alone() {
+        for (tool, input) in [
+            (
+                "Write",
+                json!({"file_path": "/p/.git/hooks/x", "content": "rm -rf ~"}),
+            ),
+            (
+                "write_file",
+                json!({"file_path": "a", "content": "x", "path": "/etc/x"}),
+            ),
+            (
+                "Edit",
+                json!({"filePath": "/p/a", "old_string": "a", "new_string": "b"}),
+            ),
+            (
+                "MultiEdit",
+                json!({"file_path": "/p/a", "edits": [{"new_string": "b"}]}),
+            ),
+            (
+                "NotebookEdit",
+                json!({"notebook_path": "/p/n.ipynb", "new_source": "x"}),
+            ),
+            (
+                "replace",
+                json!({"absolute_path": "/p/a", "new_string": "y"}),
+            ),
+            ("create_file", json!({"content": "no path"})),
+        ] {
+            let keys = judged_keys(tool).unwrap_or_else(|| panic!("{tool}"));
+            let judged: serde_json::Map<String, Value> = input
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(k, _)| keys.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(
+                classify_tool(tool, &Value::Object(judged)),
+                classify_tool(tool, &input),
+                "{tool}"
+            );
+        }
+        for tool in [
+            "apply_patch",
+            "Bash",
+            "Read",
+            "Grep",
+            "mcp__fs__write_file",
+            "Agent",
+            "x",
+        ] {
+            assert_eq!(judged_keys(tool), None, "{tool}");
+        }
+    }
 
     #[test]
     fn mcp_inputs_are_read_by_their_keys() {

@@ -11,6 +11,7 @@ pub mod client_skip;
 pub mod codex_trust;
 pub mod install;
 pub mod json_text;
+mod payload;
 pub mod subagents;
 pub mod toml_read;
 mod tool_configs;
@@ -20,7 +21,6 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::breaker;
@@ -29,6 +29,7 @@ use crate::guard::{Decision, Guard, GuardResult};
 use crate::repo::Project;
 use crate::spec::Coverage;
 use crate::verify::{self, Verdict};
+use payload::Payload;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
@@ -194,34 +195,6 @@ pub fn read_bounded<R: Read + AsRawFd>(
     }
 }
 
-/// The fields of a hook payload Forge reads; the rest is ignored.
-#[derive(Debug, Clone, Default, Deserialize)]
-struct Payload {
-    #[serde(default)]
-    session_id: Option<String>,
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(default)]
-    tool_name: Option<String>,
-    #[serde(default)]
-    tool_input: Option<Value>,
-    #[serde(default)]
-    stop_hook_active: Option<bool>,
-    #[serde(default)]
-    transcript_path: Option<String>,
-    /// The client's own list of the session's background work (Claude Code 2.1.220+, at Stop).
-    #[serde(default)]
-    background_tasks: Option<Value>,
-    /// A tool's result (PostToolUse): the Agent tool's says whether its subagent runs on.
-    #[serde(default)]
-    tool_response: Option<Value>,
-    /// The subagent a SubagentStart/SubagentStop (or a subagent's own tool call) is about.
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    agent_type: Option<String>,
-}
-
 /// Handles one hook call. `input` is the raw stdin (or the reason it could not be read);
 /// `fallback_cwd` is used when the payload names none.
 pub fn handle(
@@ -230,18 +203,11 @@ pub fn handle(
     input: Result<Vec<u8>, String>,
     fallback_cwd: &Path,
 ) -> HookOutput {
-    // The input is read once into a `Value` and moved, never copied: a Write's content is most
-    // of it (BENCHMARKS.md §8).
-    let parsed: Result<Payload, String> = input.and_then(|bytes| {
-        let v: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("the hook input is not valid JSON ({e})"))?;
-        drop(bytes);
-        if !v.is_object() {
-            return Err("the hook input is not a JSON object".into());
-        }
-        serde_json::from_value(v)
-            .map_err(|e| format!("the hook input has a field of the wrong type ({e})"))
-    });
+    // A file tool's content, most of its input, is left unparsed (BENCHMARKS.md §8).
+    let parsed: Result<Payload, String> = match &input {
+        Ok(bytes) => payload::parse(bytes),
+        Err(e) => Err(e.clone()),
+    };
     let payload = parsed.as_ref().ok();
     let cwd = payload
         .and_then(|p| p.cwd.clone())
@@ -781,23 +747,26 @@ fn over_budget_with(
     }
 }
 
+/// The keys whose value describes a tool call on the timeline, the first found.
+const DESCRIBED_KEYS: [&str; 9] = [
+    "command",
+    "cmd",
+    "file_path",
+    "path",
+    "notebook_path",
+    "absolute_path",
+    "pattern",
+    "url",
+    "query",
+];
+
 /// A short description of what a tool call touches, for the timeline.
 fn describe_input(input: Option<&Value>) -> String {
     let Some(v) = input else { return String::new() };
-    let s = [
-        "command",
-        "cmd",
-        "file_path",
-        "path",
-        "notebook_path",
-        "absolute_path",
-        "pattern",
-        "url",
-        "query",
-    ]
-    .iter()
-    .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
-    .unwrap_or_default();
+    let s = DESCRIBED_KEYS
+        .iter()
+        .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
+        .unwrap_or_default();
     crate::text::clip_words(&s, 300)
 }
 
@@ -849,7 +818,14 @@ fn pre_tool_use(
                     .with_home_reads(walls.home_reads)
                     .with_secrets(secrets_of(project, config));
             }
-            let r = g.check_tool(tool, input, &cwd);
+            // A skimmed call's exact form, for an allow-once exception, from its whole input.
+            let exact = || match p.whole_input {
+                Some(raw) => serde_json::from_str::<Value>(raw.get())
+                    .map(|whole| crate::guard::tools::exact_call(tool, &whole))
+                    .unwrap_or_else(|_| raw.get().to_string()),
+                None => crate::guard::tools::exact_call(tool, input),
+            };
+            let r = g.check_tool_exact(tool, input, &cwd, exact);
             // The hook process ends after this answer: freeing a project's thousand rules one by
             // one would cost more than judging the call with them (BENCHMARKS.md §4).
             std::mem::forget(g);
