@@ -347,6 +347,8 @@ fn one_line(s: &str, max: usize) -> String {
 
 #[derive(Default)]
 struct Stats {
+    /// Each entry's set, id, decision and rule, in the sets' order.
+    decided: Vec<(String, String, Decision, String)>,
     dangerous: usize,
     benign: usize,
     detected: usize,
@@ -370,14 +372,20 @@ fn guard_for(fx: &Fixture, sandboxed: bool) -> Guard {
 
 /// Runs every entry of the named corpora and prints the report; returns the counts.
 fn measure(files: &[&Path]) -> Stats {
-    let entries: Vec<Entry> = files.iter().flat_map(|f| load(f)).collect();
+    let entries: Vec<(String, Entry)> = files
+        .iter()
+        .flat_map(|f| {
+            let set = f.file_stem().unwrap().to_string_lossy().to_string();
+            load(f).into_iter().map(move |e| (set.clone(), e))
+        })
+        .collect();
     let shared = fixture(false);
     let mut st = Stats::default();
     let mut mismatches = Vec::new();
     // category → (entries, exact matches)
     let mut by_cat: BTreeMap<String, (usize, usize)> = BTreeMap::new();
 
-    for e in &entries {
+    for (set, e) in &entries {
         let own;
         let fx = if e.private() {
             own = fixture(e.home_under_tmp);
@@ -395,6 +403,8 @@ fn measure(files: &[&Path]) -> Stats {
             fx.root.join(&e.cwd)
         };
         let r = guard.check_tool(&e.tool, &input, &cwd);
+        st.decided
+            .push((set.clone(), e.id.clone(), r.decision, r.rule.clone()));
         let flagged = r.decision != Decision::Allow;
         if e.dangerous {
             st.dangerous += 1;
@@ -568,4 +578,73 @@ fn extra_corpus() {
     let paths: Vec<PathBuf> = std::env::split_paths(&p).collect();
     let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     measure(&refs);
+}
+
+/// Issue 32, "freeze first": every entry's decision *and* rule, as the engine gave them when the
+/// guard was frozen before its refactor into tables (`frozen.jsonl`), so a change of either —
+/// a deny that became an ask, a catch that moved to another rule — fails here, whatever the
+/// thresholds above still allow. A change made on purpose is frozen again with
+/// `GUARD_FREEZE=overwrite cargo test --test guard_corpus frozen`, and the diff of `frozen.jsonl`
+/// is what a reviewer reads.
+#[test]
+fn frozen_decisions_and_rules_hold() {
+    let sets = ["corpus", "adversarial", "benign", "redteam"];
+    let files: Vec<PathBuf> = sets
+        .iter()
+        .map(|s| fixture_file(&format!("{s}.jsonl")))
+        .collect();
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let st = measure(&refs);
+    let now: Vec<String> = st
+        .decided
+        .iter()
+        .map(|(set, id, d, rule)| {
+            serde_json::json!({"set": set, "id": id, "decision": d.as_str(), "rule": rule})
+                .to_string()
+        })
+        .collect();
+    let path = fixture_file("frozen.jsonl");
+    if std::env::var("GUARD_FREEZE").as_deref() == Ok("overwrite") {
+        std::fs::write(&path, now.join("\n") + "\n").unwrap();
+        return;
+    }
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let frozen: BTreeMap<(String, String), String> = text
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let key = (
+                v["set"].as_str().unwrap().to_string(),
+                v["id"].as_str().unwrap().to_string(),
+            );
+            (key, l.to_string())
+        })
+        .collect();
+    let mut changed = Vec::new();
+    for line in &now {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let key = (
+            v["set"].as_str().unwrap().to_string(),
+            v["id"].as_str().unwrap().to_string(),
+        );
+        match frozen.get(&key) {
+            Some(f) if f == line => {}
+            Some(f) => changed.push(format!("  was {f}\n  now {line}")),
+            None => changed.push(format!("  new {line}")),
+        }
+    }
+    assert_eq!(
+        frozen.len(),
+        now.len(),
+        "frozen.jsonl holds {} entries, the sets {}: freeze again on purpose",
+        frozen.len(),
+        now.len()
+    );
+    assert!(
+        changed.is_empty(),
+        "{} decisions or rules changed since the guard was frozen (GUARD_FREEZE=overwrite to accept them on purpose):\n{}",
+        changed.len(),
+        changed.join("\n")
+    );
 }
