@@ -2312,6 +2312,17 @@ fn run_gemini_with(
     seed: impl FnOnce(&Path),
     patch: Option<&dyn Fn(String) -> String>,
 ) -> Option<Run> {
+    run_gemini_script(test, r, json!({ "turns": turns }), seed, patch)
+}
+
+/// [`run_gemini_with`] on a whole script (`turns` and what a patched fake reads besides).
+fn run_gemini_script(
+    test: &str,
+    r: &Repo,
+    script_json: Value,
+    seed: impl FnOnce(&Path),
+    patch: Option<&dyn Fn(String) -> String>,
+) -> Option<Run> {
     let rig = match find_rig() {
         Ok(p) => p.with_file_name("gemini-offline.sh"),
         Err(why) => {
@@ -2359,7 +2370,7 @@ fn run_gemini_with(
         "--trust wrote no trusted folder: {o:?}"
     );
     let script = dir.path().join("script.json");
-    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    std::fs::write(&script, script_json.to_string()).unwrap();
     let rig = match patch {
         None => rig,
         Some(patch) => {
@@ -2389,12 +2400,18 @@ impl Run {
     /// `(is_error, text)` of every function response the Gemini model received, in order: what
     /// the tool printed, or the error the client or a hook gave instead.
     fn function_responses(&self) -> Vec<(bool, String)> {
+        self.function_responses_of("agent")
+    }
+
+    /// [`Run::function_responses`] of the requests the fake logged with `role` (`agent`, or
+    /// `subagent` with [`gemini_fake_with_subagent`]).
+    fn function_responses_of(&self, role: &str) -> Vec<(bool, String)> {
         let last = self
             .file("requests.jsonl")
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .rfind(|e| e["kind"] == "generate" && e["role"] == "agent")
-            .unwrap_or_else(|| panic!("no agent request logged{}", self.dump()));
+            .rfind(|e| e["kind"] == "generate" && e["role"] == role)
+            .unwrap_or_else(|| panic!("no {role} request logged{}", self.dump()));
         last["body"]["contents"]
             .as_array()
             .into_iter()
@@ -2687,6 +2704,98 @@ fn gemini_failing_change_blocks_stop_until_the_breaker_opens() {
             assert!(state.contains("open: true"), "{state}");
         },
     );
+}
+
+/// The rig's fake Gemini API answering a subagent too: a request with tools whose first message
+/// holds the script's `subagent_marker` gets `subagent_turns` (by its own count of model turns)
+/// and is logged with role `subagent`.
+fn gemini_fake_with_subagent(src: String) -> String {
+    let old = r#"        if decls:
+            role = "agent"
+"#;
+    assert!(
+        src.contains(old),
+        "the rig's fake_gemini.py no longer picks the agent's turn as gemini_fake_with_subagent expects: update it"
+    );
+    src.replacen(
+        old,
+        r#"        marker = SCRIPT.get("subagent_marker")
+        if decls and marker and marker in json.dumps((contents[0].get("parts") if contents else []) or []):
+            role = "subagent"
+            idx = sum(1 for c in contents if c.get("role") == "model")
+            turns = SCRIPT["subagent_turns"]
+            parts = turns[idx] if idx < len(turns) else [{"text": "script exhausted"}]
+        elif decls:
+            role = "agent"
+"#,
+        1,
+    )
+}
+
+/// Gemini CLI 0.61.0 has subagents on by default (`invoke_agent`, with the built-in
+/// `generalist` that has every tool): a subagent's shell calls reach Forge's BeforeTool hook like
+/// the main agent's — the destructive one is denied, the benign one runs inside the sandbox —
+/// and its spend is booked from its own chat (`chats/<session id>/<its id>.jsonl`).
+#[test]
+fn gemini_subagent_commands_are_guarded_and_sandboxed() {
+    on_each_gemini("gemini_subagent_commands_are_guarded_and_sandboxed", || {
+        let test = "gemini_subagent_commands_are_guarded_and_sandboxed";
+        if !sandbox_available(test) {
+            return;
+        }
+        let r = Repo::with_command("true", "none");
+        let Some(victim) = victim_dir(test) else {
+            return;
+        };
+        let precious = victim.path().join("precious.txt");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let marker = "SUBAGENT-TASK-7f3";
+        let script = json!({
+            "subagent_marker": marker,
+            "turns": [
+                [{"functionCall": {"name": "invoke_agent", "args": {
+                    "agent_name": "generalist",
+                    "prompt": format!("{marker}: run the two commands")}}}],
+                gemini_text("done")
+            ],
+            "subagent_turns": [
+                gemini_shell(&format!("rm -rf {}", victim.path().display())),
+                gemini_shell("echo sub > sub.txt && echo \"marker=$FORGE_SANDBOX\""),
+                gemini_text("finished")
+            ]
+        });
+        let patch: &dyn Fn(String) -> String = &gemini_fake_with_subagent;
+        let Some(run) = run_gemini_script(test, &r, script, |_| {}, Some(patch)) else {
+            return;
+        };
+        assert_eq!(run.code, 0, "client failed{}", run.dump());
+        assert_eq!(
+            std::fs::read_to_string(&precious).unwrap_or_default(),
+            "keep me\n",
+            "the subagent's rm ran{}",
+            run.dump()
+        );
+        let sub = run.function_responses_of("subagent");
+        assert_eq!(sub.len(), 2, "{sub:?}{}", run.dump());
+        assert!(
+            sub[0].0 && sub[0].1.contains("Forge guard deny [rm-outside-repo]"),
+            "the hook did not deny the subagent's call: {sub:?}{}",
+            run.dump()
+        );
+        assert!(
+            !sub[1].0 && sub[1].1.contains("marker=session"),
+            "the subagent's command ran outside the sandbox: {sub:?}{}",
+            run.dump()
+        );
+        assert_eq!(r.read("sub.txt"), "sub\n");
+        let session = run.result()["session_id"].as_str().unwrap().to_string();
+        let timeline = r.read(&format!(".forge/sessions/{session}/timeline.jsonl"));
+        assert!(
+            timeline.contains("\"source\":\"gemini-subagent\""),
+            "the subagent's chat was not booked{}",
+            run.dump()
+        );
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
