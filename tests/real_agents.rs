@@ -2798,6 +2798,141 @@ fn gemini_subagent_commands_are_guarded_and_sandboxed() {
     });
 }
 
+/// The rig's fake Responses API playing a main agent that starts one subagent with Codex's
+/// `spawn_agent` (namespace `multi_agent_v1`), waits for it with `wait_agent` and ends; the
+/// subagent (a request whose user input holds the marker) runs `sub_commands` in turn. The
+/// fake's own `COMMANDS` are then unused. Requests are logged with `"sub"`.
+fn codex_fake_with_subagent(sub_commands: Value) -> impl FnOnce(String) -> String {
+    move |src: String| {
+        let old = r#"        n = sum(1 for i in inp if isinstance(i, dict) and i.get("type") == "function_call_output")
+        if n < len(COMMANDS):
+            item = tool_call(req, COMMANDS[n])
+        else:"#;
+        let log = r#"log({"kind": "responses", "turn": n,"#;
+        assert!(
+            src.contains(old) && src.contains(log),
+            "the rig's fake_responses.py no longer picks its turn as codex_fake_with_subagent expects: update it"
+        );
+        let new = r#"        n = sum(1 for i in inp if isinstance(i, dict) and i.get("type") == "function_call_output")
+        is_sub = any(SUB_MARKER in json.dumps(i) for i in inp if isinstance(i, dict) and i.get("role") == "user")
+        step = (SUB_COMMANDS if is_sub else MAIN_STEPS)[n:n + 1]
+        if step and isinstance(step[0], dict):
+            args = dict(step[0]["args"])
+            if step[0]["name"] == "wait_agent":
+                args["targets"] = [v["agent_id"] for v in (json.loads(i["output"]) for i in inp
+                                   if isinstance(i, dict) and i.get("type") == "function_call_output"
+                                   and isinstance(i.get("output"), str) and "agent_id" in i["output"])]
+            item = {"type": "function_call", "id": "fc_%d" % next(_ids), "call_id": "call_%d" % next(_ids),
+                    "name": step[0]["name"], "namespace": "multi_agent_v1", "arguments": json.dumps(args),
+                    "status": "completed"}
+        elif step:
+            item = tool_call(req, step[0])
+        else:"#;
+        let defs = format!(
+            "SUB_MARKER = \"SUBAGENT-TASK-c0d\"\nSUB_COMMANDS = {sub_commands}\nMAIN_STEPS = [{{\"name\": \"spawn_agent\", \"args\": {{\"message\": SUB_MARKER + \": run the commands\"}}}}, {{\"name\": \"wait_agent\", \"args\": {{\"timeout_ms\": 60000}}}}]\n\n\ndef log("
+        );
+        src.replacen(old, new, 1)
+            .replacen(
+                log,
+                r#"log({"kind": "responses", "sub": is_sub, "turn": n,"#,
+                1,
+            )
+            .replacen("def log(", &defs, 1)
+    }
+}
+
+/// Codex CLI 0.171.0 has subagents on by default (`multi_agent`: `spawn_agent`, `wait_agent`,
+/// … in the `multi_agent_v1` namespace; `codex features list`): a subagent's shell calls reach
+/// Forge's PreToolUse hook like the main agent's — the destructive one is denied, the benign one
+/// runs inside the sandbox.
+#[test]
+fn codex_subagent_commands_are_guarded_and_sandboxed() {
+    on_each_codex("codex_subagent_commands_are_guarded_and_sandboxed", || {
+        let test = "codex_subagent_commands_are_guarded_and_sandboxed";
+        if !sandbox_available(test) {
+            return;
+        }
+        let r = Repo::with_command("true", "none");
+        let Some(victim) = victim_dir(test) else {
+            return;
+        };
+        let precious = victim.path().join("precious.txt");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let sub = json!([
+            format!("rm -rf {}", victim.path().display()),
+            "echo sub > sub.txt && echo \"marker=$FORGE_SANDBOX\""
+        ]);
+        let Some(codex) =
+            run_codex_with(test, &r, json!([]), |_| {}, codex_fake_with_subagent(sub))
+        else {
+            return;
+        };
+        let dump = &codex.dump;
+        assert!(codex.ok, "{dump}");
+        let requests: Vec<Value> = codex
+            .requests
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .filter(|e: &Value| e["kind"] == "responses")
+            .collect();
+        let last_sub = requests
+            .iter()
+            .rfind(|e| e["sub"] == true)
+            .unwrap_or_else(|| panic!("the subagent never ran{dump}"));
+        let outputs: Vec<String> = last_sub["body"]["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["type"] == "function_call_output")
+            .map(|i| i["output"].to_string())
+            .collect();
+        assert_eq!(outputs.len(), 2, "{outputs:?}{dump}");
+        assert_eq!(
+            std::fs::read_to_string(&precious).unwrap_or_default(),
+            "keep me\n",
+            "the subagent's rm ran{dump}"
+        );
+        assert!(
+            outputs[0].contains("Forge guard deny [rm-outside-repo]"),
+            "the hook did not deny the subagent's call: {outputs:?}{dump}"
+        );
+        assert!(
+            outputs[1].contains("marker=session"),
+            "the subagent's command ran outside the sandbox: {outputs:?}{dump}"
+        );
+        assert_eq!(r.read("sub.txt"), "sub\n", "{dump}");
+        // The subagent's hooks name its own rollout (and the parent's session): its calls are
+        // booked beside the main thread's, which alone make `turn.completed`'s usage.
+        let main = codex
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "turn.completed")
+            .map(|v| {
+                v["usage"]["input_tokens"].as_f64().unwrap()
+                    + v["usage"]["output_tokens"].as_f64().unwrap()
+            })
+            .unwrap_or_else(|| panic!("no turn.completed{dump}"));
+        let session = codex
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "thread.started")
+            .and_then(|v| v["thread_id"].as_str().map(str::to_string))
+            .unwrap_or_else(|| panic!("no thread.started{dump}"));
+        let (ledger, field) = session_ledger(&r, &session);
+        assert!(
+            field("tokens") > main,
+            "the subagent's calls were not booked: {ledger}{dump}"
+        );
+        // The main agent waited for it and got its end.
+        assert!(
+            requests.iter().any(|e| e["sub"] == false && e["turn"] == 2),
+            "{dump}"
+        );
+    });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Spend of Gemini CLI and Codex CLI sessions, held to what their fake model APIs reported.
 

@@ -9,10 +9,10 @@
 //! response — `input` (promptTokenCount, cached tokens included), `output`
 //! (candidatesTokenCount), `cached`, `thoughts`, `tool` (toolUsePromptTokenCount) — set once,
 //! before or with the message's first line, and `model` names the model. A subagent's chat is
-//! `chats/<session id>/<its own id>.jsonl` beside the session's (read from 0.61.0's source; no
-//! subagent was run through the rig). Calls the CLI makes outside the chat — the model router's
-//! classification (`utility_router` in the JSON result's `stats`), the next-speaker and loop
-//! checks — are in neither file: they are read from the CLI's local telemetry
+//! `chats/<session id>/<its own id>.jsonl` beside the session's (seen with the built-in
+//! `generalist` subagent through the rig). Calls the CLI makes outside the chat — the model
+//! router's classification (`utility_router` in the JSON result's `stats`), the next-speaker and
+//! loop checks — are in neither file: they are read from the CLI's local telemetry
 //! ([`TELEMETRY_FILE`]), whose `gemini_cli.api_response` events carry every call's usage and the
 //! role that made it.
 
