@@ -23,7 +23,7 @@ pub mod prices;
 mod transcript;
 pub use claude::{ingest_transcript, subagent_transcripts};
 pub use codex::{from_codex_jsonl, ingest_rollout};
-pub use gemini::{from_gemini_json, ingest_chat};
+pub use gemini::{SessionSpends, TELEMETRY_FILE, from_gemini_json, ingest_chat, ingest_telemetry};
 
 /// How a session's running record is read (Claude Code's transcript, Gemini CLI's chat
 /// recording, Codex CLI's rollout): the file, the folder of read positions, the prices.

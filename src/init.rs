@@ -335,7 +335,7 @@ pub fn init(root: &Path, force: bool) -> Result<InitOutcome> {
 }
 
 /// Appends the missing `lines` to `.gitignore`, keeping what is there byte for byte.
-fn ensure_gitignore(root: &Path, lines: &[String]) -> Result<Vec<String>> {
+pub fn ensure_gitignore(root: &Path, lines: &[String]) -> Result<Vec<String>> {
     let path = root.join(".gitignore");
     let current = match std::fs::read_to_string(&path) {
         Ok(t) => t,

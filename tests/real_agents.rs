@@ -2312,6 +2312,17 @@ fn run_gemini_with(
     seed: impl FnOnce(&Path),
     patch: Option<&dyn Fn(String) -> String>,
 ) -> Option<Run> {
+    run_gemini_script(test, r, json!({ "turns": turns }), seed, patch)
+}
+
+/// [`run_gemini_with`] on a whole script (`turns` and what a patched fake reads besides).
+fn run_gemini_script(
+    test: &str,
+    r: &Repo,
+    script_json: Value,
+    seed: impl FnOnce(&Path),
+    patch: Option<&dyn Fn(String) -> String>,
+) -> Option<Run> {
     let rig = match find_rig() {
         Ok(p) => p.with_file_name("gemini-offline.sh"),
         Err(why) => {
@@ -2359,7 +2370,7 @@ fn run_gemini_with(
         "--trust wrote no trusted folder: {o:?}"
     );
     let script = dir.path().join("script.json");
-    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    std::fs::write(&script, script_json.to_string()).unwrap();
     let rig = match patch {
         None => rig,
         Some(patch) => {
@@ -2389,12 +2400,18 @@ impl Run {
     /// `(is_error, text)` of every function response the Gemini model received, in order: what
     /// the tool printed, or the error the client or a hook gave instead.
     fn function_responses(&self) -> Vec<(bool, String)> {
+        self.function_responses_of("agent")
+    }
+
+    /// [`Run::function_responses`] of the requests the fake logged with `role` (`agent`, or
+    /// `subagent` with [`gemini_fake_with_subagent`]).
+    fn function_responses_of(&self, role: &str) -> Vec<(bool, String)> {
         let last = self
             .file("requests.jsonl")
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .rfind(|e| e["kind"] == "generate" && e["role"] == "agent")
-            .unwrap_or_else(|| panic!("no agent request logged{}", self.dump()));
+            .rfind(|e| e["kind"] == "generate" && e["role"] == role)
+            .unwrap_or_else(|| panic!("no {role} request logged{}", self.dump()));
         last["body"]["contents"]
             .as_array()
             .into_iter()
@@ -2689,6 +2706,233 @@ fn gemini_failing_change_blocks_stop_until_the_breaker_opens() {
     );
 }
 
+/// The rig's fake Gemini API answering a subagent too: a request with tools whose first message
+/// holds the script's `subagent_marker` gets `subagent_turns` (by its own count of model turns)
+/// and is logged with role `subagent`.
+fn gemini_fake_with_subagent(src: String) -> String {
+    let old = r#"        if decls:
+            role = "agent"
+"#;
+    assert!(
+        src.contains(old),
+        "the rig's fake_gemini.py no longer picks the agent's turn as gemini_fake_with_subagent expects: update it"
+    );
+    src.replacen(
+        old,
+        r#"        marker = SCRIPT.get("subagent_marker")
+        if decls and marker and marker in json.dumps((contents[0].get("parts") if contents else []) or []):
+            role = "subagent"
+            idx = sum(1 for c in contents if c.get("role") == "model")
+            turns = SCRIPT["subagent_turns"]
+            parts = turns[idx] if idx < len(turns) else [{"text": "script exhausted"}]
+        elif decls:
+            role = "agent"
+"#,
+        1,
+    )
+}
+
+/// Gemini CLI 0.61.0 has subagents on by default (`invoke_agent`, with the built-in
+/// `generalist` that has every tool): a subagent's shell calls reach Forge's BeforeTool hook like
+/// the main agent's — the destructive one is denied, the benign one runs inside the sandbox —
+/// and its spend is booked from its own chat (`chats/<session id>/<its id>.jsonl`).
+#[test]
+fn gemini_subagent_commands_are_guarded_and_sandboxed() {
+    on_each_gemini("gemini_subagent_commands_are_guarded_and_sandboxed", || {
+        let test = "gemini_subagent_commands_are_guarded_and_sandboxed";
+        if !sandbox_available(test) {
+            return;
+        }
+        let r = Repo::with_command("true", "none");
+        let Some(victim) = victim_dir(test) else {
+            return;
+        };
+        let precious = victim.path().join("precious.txt");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let marker = "SUBAGENT-TASK-7f3";
+        let script = json!({
+            "subagent_marker": marker,
+            "turns": [
+                [{"functionCall": {"name": "invoke_agent", "args": {
+                    "agent_name": "generalist",
+                    "prompt": format!("{marker}: run the two commands")}}}],
+                gemini_text("done")
+            ],
+            "subagent_turns": [
+                gemini_shell(&format!("rm -rf {}", victim.path().display())),
+                gemini_shell("echo sub > sub.txt && echo \"marker=$FORGE_SANDBOX\""),
+                gemini_text("finished")
+            ]
+        });
+        let patch: &dyn Fn(String) -> String = &gemini_fake_with_subagent;
+        let Some(run) = run_gemini_script(test, &r, script, |_| {}, Some(patch)) else {
+            return;
+        };
+        assert_eq!(run.code, 0, "client failed{}", run.dump());
+        assert_eq!(
+            std::fs::read_to_string(&precious).unwrap_or_default(),
+            "keep me\n",
+            "the subagent's rm ran{}",
+            run.dump()
+        );
+        let sub = run.function_responses_of("subagent");
+        assert_eq!(sub.len(), 2, "{sub:?}{}", run.dump());
+        assert!(
+            sub[0].0 && sub[0].1.contains("Forge guard deny [rm-outside-repo]"),
+            "the hook did not deny the subagent's call: {sub:?}{}",
+            run.dump()
+        );
+        assert!(
+            !sub[1].0 && sub[1].1.contains("marker=session"),
+            "the subagent's command ran outside the sandbox: {sub:?}{}",
+            run.dump()
+        );
+        assert_eq!(r.read("sub.txt"), "sub\n");
+        let session = run.result()["session_id"].as_str().unwrap().to_string();
+        let timeline = r.read(&format!(".forge/sessions/{session}/timeline.jsonl"));
+        assert!(
+            timeline.contains("\"source\":\"gemini-subagent\""),
+            "the subagent's chat was not booked{}",
+            run.dump()
+        );
+    });
+}
+
+/// The rig's fake Responses API playing a main agent that starts one subagent with Codex's
+/// `spawn_agent` (namespace `multi_agent_v1`), waits for it with `wait_agent` and ends; the
+/// subagent (a request whose user input holds the marker) runs `sub_commands` in turn. The
+/// fake's own `COMMANDS` are then unused. Requests are logged with `"sub"`.
+fn codex_fake_with_subagent(sub_commands: Value) -> impl FnOnce(String) -> String {
+    move |src: String| {
+        let old = r#"        n = sum(1 for i in inp if isinstance(i, dict) and i.get("type") == "function_call_output")
+        if n < len(COMMANDS):
+            item = tool_call(req, COMMANDS[n])
+        else:"#;
+        let log = r#"log({"kind": "responses", "turn": n,"#;
+        assert!(
+            src.contains(old) && src.contains(log),
+            "the rig's fake_responses.py no longer picks its turn as codex_fake_with_subagent expects: update it"
+        );
+        let new = r#"        n = sum(1 for i in inp if isinstance(i, dict) and i.get("type") == "function_call_output")
+        is_sub = any(SUB_MARKER in json.dumps(i) for i in inp if isinstance(i, dict) and i.get("role") == "user")
+        step = (SUB_COMMANDS if is_sub else MAIN_STEPS)[n:n + 1]
+        if step and isinstance(step[0], dict):
+            args = dict(step[0]["args"])
+            if step[0]["name"] == "wait_agent":
+                args["targets"] = [v["agent_id"] for v in (json.loads(i["output"]) for i in inp
+                                   if isinstance(i, dict) and i.get("type") == "function_call_output"
+                                   and isinstance(i.get("output"), str) and "agent_id" in i["output"])]
+            item = {"type": "function_call", "id": "fc_%d" % next(_ids), "call_id": "call_%d" % next(_ids),
+                    "name": step[0]["name"], "namespace": "multi_agent_v1", "arguments": json.dumps(args),
+                    "status": "completed"}
+        elif step:
+            item = tool_call(req, step[0])
+        else:"#;
+        let defs = format!(
+            "SUB_MARKER = \"SUBAGENT-TASK-c0d\"\nSUB_COMMANDS = {sub_commands}\nMAIN_STEPS = [{{\"name\": \"spawn_agent\", \"args\": {{\"message\": SUB_MARKER + \": run the commands\"}}}}, {{\"name\": \"wait_agent\", \"args\": {{\"timeout_ms\": 60000}}}}]\n\n\ndef log("
+        );
+        src.replacen(old, new, 1)
+            .replacen(
+                log,
+                r#"log({"kind": "responses", "sub": is_sub, "turn": n,"#,
+                1,
+            )
+            .replacen("def log(", &defs, 1)
+    }
+}
+
+/// Codex CLI 0.171.0 has subagents on by default (`multi_agent`: `spawn_agent`, `wait_agent`,
+/// … in the `multi_agent_v1` namespace; `codex features list`): a subagent's shell calls reach
+/// Forge's PreToolUse hook like the main agent's — the destructive one is denied, the benign one
+/// runs inside the sandbox.
+#[test]
+fn codex_subagent_commands_are_guarded_and_sandboxed() {
+    on_each_codex("codex_subagent_commands_are_guarded_and_sandboxed", || {
+        let test = "codex_subagent_commands_are_guarded_and_sandboxed";
+        if !sandbox_available(test) {
+            return;
+        }
+        let r = Repo::with_command("true", "none");
+        let Some(victim) = victim_dir(test) else {
+            return;
+        };
+        let precious = victim.path().join("precious.txt");
+        std::fs::write(&precious, "keep me\n").unwrap();
+        let sub = json!([
+            format!("rm -rf {}", victim.path().display()),
+            "echo sub > sub.txt && echo \"marker=$FORGE_SANDBOX\""
+        ]);
+        let Some(codex) =
+            run_codex_with(test, &r, json!([]), |_| {}, codex_fake_with_subagent(sub))
+        else {
+            return;
+        };
+        let dump = &codex.dump;
+        assert!(codex.ok, "{dump}");
+        let requests: Vec<Value> = codex
+            .requests
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .filter(|e: &Value| e["kind"] == "responses")
+            .collect();
+        let last_sub = requests
+            .iter()
+            .rfind(|e| e["sub"] == true)
+            .unwrap_or_else(|| panic!("the subagent never ran{dump}"));
+        let outputs: Vec<String> = last_sub["body"]["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["type"] == "function_call_output")
+            .map(|i| i["output"].to_string())
+            .collect();
+        assert_eq!(outputs.len(), 2, "{outputs:?}{dump}");
+        assert_eq!(
+            std::fs::read_to_string(&precious).unwrap_or_default(),
+            "keep me\n",
+            "the subagent's rm ran{dump}"
+        );
+        assert!(
+            outputs[0].contains("Forge guard deny [rm-outside-repo]"),
+            "the hook did not deny the subagent's call: {outputs:?}{dump}"
+        );
+        assert!(
+            outputs[1].contains("marker=session"),
+            "the subagent's command ran outside the sandbox: {outputs:?}{dump}"
+        );
+        assert_eq!(r.read("sub.txt"), "sub\n", "{dump}");
+        // The subagent's hooks name its own rollout (and the parent's session): its calls are
+        // booked beside the main thread's, which alone make `turn.completed`'s usage.
+        let main = codex
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "turn.completed")
+            .map(|v| {
+                v["usage"]["input_tokens"].as_f64().unwrap()
+                    + v["usage"]["output_tokens"].as_f64().unwrap()
+            })
+            .unwrap_or_else(|| panic!("no turn.completed{dump}"));
+        let session = codex
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "thread.started")
+            .and_then(|v| v["thread_id"].as_str().map(str::to_string))
+            .unwrap_or_else(|| panic!("no thread.started{dump}"));
+        let (ledger, field) = session_ledger(&r, &session);
+        assert!(
+            field("tokens") > main,
+            "the subagent's calls were not booked: {ledger}{dump}"
+        );
+        // The main agent waited for it and got its end.
+        assert!(
+            requests.iter().any(|e| e["sub"] == false && e["turn"] == 2),
+            "{dump}"
+        );
+    });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Spend of Gemini CLI and Codex CLI sessions, held to what their fake model APIs reported.
 
@@ -2773,21 +3017,42 @@ fn assert_ratio(what: &str, booked: f64, truth: f64, dump: &str) {
     );
 }
 
-/// A live Gemini CLI session's hooks book every model response of the session's chat once, as
-/// the fake API reported it: tokens (input, cached, output with thoughts) and their price. The
-/// model router's call (a side request with no tools, `utility_router` in the client's stats) is
-/// not in the chat and is not booked: the comparison is with the agent's requests.
+/// [`gemini_fake_with_usage`] taking `secs` to answer each of the agent's requests, as a real
+/// model does: Gemini CLI writes its telemetry in batches 5 seconds apart (OpenTelemetry's
+/// default, which 0.61.0 keeps), so a session over within 5 seconds of its router call ends
+/// before the call reaches the file.
+fn gemini_fake_with_latency(src: String, secs: f64) -> String {
+    let at = "        usage = {\"promptTokenCount\"";
+    assert!(
+        src.contains(at),
+        "the rig's fake_gemini.py no longer computes usage as gemini_fake_with_latency expects: update it"
+    );
+    src.replacen(
+        at,
+        &format!("        if decls:\n            time.sleep({secs})\n{at}"),
+        1,
+    )
+}
+
+/// A live Gemini CLI session's hooks book every model call the fake API answered, once, as it
+/// reported it: tokens (input, cached, output with thoughts) and their price — the agent's calls
+/// from the session's chat recording, the model router's call (a side request with no tools,
+/// `utility_router` in the client's stats) and any other side call from the CLI's local
+/// telemetry, which `forge hooks install gemini` turned on.
 #[test]
 fn gemini_spend_matches_the_fakes_true_usage() {
     on_each_gemini("gemini_spend_matches_the_fakes_true_usage", || {
         let test = "gemini_spend_matches_the_fakes_true_usage";
         let r = Repo::with_command("true", "none");
+        // The router's model has no row in Forge's table: priced here as its owner would.
+        r.config("verify:\n  commands:\n    - {name: test, run: 'true', report: none}\nbudget:\n  prices:\n    gemini-3.5-flash-lite: {input: 0.1, output: 0.4, cache_read: 0.01}\n");
         let turns = json!([
             gemini_shell("echo one"),
             gemini_shell("echo two"),
             gemini_text("done")
         ]);
-        let patch: &dyn Fn(String) -> String = &gemini_fake_with_usage;
+        let patch: &dyn Fn(String) -> String =
+            &|src| gemini_fake_with_latency(gemini_fake_with_usage(src), 2.5);
         let Some(run) = run_gemini_with(test, &r, turns, |_| {}, Some(patch)) else {
             return;
         };
@@ -2795,7 +3060,7 @@ fn gemini_spend_matches_the_fakes_true_usage() {
         let session = run.result()["session_id"].as_str().unwrap().to_string();
         let (mut input, mut cached, mut output, mut total, mut usd, mut side) =
             (0u64, 0u64, 0u64, 0u64, 0f64, 0u64);
-        let mut calls = 0;
+        let (mut calls, mut models) = (0, std::collections::BTreeSet::new());
         for e in run
             .file("requests.jsonl")
             .lines()
@@ -2804,22 +3069,29 @@ fn gemini_spend_matches_the_fakes_true_usage() {
         {
             let u = &e["usage"];
             let n = |k: &str| u[k].as_u64().unwrap_or(0);
-            if e["role"] != "agent" {
+            if e["role"] == "agent" {
+                calls += 1;
+            } else {
                 side += n("totalTokenCount");
-                continue;
             }
-            calls += 1;
+            let model = e["model"].as_str().unwrap();
+            models.insert(model.to_string());
             let (i, c, o) = (
                 n("promptTokenCount") - n("cachedContentTokenCount"),
                 n("cachedContentTokenCount"),
                 n("candidatesTokenCount") + n("thoughtsTokenCount"),
             );
-            let (pi, po, pc) = listed_price(&r, e["model"].as_str().unwrap());
+            let (pi, po, pc) = listed_price(&r, model);
             usd += (i as f64 * pi + o as f64 * po + c as f64 * pc) / 1e6;
             (input, cached, output) = (input + i, cached + c, output + o);
             total += n("totalTokenCount");
         }
         assert_eq!(calls, 3, "{}", run.dump());
+        assert!(
+            side > 0,
+            "no side call: the router did not run{}",
+            run.dump()
+        );
         let (ledger, field) = session_ledger(&r, &session);
         let dump = format!("\n{ledger}{}", run.dump());
         assert_ratio("tokens", field("tokens"), total as f64, &dump);
@@ -2829,15 +3101,20 @@ fn gemini_spend_matches_the_fakes_true_usage() {
                 field("input_tokens") as u64,
                 field("cache_read_tokens") as u64,
                 field("output_tokens") as u64,
-                field("records") as u64
             ),
-            (input, cached, output, 3),
-            "one record per model response{dump}"
+            (input, cached, output),
+            "every call booked once{dump}"
+        );
+        assert!(
+            field("records") as usize >= models.len(),
+            "a record per model and hook call{dump}"
         );
         eprintln!(
-            "real_agents::{test}: booked {} tokens, ${:.6}; the fake reported {total} tokens of the agent's calls (${usd:.6}) and {side} of side calls, not in the chat",
+            "real_agents::{test}: booked {} tokens, ${:.6}; the fake reported {total} tokens (${usd:.6}), {side} of them side calls (the router's); ratio {:.4} tokens, {:.4} usd",
             field("tokens"),
-            field("usd")
+            field("usd"),
+            field("tokens") / total as f64,
+            field("usd") / usd
         );
     });
 }

@@ -1015,6 +1015,71 @@ fn gemini_and_codex_hooks_book_their_session_records_and_a_usd_limit_trips() {
     }
 }
 
+/// Gemini CLI's calls outside its chat — the model router's — are booked from the CLI's local
+/// telemetry, which `forge hooks install gemini` turns on: once, to the session that made them,
+/// whichever session's hook reads the file first; the chat's own calls are not booked again.
+#[test]
+fn a_gemini_hook_books_the_routers_call_from_the_telemetry_once() {
+    let r = Repo::with_command("true", "none");
+    let o = r.forge(&["hooks", "install", "gemini"]);
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stdout.contains("Turned on Gemini's local telemetry"),
+        "{o:?}"
+    );
+    let settings: Value = serde_json::from_str(&r.read(".gemini/settings.json")).unwrap();
+    assert_eq!(
+        settings["telemetry"],
+        json!({"enabled": true, "target": "local", "outfile": ".gemini/forge-telemetry.log", "logPrompts": false})
+    );
+    assert!(
+        r.read(".gitignore")
+            .lines()
+            .any(|l| l == ".gemini/forge-telemetry.log")
+    );
+    let o = r.forge(&["hooks", "install", "gemini"]);
+    assert!(!o.stdout.contains("telemetry"), "said twice: {o:?}");
+    // The telemetry of a real session (the router's call: 213 prompt tokens, 106 of them cached,
+    // 7 + 5 thought output tokens), read by a hook of another session of the project.
+    std::fs::copy(
+        format!("{SPEND}/gemini-telemetry-0.61.0.log"),
+        r.path().join(".gemini/forge-telemetry.log"),
+    )
+    .unwrap();
+    let chat = r.path().join("chat.jsonl");
+    std::fs::copy(format!("{SPEND}/gemini-chat-0.61.0.jsonl"), &chat).unwrap();
+    let post = captured("gemini", "AfterTool-0.61.0.json", &r, &chat);
+    let o = r.hook("gemini", "post-tool-use", post.to_string().as_bytes());
+    assert_eq!(o.code, 0, "{o:?}");
+    let telemetry_session = "1a4559fc-0e10-43ad-bd62-684d0c428935";
+    let ledger = r.read(&format!(".forge/sessions/{telemetry_session}/budget.yaml"));
+    assert_eq!(
+        (
+            ledger_field(&ledger, "input_tokens") as u64,
+            ledger_field(&ledger, "cache_read_tokens") as u64,
+            ledger_field(&ledger, "output_tokens") as u64,
+            ledger_field(&ledger, "records") as u64,
+        ),
+        (107, 106, 12, 1),
+        "{ledger}"
+    );
+    // The hook's own session books its chat only (942 tokens), not the telemetry's main calls.
+    let own = r.read(".forge/sessions/1e760c42-2841-49df-a472-6d968ca185c3/budget.yaml");
+    assert_eq!(ledger_field(&own, "tokens") as u64, 942, "{own}");
+    let timeline = r.read(".forge/sessions/1e760c42-2841-49df-a472-6d968ca185c3/timeline.jsonl");
+    assert!(timeline.contains("gemini-telemetry"), "{timeline}");
+    r.hook("gemini", "post-tool-use", post.to_string().as_bytes());
+    assert_eq!(
+        r.read(&format!(".forge/sessions/{telemetry_session}/budget.yaml")),
+        ledger,
+        "booked twice"
+    );
+    // Uninstalled with the hooks.
+    let o = r.forge(&["hooks", "uninstall", "gemini"]);
+    assert!(o.stdout.contains("telemetry"), "{o:?}");
+    assert!(!r.read(".gemini/settings.json").contains("telemetry"));
+}
+
 /// `forge budget record --from gemini-chat | codex-rollout` reads a session's running record by
 /// hand, from where the last read (a hook's or its own) stopped: once, never twice.
 #[test]

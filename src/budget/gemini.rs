@@ -9,9 +9,12 @@
 //! response — `input` (promptTokenCount, cached tokens included), `output`
 //! (candidatesTokenCount), `cached`, `thoughts`, `tool` (toolUsePromptTokenCount) — set once,
 //! before or with the message's first line, and `model` names the model. A subagent's chat is
-//! `chats/<session id>/<its own id>.jsonl` beside the session's (read from 0.61.0's source; no
-//! subagent was run through the rig). Calls the CLI makes outside the chat — the model router's
-//! classification (`utility_router` in the JSON result's `stats`) — are in neither file.
+//! `chats/<session id>/<its own id>.jsonl` beside the session's (seen with the built-in
+//! `generalist` subagent through the rig). Calls the CLI makes outside the chat — the model
+//! router's classification (`utility_router` in the JSON result's `stats`), the next-speaker and
+//! loop checks — are in neither file: they are read from the CLI's local telemetry
+//! ([`TELEMETRY_FILE`]), whose `gemini_cli.api_response` events carry every call's usage and the
+//! role that made it.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -169,4 +172,91 @@ fn ingest_file(
         );
     })?;
     Ok(per_model.into_vec())
+}
+
+/// Where `forge hooks install gemini` has the CLI write its local telemetry (`telemetry.outfile`
+/// in the project's `.gemini/settings.json`), from the project's root. Inside `.gemini/`
+/// because the CLI opens the file relative to its working folder, the project's root whenever
+/// that settings file applies, and dies without a word when the file's folder is missing;
+/// `.gemini/` is there whenever its settings are.
+pub const TELEMETRY_FILE: &str = ".gemini/forge-telemetry.log";
+
+/// The roles of calls a chat recording already holds (the session's chat, a subagent's chat):
+/// their telemetry events are not booked again.
+const CHAT_ROLES: [&str; 2] = ["main", "subagent"];
+
+/// Spend read from the telemetry, by the session that made it (its `session.id`).
+pub type SessionSpends = Vec<(Option<String>, Vec<Spend>)>;
+
+/// Reads the events added to Gemini CLI's telemetry file since the last call and returns the
+/// spend of every model call no chat recording holds (source `gemini-telemetry`), by session
+/// and model. The file is one pretty-printed JSON value per event, spans and metrics among
+/// them, written in batches by every session of the project: each event is read once, by
+/// whichever session's hook comes first, and booked to the session it names.
+pub fn ingest_telemetry(
+    file: &std::path::Path,
+    cursor_dir: &std::path::Path,
+    config: &BudgetConfig,
+) -> Result<SessionSpends> {
+    let mut by_session: std::collections::BTreeMap<Option<String>, PerModel> = Default::default();
+    transcript::read_new_entries(
+        file,
+        cursor_dir,
+        |line| line == b"}\n",
+        |cur: &mut Cursor, entry| {
+            if memchr::memmem::find(entry, b"\"gemini_cli.api_response\"").is_none() {
+                return;
+            }
+            let Ok(v) = serde_json::from_slice::<Value>(entry) else {
+                return;
+            };
+            let Some(a) = v.get("attributes").filter(|a| {
+                a.get("event.name").and_then(|n| n.as_str()) == Some("gemini_cli.api_response")
+            }) else {
+                return;
+            };
+            let s = |k: &str| a.get(k).and_then(|x| x.as_str());
+            let role = s("role").unwrap_or("");
+            if CHAT_ROLES.contains(&role) {
+                return;
+            }
+            let model = s("model").unwrap_or("unknown").to_string();
+            let session = s("session.id").map(str::to_string);
+            let id = format!(
+                "{}/{}/{}/{role}/{model}",
+                session.as_deref().unwrap_or(""),
+                s("event.timestamp").unwrap_or(""),
+                v.get("hrTime").map(|t| t.to_string()).unwrap_or_default(),
+            );
+            if !cur.first_sight(&id) {
+                return;
+            }
+            let n = |k: &str| a.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
+            let tokens = gemini_tokens(
+                n("input_token_count"),
+                n("output_token_count"),
+                n("cached_content_token_count"),
+                n("thoughts_token_count"),
+                n("tool_token_count"),
+            );
+            let r = rate(config, Some(&model));
+            by_session
+                .entry(session)
+                .or_insert_with(|| PerModel::new("gemini-telemetry"))
+                .add(
+                    &model,
+                    Spend {
+                        source: String::new(),
+                        model: None,
+                        tokens,
+                        usd: r.cost(&tokens),
+                        estimate: r.estimate(),
+                    },
+                );
+        },
+    )?;
+    Ok(by_session
+        .into_iter()
+        .map(|(s, m)| (s, m.into_vec()))
+        .collect())
 }

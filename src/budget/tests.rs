@@ -765,6 +765,100 @@ fn a_gemini_chat_prices_tool_use_prompts_as_input_and_reads_subagent_chats() {
 }
 
 #[test]
+fn gemini_telemetry_books_the_calls_no_chat_holds_once_each() {
+    // Gemini CLI 0.61.0 through the rig, telemetry to a local file, the fake reporting cached and
+    // thought tokens: three main calls (in the chat) and the model router's call (not in it).
+    let file = Path::new(FIX).join("gemini-telemetry-0.61.0.log");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{FIX}/gemini-telemetry-result-0.61.0.json")).unwrap(),
+    )
+    .unwrap();
+    let session = result["session_id"].as_str().unwrap();
+    let own = from_gemini_json(&result, &BudgetConfig::default()).unwrap();
+    let router = own
+        .iter()
+        .find(|s| s.model.as_deref() == Some("gemini-3.5-flash-lite"))
+        .unwrap();
+    // Cut anywhere, mid-event included: the file grows by whole batches, but a reader can see a
+    // batch half written.
+    for cut in (0..=lines.len()).step_by(97).chain([lines.len()]) {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("forge-telemetry.log");
+        let head: String = lines[..cut].iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&t, head).unwrap();
+        let (cur, cfg) = (dir.path().join("cursors"), BudgetConfig::default());
+        let mut all = ingest_telemetry(&t, &cur, &cfg).unwrap();
+        std::fs::write(&t, &text).unwrap();
+        all.extend(ingest_telemetry(&t, &cur, &cfg).unwrap());
+        assert!(
+            ingest_telemetry(&t, &cur, &cfg).unwrap().is_empty(),
+            "read again"
+        );
+        let spends: Vec<&Spend> = all
+            .iter()
+            .inspect(|(s, _)| assert_eq!(s.as_deref(), Some(session), "cut {cut}"))
+            .flat_map(|(_, s)| s)
+            .collect();
+        assert_eq!(spends.len(), 1, "cut after line {cut}: {spends:?}");
+        let s = spends[0];
+        assert_eq!(
+            (s.source.as_str(), s.model.as_deref()),
+            ("gemini-telemetry", Some("gemini-3.5-flash-lite"))
+        );
+        // 213 prompt tokens of which 106 cached, 7 candidates + 5 thoughts, as the client's own
+        // `stats` count the router's call.
+        assert_eq!(s.tokens, router.tokens, "cut after line {cut}");
+        assert_eq!(
+            (s.tokens.input, s.tokens.cache_read, s.tokens.output),
+            (107, 106, 12)
+        );
+    }
+}
+
+#[test]
+fn gemini_telemetry_books_each_session_to_itself_and_skips_what_is_no_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("forge-telemetry.log");
+    let event = |session: &str, role: &str, ms: u64| {
+        let v = serde_json::json!({
+            "hrTime": [1796676892, ms * 1_000_000],
+            "attributes": {"session.id": session, "event.name": "gemini_cli.api_response",
+                "event.timestamp": format!("2026-12-07T20:54:52.{ms:03}Z"),
+                "model": "gemini-3-flash-preview", "role": role, "input_token_count": 100,
+                "output_token_count": 10, "cached_content_token_count": 40,
+                "thoughts_token_count": 2, "tool_token_count": 5, "total_token_count": 112},
+            "_body": "API response"});
+        serde_json::to_string_pretty(&v).unwrap() + "\n"
+    };
+    let text = [
+        event("s1", "utility_router", 1),
+        event("s1", "main", 2),
+        event("s2", "utility_next_speaker", 3),
+        event("s1", "subagent", 4),
+        "{\n  \"resource\": {},\n  \"scopeMetrics\": []\n}\n".to_string(),
+        event("s1", "utility_loop_detector", 5),
+    ]
+    .concat();
+    std::fs::write(&t, &text).unwrap();
+    let got = ingest_telemetry(&t, &dir.path().join("c"), &BudgetConfig::default()).unwrap();
+    let by: Vec<(Option<&str>, u64, u64)> = got
+        .iter()
+        .map(|(s, sp)| (s.as_deref(), sp[0].tokens.input, sp[0].tokens.total()))
+        .collect();
+    // The chats' own roles (main, subagent) are left to the chats; the rest, by session.
+    assert_eq!(by, [(Some("s1"), 130, 234), (Some("s2"), 65, 117)]);
+    // Rewritten whole (a file that shrank is read from its start): nothing is booked twice.
+    std::fs::write(&t, event("s1", "utility_router", 1)).unwrap();
+    assert!(
+        ingest_telemetry(&t, &dir.path().join("c"), &BudgetConfig::default())
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
 fn a_codex_rollout_books_the_threads_running_total_once() {
     // Codex CLI 0.169.0 and 0.171.0 through the rig, the fake Responses API reporting two
     // responses: 100 then 150 input tokens (40 of them cached), 10 then 11 output tokens (3 of

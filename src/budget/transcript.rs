@@ -62,7 +62,26 @@ impl<X: Serialize + DeserializeOwned> StateDoc for Cursor<X> {
 pub(super) fn read_new<X>(
     record: &Path,
     cursor_dir: &Path,
-    mut on_line: impl FnMut(&mut Cursor<X>, &[u8]),
+    on_line: impl FnMut(&mut Cursor<X>, &[u8]),
+) -> Result<()>
+where
+    X: Default + Serialize + DeserializeOwned,
+{
+    read_new_entries(record, cursor_dir, |_| true, on_line)
+}
+
+/// An entry longer than this is not one a client wrote: it is passed over, unread.
+const ENTRY_MAX: usize = 16 << 20;
+
+/// [`read_new`] for a record whose entries span several lines (Gemini CLI's telemetry: one
+/// pretty-printed JSON value per entry): `ends` says whether a line is an entry's last, and
+/// `on_entry` gets each complete entry once. The read position only ever stops between
+/// entries, so an entry the client is still writing waits, whole, for the next call.
+pub(super) fn read_new_entries<X>(
+    record: &Path,
+    cursor_dir: &Path,
+    ends: impl Fn(&[u8]) -> bool,
+    mut on_entry: impl FnMut(&mut Cursor<X>, &[u8]),
 ) -> Result<()>
 where
     X: Default + Serialize + DeserializeOwned,
@@ -105,17 +124,23 @@ where
             file.seek(SeekFrom::Start(cur.offset))
                 .map_err(|e| Error::io(format!("cannot read {}", record.display()), e))?;
             let mut reader = BufReader::new(file.take(len - cur.offset));
-            let mut line = Vec::new();
+            let mut entry = Vec::new();
             loop {
-                line.clear();
+                let start = entry.len();
                 let n = reader
-                    .read_until(b'\n', &mut line)
+                    .read_until(b'\n', &mut entry)
                     .map_err(|e| Error::io(format!("cannot read {}", record.display()), e))?;
-                if n == 0 || line.last() != Some(&b'\n') {
+                if n == 0 || entry.last() != Some(&b'\n') {
                     break;
                 }
-                cur.offset += n as u64;
-                on_line(&mut cur, &line);
+                if ends(&entry[start..]) {
+                    cur.offset += entry.len() as u64;
+                    on_entry(&mut cur, &entry);
+                    entry.clear();
+                } else if entry.len() > ENTRY_MAX {
+                    cur.offset += entry.len() as u64;
+                    entry.clear();
+                }
             }
             Ok((cur, ()))
         },

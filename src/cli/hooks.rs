@@ -225,6 +225,32 @@ fn runs_here(bin: &str) -> bool {
     }
 }
 
+/// After `forge hooks install gemini` in a project: the CLI's local telemetry on, so the hooks
+/// book the calls no chat recording holds (the model router's), and its file kept out of git.
+/// A user-wide install sets none: a relative file would be opened in every folder Gemini runs
+/// in, and the CLI dies without a word where that folder is missing.
+fn gemini_telemetry(project: &std::path::Path, settings: &std::path::Path) -> Result<()> {
+    match install::install_gemini_telemetry(settings)? {
+        install::Telemetry::Added => println!(
+            "Turned on Gemini's local telemetry in {} (to {}, prompts left out): the hooks book the model calls the chat recording does not hold, such as the model router's, from it.",
+            settings.display(),
+            forge::budget::TELEMETRY_FILE
+        ),
+        install::Telemetry::Already => {}
+        install::Telemetry::Theirs(v) => println!(
+            "Note: {} has telemetry settings of its own ({v}), left as they are: the model calls the chat recording does not hold (the model router's) are not booked. For Forge to book them, set `\"telemetry\": {}` there.",
+            settings.display(),
+            install::gemini_telemetry()
+        ),
+    }
+    let added =
+        forge::init::ensure_gitignore(project, &[forge::budget::TELEMETRY_FILE.to_string()])?;
+    if !added.is_empty() {
+        println!("Added to .gitignore: {}", added.join(", "));
+    }
+    Ok(())
+}
+
 pub fn hooks(cmd: HooksCommand) -> Result<i32> {
     match cmd {
         HooksCommand::Install {
@@ -274,6 +300,9 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
                 Agent::Gemini => {
                     let home = forge::repo::home();
                     let project = root()?;
+                    if !global {
+                        gemini_telemetry(&project, &path)?;
+                    }
                     if trust {
                         let file = forge::hooks::client_skip::gemini_trusted_folders(&home);
                         if forge::hooks::client_skip::gemini_trust(&home, &project)? {

@@ -309,6 +309,49 @@ fn entry(agent: Agent, event: Event, bin: &str) -> Value {
     }
 }
 
+/// The `telemetry` settings `forge hooks install gemini` adds to a project's Gemini settings:
+/// the CLI's local telemetry, where each model call's usage is, the model router's and the
+/// other calls no chat recording holds included (see `budget/gemini.rs`). Prompts are kept out
+/// of it.
+pub fn gemini_telemetry() -> Value {
+    json!({
+        "enabled": true,
+        "target": "local",
+        "outfile": crate::budget::TELEMETRY_FILE,
+        "logPrompts": false,
+    })
+}
+
+/// What [`install_gemini_telemetry`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Telemetry {
+    Added,
+    /// Forge's settings were there already.
+    Already,
+    /// The file has telemetry settings of its own, left as they are (the value, as JSON).
+    Theirs(String),
+}
+
+/// Adds [`gemini_telemetry`] to a project's Gemini settings file (after [`install`] wrote its
+/// hooks), as text, unless the file has telemetry settings already: a person's own are never
+/// replaced.
+pub fn install_gemini_telemetry(path: &Path) -> Result<Telemetry> {
+    let text = read_text(path)?;
+    parse_object(path, &text)?;
+    let root = spans(path, &text)?;
+    if let Some(m) = root.get("telemetry") {
+        let v = value_of(&text, &m.value);
+        return Ok(if v == gemini_telemetry() {
+            Telemetry::Already
+        } else {
+            Telemetry::Theirs(v.to_string())
+        });
+    }
+    let text = json_text::insert_member(&text, &root, "telemetry", &gemini_telemetry());
+    write_atomic(path, text.as_bytes())?;
+    Ok(Telemetry::Added)
+}
+
 /// Removes only Forge's entries, and the groups and event lists that held only them. One piece
 /// comes out at a time, each removal the exact inverse of the insertion `install` made, so
 /// `install` then `uninstall` gives back the file's bytes.
@@ -322,6 +365,20 @@ pub fn uninstall(path: &Path, agent: Agent) -> Result<Change> {
     let mut text = read_text(path)?;
     parse_object(path, &text)?;
     let mut removed: Vec<String> = Vec::new();
+    if agent == Agent::Gemini {
+        // Forge's telemetry settings, exactly as it added them, come out first: the inverse
+        // order of `install` then `install_gemini_telemetry`.
+        let root = spans(path, &text)?;
+        let members: Vec<_> = root.members().iter().map(|m| m.span.clone()).collect();
+        if let Some(k) = root
+            .members()
+            .iter()
+            .position(|m| m.key == "telemetry" && value_of(&text, &m.value) == gemini_telemetry())
+        {
+            text = json_text::splice(&text, json_text::removal(&members, root.span.start, k), "");
+            removed.push("telemetry".into());
+        }
+    }
     while let Some((range, events)) = next_removal(&text, &spans(path, &text)?, agent) {
         text = json_text::splice(&text, range, "");
         for e in events {
@@ -615,6 +672,51 @@ mod tests {
                 "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
             }})
         );
+    }
+
+    #[test]
+    fn gemini_telemetry_is_added_after_the_hooks_and_taken_out_byte_for_byte() {
+        for original in SHAPES.iter().copied().chain([USER, ""]) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("settings.json");
+            std::fs::write(&p, original).unwrap();
+            install(&p, Agent::Gemini, "forge").unwrap();
+            let hooked = std::fs::read_to_string(&p).unwrap();
+            assert_eq!(install_gemini_telemetry(&p).unwrap(), Telemetry::Added);
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            assert_eq!(v["telemetry"], gemini_telemetry(), "{original:?}");
+            assert_eq!(v["telemetry"]["outfile"], ".gemini/forge-telemetry.log");
+            assert_eq!(install_gemini_telemetry(&p).unwrap(), Telemetry::Already);
+            let c = uninstall(&p, Agent::Gemini).unwrap();
+            assert!(c.events.contains(&"telemetry".to_string()), "{c:?}");
+            if !original.is_empty() {
+                assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+            }
+            // Without Forge's hooks, the telemetry still comes out.
+            std::fs::write(&p, &hooked).unwrap();
+            install_gemini_telemetry(&p).unwrap();
+            let hooks_out = uninstall(&p, Agent::Gemini).unwrap();
+            assert!(
+                !std::fs::read_to_string(&p).unwrap().contains("telemetry"),
+                "{hooks_out:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_persons_own_gemini_telemetry_is_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("settings.json");
+        let own = "{\"telemetry\": {\"enabled\": true, \"target\": \"gcp\"}}\n";
+        std::fs::write(&p, own).unwrap();
+        let got = install_gemini_telemetry(&p).unwrap();
+        assert_eq!(
+            got,
+            Telemetry::Theirs(r#"{"enabled":true,"target":"gcp"}"#.into())
+        );
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), own);
+        uninstall(&p, Agent::Gemini).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), own);
     }
 
     #[test]

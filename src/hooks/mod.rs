@@ -689,7 +689,22 @@ fn ingest_spend(
                 &project.tmp_dir().join("transcripts"),
                 &config.budget,
             )?;
-            let notices = crate::budget::record(&project, change, session, &spends)?;
+            let mut notices = crate::budget::record(&project, change, session, &spends)?;
+            let mut spends = spends;
+            if agent == Agent::Gemini {
+                // Calls outside the chat (the model router's, …), from the CLI's telemetry, each
+                // to the session that made it: any of the project's sessions may read them first.
+                let file = project.root.join(crate::budget::TELEMETRY_FILE);
+                if file.is_file() {
+                    let cursors = project.tmp_dir().join("transcripts");
+                    for (s, sp) in crate::budget::ingest_telemetry(&file, &cursors, &config.budget)?
+                    {
+                        let s = s.as_deref().or(session);
+                        notices.extend(crate::budget::record(&project, change, s, &sp)?);
+                        spends.extend(sp);
+                    }
+                }
+            }
             Ok((spends, notices))
         })();
     match result {
