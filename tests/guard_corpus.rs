@@ -9,7 +9,8 @@
 //!   engine with its source open), the same thresholds.
 //!
 //! Expected decisions come from the policy (docs/guard.md), not from what the engine happens to
-//! do. Each test prints the detection rate, the false-positive rate and the exact-match rate,
+//! do. Apart from them, `frozen.jsonl` records what the engine did decide and by which rule, for
+//! every entry of the four sets: a change of either fails `frozen_decisions_and_rules_hold`. Each test prints the detection rate, the false-positive rate and the exact-match rate,
 //! with a table of every mismatch.
 //!
 //! Run: `cargo test --test guard_corpus -- --nocapture` (set `GUARD_CORPUS_VERBOSE=1` to print
