@@ -841,13 +841,36 @@ pub fn is_secret_env(name: &str) -> bool {
         .any(|w| n.contains(w))
         || n.split('_').any(|w| w == "AUTH")
         || n.ends_with("_DSN")
+        // `STRIPE_KEY`, `SIGNING_KEY`, `DEPLOY_KEY`, `LICENSE_KEYS` (red team of issue 34): in
+        // an allowlisted environment, dropping a harmless `CACHE_KEY` costs little.
+        || n.ends_with("_KEY")
+        || n.ends_with("_KEYS")
+        || n.ends_with("_PASS")
 }
 
-/// Whether a variable's value is a credential whatever its name: a URL that carries a password
-/// (`scheme://user:pass@host`, `redis://:pass@host`), as `REDIS_URL`, `AMQP_URL` or a service's
-/// own name hold them.
+/// Whether a variable's value is a credential whatever its name: a URL that carries a user or a
+/// password (`scheme://user:pass@host`, `redis://:pass@host`, `https://<token>@host`), as
+/// `REDIS_URL`, `AMQP_URL` or a service's own name hold them; an `Authorization:` header or a
+/// bearer token; an assignment of a credential-named key (`-Dapi.key=…`, `password=…`).
 pub fn is_secret_env_value(name: &str, value: &str) -> bool {
     if is_secret_env(name) {
+        return true;
+    }
+    // A header or an assignment that carries one, whatever variable holds it:
+    // `GIT_CONFIG_PARAMETERS='http.extraheader'='Authorization: Bearer …'`,
+    // `JAVA_TOOL_OPTIONS=-Dapi.key=…` (red team of issue 34).
+    let lower = value.to_ascii_lowercase();
+    if lower.contains("authorization:") || lower.contains("bearer ") {
+        return true;
+    }
+    let assigns_secret = value
+        .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '&' | ','))
+        .filter_map(|t| t.split_once('=').map(|(k, _)| k))
+        .any(|k| {
+            let k = k.trim_start_matches('-').replace(['.', '-'], "_");
+            !k.is_empty() && is_secret_env(&k)
+        });
+    if assigns_secret {
         return true;
     }
     let Some((scheme, rest)) = value.split_once("://") else {
@@ -858,10 +881,12 @@ pub fn is_secret_env_value(name: &str, value: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // A user name alone is a credential too: `https://<token>@host` is how registries and
+    // proxies take a token (red team of issue 34: `PIP_EXTRA_INDEX_URL`, `npm_config_registry`).
     plain_scheme
         && authority
             .rsplit_once('@')
-            .is_some_and(|(user, _)| user.split_once(':').is_some_and(|(_, pw)| !pw.is_empty()))
+            .is_some_and(|(user, _)| !user.is_empty())
 }
 
 /// The environment CMD gets: TMPDIR, the marker, and of the caller's only what is granted by

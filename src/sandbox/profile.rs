@@ -72,6 +72,9 @@ pub enum Place {
     Areas,
     /// The private temporary folder (`--tmpdir`; `TMPDIR` is set to it).
     Tmpdir,
+    /// Every other sandbox's folders (`<tmp>/forge-sandbox-<uid>`): other projects' and
+    /// profiles' private TMPDIRs.
+    Sandboxes,
     /// The state folders of the agent client this sandbox runs (`sandbox.clients`).
     ClientState,
     /// Build and package caches (`sandbox.caches`).
@@ -94,13 +97,14 @@ pub enum Place {
 }
 
 impl Place {
-    pub const ALL: [Place; 15] = [
+    pub const ALL: [Place; 16] = [
         Place::Secrets,
         Place::OwnCredential,
         Place::Control,
         Place::Answer,
         Place::Areas,
         Place::Tmpdir,
+        Place::Sandboxes,
         Place::ClientState,
         Place::Caches,
         Place::Toolchains,
@@ -125,6 +129,9 @@ impl Place {
             Place::Answer => "the answer file (`--answer`)",
             Place::Areas => "the writable areas (`--write`)",
             Place::Tmpdir => "the private TMPDIR (`--tmpdir`)",
+            Place::Sandboxes => {
+                "other sandboxes' private TMPDIRs (`<tmp>/forge-sandbox-<uid>`: other projects', other profiles')"
+            }
             Place::ClientState => "the client's state folders (`sandbox.clients`)",
             Place::Caches => "build caches (`sandbox.caches`)",
             Place::Toolchains => {
@@ -168,7 +175,7 @@ pub fn access(profile: Profile, place: Place) -> Access {
     use Access::{None, Read, Write};
     use Profile::*;
     match place {
-        Place::Secrets | Place::RawDevices => None,
+        Place::Secrets | Place::RawDevices | Place::Sandboxes => None,
         Place::OwnCredential => {
             if profile.runs_client() {
                 Read
@@ -246,6 +253,7 @@ mod tests {
         // Nobody reads secrets or writes control files, in any profile.
         for p in Profile::ALL {
             assert!(!can_read(p, Place::Secrets), "{p:?}");
+            assert!(!can_read(p, Place::Sandboxes), "{p:?}");
             assert!(!can_read(p, Place::RawDevices), "{p:?}");
             assert!(!can_write(p, Place::Control), "{p:?}");
             assert!(!can_read(p, Place::Home), "{p:?}");

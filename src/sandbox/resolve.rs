@@ -971,16 +971,9 @@ impl Plan {
             .cloned()
             .collect();
         self.holes.retain(|h| !secrets.contains(h));
-        // A secret in a hole that stays (home) is out of reach already, unless a grant inside
-        // that hole holds it (`~/.cargo/credentials.toml` in `~/.cargo`).
-        let granted = |s: &Path| {
-            self.read_inside_holes
-                .iter()
-                .chain(&self.write)
-                .any(|g| within(s, g))
-        };
-        let unreachable = |s: &Path| self.holes.iter().any(|h| within(s, h)) && !granted(s);
-        let secrets: Vec<PathBuf> = secrets.into_iter().filter(|s| !unreachable(s)).collect();
+        // Each one covered even inside home's hole: Landlock below ABI 9 does not stop a
+        // `connect()` to a socket there (Docker Desktop's `~/.docker/run/docker.sock`, an SSH
+        // agent's or a ControlMaster's socket in `~/.ssh`), a cover does. Red team of issue 34.
         for s in secrets {
             push_unique(&mut self.hide, s);
         }
@@ -1345,6 +1338,15 @@ pub fn plan(
         .clone()
         .unwrap_or_else(|| layout.default_tmpdir(profile));
     places.push((Place::Tmpdir, tmpdir.clone()));
+    // The folder every sandbox's TMPDIR lies in: a hole, with this one's granted inside it
+    // (red team of issue 34: a session read another project's TMPDIR).
+    if let Some(base) = layout
+        .default_tmpdir(profile)
+        .parent()
+        .and_then(Path::parent)
+    {
+        places.push((Place::Sandboxes, base.to_path_buf()));
+    }
 
     if profile.runs_client()
         && let Some(_c) = wants.client
@@ -1411,7 +1413,13 @@ pub fn plan(
     for (place, p) in &plan.places {
         let access = profile::access(profile, *place);
         match (*place, access) {
-            (Place::Secrets, _) | (Place::RawDevices, _) | (Place::Home, Access::None) => {
+            // Inside a writable folder (a check given `/tmp` itself) a cover would hide this
+            // sandbox's own TMPDIR too: left as it is there.
+            (Place::Sandboxes, _) if under_write(p) => {}
+            (Place::Secrets, _)
+            | (Place::RawDevices, _)
+            | (Place::Home, Access::None)
+            | (Place::Sandboxes, Access::None) => {
                 if under_write(p) {
                     if exists(p) {
                         hide.push(p.clone());

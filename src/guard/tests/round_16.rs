@@ -327,12 +327,29 @@ fn round_16_credential_variables_are_secrets() {
         ("REDIS_URL", "redis://:pw@host:6379"),
         ("AMQP", "amqp://user:pass@rabbit/vhost"),
         ("MONGO", "mongodb+srv://u:p@cluster.example/db"),
+        // Issue 34's red team: a token as the user name, a header, an assigned key; and names
+        // ending in `_KEY`.
+        (
+            "PIP_EXTRA_INDEX_URL",
+            "https://ghp_x1y2@pypi.example/simple",
+        ),
+        ("HOMEPAGE", "https://user@example.com/x"),
+        (
+            "GIT_CONFIG_PARAMETERS",
+            "'http.extraheader'='Authorization: Basic eDp5'",
+        ),
+        ("GIT_CONFIG_VALUE_0", "Bearer abc.def"),
+        ("JAVA_TOOL_OPTIONS", "-Xmx1g -Dapi.key=k-123"),
+        ("FORGE_DEPLOY_KEY", "k"),
+        ("STRIPE_KEY", "sk_live_x"),
     ] {
         assert!(crate::sandbox::is_secret_env_value(n, v), "{n}={v}");
     }
     for (n, v) in [
         ("REDIS_URL", "redis://host:6379"),
-        ("HOMEPAGE", "https://user@example.com/x"),
+        ("JAVA_TOOL_OPTIONS", "-Xmx1g -Dfile.encoding=UTF-8"),
+        ("GIT_CONFIG_PARAMETERS", "'core.autocrlf'='false'"),
+        ("npm_config_registry", "https://registry.npmjs.org/"),
         ("PWD", "/work/repo"),
         ("NOTE", "see https://example.com/a:b@c"),
     ] {
