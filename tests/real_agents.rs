@@ -2862,9 +2862,14 @@ fn codex_subagent_commands_are_guarded_and_sandboxed() {
             format!("rm -rf {}", victim.path().display()),
             "echo sub > sub.txt && echo \"marker=$FORGE_SANDBOX\""
         ]);
-        let Some(codex) =
-            run_codex_with(test, &r, json!([]), |_| {}, codex_fake_with_subagent(sub))
-        else {
+        let fake = codex_fake_with_subagent(sub);
+        let Some(codex) = run_codex_with(
+            test,
+            &r,
+            json!([]),
+            |_| {},
+            |src| codex_fake_with_usage(fake(src)),
+        ) else {
             return;
         };
         let dump = &codex.dump;
@@ -2924,6 +2929,18 @@ fn codex_subagent_commands_are_guarded_and_sandboxed() {
         assert!(
             field("tokens") > main,
             "the subagent's calls were not booked: {ledger}{dump}"
+        );
+        // Every response is booked, the subagent's last one (after its last tool call, which
+        // no hook of its own follows) at the parent's next hook: the fake's whole usage.
+        let truth: f64 = requests
+            .iter()
+            .map(|e| e["usage"]["total_tokens"].as_f64().unwrap())
+            .sum();
+        assert_ratio(
+            "tokens",
+            field("tokens"),
+            truth,
+            &format!("\n{ledger}{dump}"),
         );
         // The main agent waited for it and got its end.
         assert!(

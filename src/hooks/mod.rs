@@ -684,11 +684,24 @@ fn ingest_spend(
                 Agent::Gemini => crate::budget::ingest_chat,
                 Agent::Codex => crate::budget::ingest_rollout,
             };
-            let spends = read(
-                Path::new(t),
-                &project.tmp_dir().join("transcripts"),
-                &config.budget,
-            )?;
+            let cursors = project.tmp_dir().join("transcripts");
+            let spends = match agent {
+                // A Codex subagent's hooks name its own rollout and its parent's session, and no
+                // hook follows its last response: every rollout the session named is read again
+                // at each of its hooks (each from where it was left), so that response is booked
+                // at the parent's next one.
+                Agent::Codex => {
+                    let mut spends = Vec::new();
+                    for r in session_rollouts(&cursors, session, Path::new(t)) {
+                        // One removed since (a subagent's, cleaned up) has nothing more to book.
+                        if r.as_path() == Path::new(t) || r.is_file() {
+                            spends.extend(read(&r, &cursors, &config.budget)?);
+                        }
+                    }
+                    spends
+                }
+                _ => read(Path::new(t), &cursors, &config.budget)?,
+            };
             let mut notices = crate::budget::record(&project, change, session, &spends)?;
             let mut spends = spends;
             if agent == Agent::Gemini {
@@ -724,6 +737,37 @@ fn ingest_spend(
         }
         Err(e) => eprintln!("forge: could not record spend from {t}: {e}"),
     }
+}
+
+/// The rollouts `session` has named in its hooks, `current` among them (added to the list kept in
+/// `cursors`). Without a session, `current` alone.
+fn session_rollouts(cursors: &Path, session: Option<&str>, current: &Path) -> Vec<PathBuf> {
+    let Some(s) = session.filter(|s| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+    }) else {
+        return vec![current.to_path_buf()];
+    };
+    let list = cursors.join(format!("codex-{s}.rollouts"));
+    let mut known: Vec<PathBuf> = std::fs::read_to_string(&list)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    if !known.iter().any(|k| k == current) {
+        known.push(current.to_path_buf());
+        let text: String = known.iter().map(|k| format!("{}\n", k.display())).collect();
+        let _ = std::fs::create_dir_all(cursors);
+        if let Err(e) = crate::state::write_atomic(&list, text.as_bytes()) {
+            eprintln!(
+                "forge: could not note the rollout {}: {e}",
+                current.display()
+            );
+        }
+    }
+    known
 }
 
 /// A deny when the change's or the session's spend is at or over its limit. A ledger that does
@@ -1682,6 +1726,36 @@ fn session_start(agent: Agent, cwd: &Path, _session: Option<String>) -> HookOutp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Codex session's rollouts — its own and its subagents' — are remembered across its hooks,
+    /// each once; a session id that is no plain name keeps no list.
+    #[test]
+    fn a_sessions_rollouts_are_remembered_once_each() {
+        let d = tempfile::tempdir().unwrap();
+        let c = d.path().join("transcripts");
+        let (main, sub) = (Path::new("/r/main.jsonl"), Path::new("/r/sub.jsonl"));
+        assert_eq!(
+            session_rollouts(&c, Some("t-1"), main),
+            vec![main.to_path_buf()]
+        );
+        assert_eq!(
+            session_rollouts(&c, Some("t-1"), sub),
+            vec![main.to_path_buf(), sub.to_path_buf()]
+        );
+        assert_eq!(
+            session_rollouts(&c, Some("t-1"), main),
+            vec![main.to_path_buf(), sub.to_path_buf()]
+        );
+        assert_eq!(
+            session_rollouts(&c, Some("t-2"), sub),
+            vec![sub.to_path_buf()]
+        );
+        assert_eq!(
+            session_rollouts(&c, Some("../x"), sub),
+            vec![sub.to_path_buf()]
+        );
+        assert!(!d.path().join("x.rollouts").exists());
+    }
 
     #[test]
     fn bounded_read_times_out_and_caps() {
