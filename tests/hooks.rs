@@ -1697,27 +1697,13 @@ fn file_tools_read_home_by_the_sandboxs_allowlist() {
     // The captured envelope (session, cwd, event) with the file tool's own input.
     let envelope = fixture_named("claude", "PreToolUse", "\"Write\"");
     let decide = |tool: &str, input: Value| {
-        use std::io::Write;
         let p = payload(&format!("claude/{envelope}"), &r, Some((tool, input)));
-        let mut child = r
-            .forge_cmd(&["hook", "claude", "pre-tool-use"])
-            .env("HOME", &h)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(p.to_string().as_bytes())
-            .unwrap();
-        let o = child.wait_with_output().unwrap();
-        let o = common::Output {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::new(),
-        };
+        let o = r.hook_env(
+            "claude",
+            "pre-tool-use",
+            p.to_string().as_bytes(),
+            &[("HOME", &h)],
+        );
         (claude_decision(&o), o.stdout)
     };
     let file = |rel: &str| json!({"file_path": h.join(rel).display().to_string()});

@@ -91,10 +91,24 @@ impl Repo {
     /// `forge hook <agent> <event>` with `stdin` as the payload, written from a thread so a hook
     /// that answers before reading everything cannot deadlock the test.
     pub fn hook(&self, agent: &str, event: &str, stdin: &[u8]) -> Output {
+        self.hook_env(agent, event, stdin, &[])
+    }
+
+    /// [`Repo::hook`] with extra environment variables (a private HOME, say).
+    pub fn hook_env(
+        &self,
+        agent: &str,
+        event: &str,
+        stdin: &[u8],
+        env: &[(&str, &Path)],
+    ) -> Output {
         use std::io::Write;
         use std::process::Stdio;
-        let mut child = self
-            .forge_cmd(&["hook", agent, event])
+        let mut cmd = self.forge_cmd(&["hook", agent, event]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
