@@ -758,6 +758,85 @@ fn a_worktree_subagent_edits_its_worktree_but_not_its_forge_state() {
     );
 }
 
+/// A fork subagent (`subagent_type: "fork"`, switched on by `CLAUDE_CODE_FORK_SUBAGENT=1`)
+/// inherits the main conversation instead of starting blank; its shell calls reach Forge's
+/// hooks like any subagent's: the destructive one is denied, the benign one runs in the kernel
+/// sandbox.
+#[test]
+fn a_fork_subagents_commands_are_guarded_and_sandboxed() {
+    on_each_claude(
+        "a_fork_subagents_commands_are_guarded_and_sandboxed",
+        || {
+            let test = "a_fork_subagents_commands_are_guarded_and_sandboxed";
+            if !sandbox_available(test) {
+                return;
+            }
+            let r = Repo::with_command("true", "none");
+            let Some(victim) = victim_dir(test) else {
+                return;
+            };
+            let precious = victim.path().join("precious.txt");
+            std::fs::write(&precious, "keep me\n").unwrap();
+            let agent = json!({"content": [{"type": "tool_use", "name": "@agent", "input": {
+                "description": "run the two commands", "prompt": "FORK-TASK: run the two commands",
+                "subagent_type": "fork", "run_in_background": false}}],
+            "stop_reason": "tool_use"});
+            let script = json!({
+                "subagent_marker": "FORK-TASK",
+                "turns": [agent, text("done")],
+                "subagent_turns": [
+                    bash(&format!("rm -rf {}", victim.path().display())),
+                    bash("echo fork > fork.txt && echo \"marker=$FORGE_SANDBOX\""),
+                    text("finished"),
+                ],
+            });
+            let Some(run) = run_claude_script(
+                test,
+                &r,
+                script,
+                |_| {},
+                &[],
+                &[
+                    ("RIG_FAKE", "fake_anthropic_stream.py"),
+                    ("CLAUDE_CODE_FORK_SUBAGENT", "1"),
+                ],
+            ) else {
+                return;
+            };
+            assert_success(&run);
+            let log = run.file("requests.jsonl");
+            assert_eq!(
+                std::fs::read_to_string(&precious).unwrap_or_default(),
+                "keep me\n",
+                "the fork's rm ran{}",
+                run.dump()
+            );
+            assert!(
+                log.contains("Forge guard deny [rm-outside-repo]"),
+                "the hook did not deny the fork's call{}",
+                run.dump()
+            );
+            assert!(log.contains("marker=session"), "{}", run.dump());
+            assert_eq!(r.read("fork.txt"), "fork\n", "{}", run.dump());
+            // A fork, not a blank subagent: its requests start with the main conversation, its
+            // task (the marker) coming after it.
+            let forked = log
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|e| e["kind"] == "messages" && e["role"] == "sub")
+                .any(|e| {
+                    let first = e["body"]["messages"][0].to_string();
+                    !first.contains("FORK-TASK") && e["body"].to_string().contains("FORK-TASK")
+                });
+            assert!(
+                forked,
+                "the subagent did not inherit the conversation{}",
+                run.dump()
+            );
+        },
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // `forge run` with the real client playing red.
 //
