@@ -78,7 +78,11 @@ pub const TABLE: &[Row] = &[
     row("o1", 15.0, 60.0, 15.0, 15.0, 7.5),
     row("o3", 2.0, 8.0, 2.0, 2.0, 0.5),
     row("o4-mini", 1.1, 4.4, 1.1, 1.1, 0.275),
-    // Google (Gemini CLI).
+    // Google (Gemini CLI). The Flash-Lite rows (Gemini CLI 0.61's model router runs
+    // `gemini-3.5-flash-lite`) are from third-party catalogs (docs.sim.ai's of 2026-07-21,
+    // Vercel's AI Gateway), not Google's page.
+    row("gemini-3.5-flash-lite", 0.3, 2.5, 0.3, 0.3, 0.03),
+    row("gemini-3.1-flash-lite", 0.25, 1.5, 0.25, 0.25, 0.025),
     row("gemini-3.1-pro", 2.0, 12.0, 2.0, 2.0, 0.2),
     row("gemini-3-pro", 2.0, 12.0, 2.0, 2.0, 0.2),
     row("gemini-3-flash", 0.5, 3.0, 0.5, 0.5, 0.05),

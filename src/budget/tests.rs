@@ -378,7 +378,7 @@ fn current_default_models_have_their_own_price() {
         ..Tokens::default()
     };
     // Claude Code ≥ 2.1.220 runs claude-opus-5 and claude-opus-5-5 by default; Codex the
-    // gpt-5.6 tiers; Gemini CLI gemini-3.1-pro and gemini-3-flash.
+    // gpt-5.6 tiers; Gemini CLI gemini-3.1-pro and gemini-3-flash, and its router's Flash-Lite.
     for (model, usd) in [
         ("claude-opus-5", 30.0),
         ("claude-opus-5[1m]", 30.0),
@@ -389,6 +389,8 @@ fn current_default_models_have_their_own_price() {
         ("gpt-5.6-terra", 14.0),
         ("gemini-3.1-pro-preview", 14.0),
         ("gemini-3-flash-preview", 3.5),
+        // Gemini CLI 0.61's model router.
+        ("gemini-3.5-flash-lite", 2.8),
     ] {
         assert_eq!(price(&cfg, Some(model), &m), (usd, None), "{model}");
     }
