@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::transcript::{self, PerModel};
-use super::{BudgetConfig, Spend, Tokens, price, rate};
+use super::{BudgetConfig, Spend, Tokens, price};
 use crate::error::Result;
 
 /// Forge's token counts of one Codex `usage` object (a `turn.completed`'s, or a rollout's
@@ -128,17 +128,7 @@ pub fn ingest_rollout(
                     return;
                 }
                 let model = cur.extra.model.clone().unwrap_or_else(|| "unknown".into());
-                let r = rate(config, Some(&model));
-                per_model.add(
-                    &model,
-                    Spend {
-                        source: String::new(),
-                        model: None,
-                        tokens: d,
-                        usd: r.cost(&d),
-                        estimate: r.estimate(),
-                    },
-                );
+                per_model.add_priced(config, &model, d);
             }
             _ => {}
         }

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::transcript::{self, PerModel};
-use super::{BudgetConfig, Spend, Tokens, price, rate};
+use super::{BudgetConfig, Spend, Tokens, price};
 use crate::error::Result;
 
 /// Forge's token counts of one Gemini usage: `prompt` includes the `cached` part, thoughts are
@@ -159,17 +159,7 @@ fn ingest_file(
             .and_then(|m| m.as_str())
             .unwrap_or("unknown")
             .to_string();
-        let r = rate(config, Some(&model));
-        per_model.add(
-            &model,
-            Spend {
-                source: String::new(),
-                model: None,
-                tokens,
-                usd: r.cost(&tokens),
-                estimate: r.estimate(),
-            },
-        );
+        per_model.add_priced(config, &model, tokens);
     })?;
     Ok(per_model.into_vec())
 }
@@ -239,20 +229,10 @@ pub fn ingest_telemetry(
                 n("thoughts_token_count"),
                 n("tool_token_count"),
             );
-            let r = rate(config, Some(&model));
             by_session
                 .entry(session)
                 .or_insert_with(|| PerModel::new("gemini-telemetry"))
-                .add(
-                    &model,
-                    Spend {
-                        source: String::new(),
-                        model: None,
-                        tokens,
-                        usd: r.cost(&tokens),
-                        estimate: r.estimate(),
-                    },
-                );
+                .add_priced(config, &model, tokens);
         },
     )?;
     Ok(by_session

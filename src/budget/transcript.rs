@@ -178,6 +178,21 @@ impl PerModel {
         }
     }
 
+    /// Adds `tokens` of `model`, priced by the table in force (`budget.prices` first).
+    pub fn add_priced(&mut self, config: &super::BudgetConfig, model: &str, tokens: super::Tokens) {
+        let r = super::rate(config, Some(model));
+        self.add(
+            model,
+            Spend {
+                source: String::new(),
+                model: None,
+                tokens,
+                usd: r.cost(&tokens),
+                estimate: r.estimate(),
+            },
+        );
+    }
+
     /// Adds spends already attributed (their own `model`), as from another record.
     pub fn extend(&mut self, spends: Vec<Spend>) {
         for s in spends {
