@@ -1488,3 +1488,66 @@ fn code_that_hides_the_suite_as_it_was_before_the_run_still_fails() {
     assert!(!git_out(&r, &["log", "-p", "--", "src"]).contains("hide-old-suite"));
     assert_landed_cleanly(&r);
 }
+
+/// A large project's checks' checkout outlives the run, so the next run rewrites only what
+/// changed — without its cache folders (code a check ran wrote them), and taken on trust in
+/// nothing: a test planted in it between runs is not run by the next one.
+#[test]
+fn a_large_projects_checkout_waits_for_the_next_run_and_is_verified_there() {
+    let r = shop_with("", "run:\n  check_caches: [build]\n");
+    for i in 0..2_000 {
+        r.write(&format!("lib/m{:02}/f{i}.txt", i / 100), &format!("{i}\n"));
+    }
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "chore: a large tree"]);
+    // The checks make a cache folder of their own, as a build would.
+    let with_cache = "verify:\n  commands:\n    - name: test\n      run: mkdir -p build && echo built > build/out && sh tests/run.sh";
+    let config = r.read(".forge/config.yaml").replacen(
+        "verify:\n  commands:\n    - name: test\n      run: sh tests/run.sh",
+        with_cache,
+        1,
+    );
+    assert_ne!(config, r.read(".forge/config.yaml"));
+    r.write(".forge/config.yaml", &config);
+    r.git(&["commit", "-qam", "chore: checks that build"]);
+    let base = git_out(&r, &["rev-parse", "HEAD"]);
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let parked: Vec<std::path::PathBuf> = std::fs::read_dir(r.tmp())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("forge-check"))
+        })
+        .collect();
+    assert_eq!(
+        parked.len(),
+        1,
+        "{parked:?}: only the checkout stays, not its layer or temp folder"
+    );
+    let co = &parked[0];
+    assert_eq!(
+        std::fs::read_to_string(co.join("lib/m07/f700.txt")).unwrap(),
+        "700\n"
+    );
+    assert!(
+        !co.join("build").exists(),
+        "a check's cache outlived the run"
+    );
+
+    // Between runs, something writes the parked folder: a test that fails, a changed file.
+    std::fs::write(co.join("tests/zz_planted_test.sh"), "check planted 1 2\n").unwrap();
+    std::fs::write(co.join("lib/m07/f700.txt"), "changed\n").unwrap();
+    r.git(&["reset", "-q", "--hard", &base]);
+    std::fs::remove_dir_all(r.path().join(".tmp/.forge/runs")).unwrap();
+    let o = run(&r);
+    assert_eq!(o.code, 0, "the planted test was run: {o:?}");
+    assert!(!co.join("tests/zz_planted_test.sh").exists());
+    assert_eq!(
+        std::fs::read_to_string(co.join("lib/m07/f700.txt")).unwrap(),
+        "700\n"
+    );
+    assert!(o.stdout.contains("DONE: 2 slice(s) landed"), "{}", o.stdout);
+}

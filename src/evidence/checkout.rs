@@ -38,6 +38,10 @@ pub struct SyncStats {
     pub kept: usize,
 }
 
+/// The size from which a checkout outlives its run (see [`Checkout::park`]): below it, writing
+/// the tree again costs less than a copy of the project left in the temp folder is worth.
+pub const PARK_FILES: usize = 2_000;
+
 pub struct Checkout {
     pub dir: PathBuf,
     /// Relative folders kept between checks (build caches).
@@ -51,6 +55,9 @@ pub struct Checkout {
     /// an agent or a check outside the kernel sandbox can write: a link or another folder put
     /// in its place would make a sweep remove whatever it leads to (the person's repository).
     id: (u64, u64),
+    /// Not synced since it was opened: what the cache folders hold came from an earlier run
+    /// (parked, or stopped by a crash) and goes before the first check of this one.
+    fresh: bool,
 }
 
 impl Checkout {
@@ -84,6 +91,7 @@ impl Checkout {
             hasher,
             clean: None,
             id: (m.dev(), m.ino()),
+            fresh: true,
         })
     }
 
@@ -118,43 +126,53 @@ impl Checkout {
                     }
                 }
                 // Known to hold `was`: only what differs is removed (and rewritten below).
+                let mut gone = Vec::new();
                 for (p, e) in &was.entries {
-                    if tree.entries.get(p) == Some(e) {
-                        present.insert(p.clone());
-                    } else {
+                    if tree.entries.get(p) != Some(e) {
                         remove(&self.dir.join(p))?;
                         stats.removed += 1;
+                        if !tree.entries.contains_key(p) {
+                            gone.push(p.as_str());
+                        }
                     }
                 }
-                stats.kept = present.len();
+                stats.kept = was.entries.len() - stats.removed;
                 // A folder of `was` that `tree` no longer needs goes too (its files are gone).
-                prune_empty(&self.dir, &was, tree);
+                prune_empty(&self.dir, &gone, tree);
+                self.fill(odb, tree, |p, e| was.entries.get(p) == Some(e), &mut stats)?;
+                self.clean = Some(tree.clone());
+                return Ok(stats);
             }
             None => {
+                if std::mem::take(&mut self.fresh) {
+                    for k in &self.keep {
+                        remove_entry(&self.dir, k)?;
+                    }
+                }
                 let started = SystemTime::now();
                 self.sweep(tree, &mut present, &mut stats, started)?;
             }
         }
-        self.fill(odb, tree, &present, &mut stats)?;
+        self.fill(odb, tree, |p, _| present.contains(p), &mut stats)?;
         self.clean = Some(tree.clone());
         Ok(stats)
     }
 
-    /// Writes the entries of `tree` not in `present`, from verified objects.
+    /// Writes the entries of `tree` that are not `present` already, from verified objects.
     fn fill(
         &self,
         odb: &Odb,
         tree: &Snapshot,
-        present: &BTreeSet<String>,
+        present: impl Fn(&str, &Entry) -> bool,
         stats: &mut SyncStats,
     ) -> odb::Result<()> {
-        let mut todo: Vec<(&String, &Entry)> = tree
+        // In the tree's order: a folder before what it holds.
+        let todo: Vec<(&String, &Entry)> = tree
             .entries
             .iter()
-            .filter(|(p, _)| !present.contains(*p))
+            .filter(|(p, e)| !present(p, e))
             .filter(|(_, e)| !matches!(e, Entry::Nested))
             .collect();
-        todo.sort_by(|a, b| a.0.cmp(b.0));
         let oids: Vec<&str> = todo
             .iter()
             .filter_map(|(_, e)| match e {
@@ -196,7 +214,7 @@ impl Checkout {
             .map(|(p, _)| p.clone())
             .collect();
         // Every file is there again before anything is reported: the folder is clean.
-        self.fill(odb, tree, &present, &mut stats)?;
+        self.fill(odb, tree, |p, _| present.contains(p), &mut stats)?;
         self.clean = Some(tree.clone());
         Ok(rewritten)
     }
@@ -233,6 +251,28 @@ impl Checkout {
     pub fn remove(self) {
         if self.still_ours().is_ok() {
             let _ = remove(&self.dir);
+        }
+    }
+
+    /// The run is over: a checkout of at least `min_files` files ([`PARK_FILES`]) stays for
+    /// the project's next run, less everything that is not the tree's own (the cache folders and the links to
+    /// the environments, which code a check ran could have written: they are trusted within
+    /// one run only); a smaller one goes. Writing a large tree costs an inode per file — on
+    /// ext4 shortly after the last run removed as many, ~0.4–0.8 ms each (BENCHMARKS.md §6) —
+    /// where the next run's first sync only reads each file to verify it.
+    pub fn park(self, min_files: usize) {
+        let large = self
+            .clean
+            .as_ref()
+            .is_some_and(|t| t.entries.len() >= min_files);
+        if !large || self.still_ours().is_err() {
+            return self.remove();
+        }
+        let tree = self.clean.as_ref().expect("large above");
+        for k in self.kept_for(tree) {
+            if remove_entry(&self.dir, &k).is_err() {
+                return self.remove();
+            }
         }
     }
 
@@ -694,9 +734,9 @@ struct Listing {
     errors: Vec<Error>,
 }
 
-/// The folders of `was`'s files that `tree` has no file under, removed once empty (deepest
-/// first; a folder that still holds something, a cache among them, stays).
-fn prune_empty(root: &Path, was: &Snapshot, tree: &Snapshot) {
+/// The folders of the files `tree` no longer has (`gone`) that it has no file under, removed
+/// once empty (deepest first; a folder that still holds something, a cache among them, stays).
+fn prune_empty(root: &Path, gone: &[&str], tree: &Snapshot) {
     let needed = |dir: &str| {
         let prefix = format!("{dir}/");
         tree.entries
@@ -705,8 +745,8 @@ fn prune_empty(root: &Path, was: &Snapshot, tree: &Snapshot) {
             .is_some_and(|(p, _)| p.starts_with(&prefix))
     };
     let mut dirs: BTreeSet<&str> = BTreeSet::new();
-    for p in was.entries.keys() {
-        let mut d = p.as_str();
+    for p in gone {
+        let mut d = *p;
         while let Some((parent, _)) = d.rsplit_once('/') {
             dirs.insert(parent);
             d = parent;
@@ -848,6 +888,67 @@ mod tests {
     use crate::git;
 
     use crate::testing::sh;
+
+    /// A large checkout outlives its run without what a check could have written to it (the
+    /// cache folders); a small one goes. The next run's first sync takes nothing of the parked
+    /// folder on trust: a planted file, a changed one and a cache folder left behind all go.
+    #[test]
+    fn a_large_checkout_is_parked_for_the_next_run_and_verified_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && mkdir -p src && echo a > src/a && echo b > src/b \
+             && git add -A && git commit -qm init",
+        );
+        let tree = Snapshot::of_commit(d, &git::head(d).unwrap()).unwrap();
+        let odb = Odb::new(d, ObjectFormat::Sha1);
+        let open = || {
+            Checkout::open(
+                d.join("co"),
+                vec!["target".into()],
+                Hasher::new(ObjectFormat::Sha1),
+            )
+            .unwrap()
+        };
+        let mut co = open();
+        co.sync(&odb, &tree).unwrap();
+        sh(&d.join("co"), "mkdir target && echo built > target/out");
+        // Smaller than the threshold: removed.
+        co.park(3);
+        assert!(!d.join("co").exists());
+
+        let mut co = open();
+        co.sync(&odb, &tree).unwrap();
+        sh(&d.join("co"), "mkdir target && echo built > target/out");
+        co.park(2);
+        assert_eq!(std::fs::read_to_string(d.join("co/src/a")).unwrap(), "a\n");
+        assert!(!d.join("co/target").exists(), "a cache outlived its run");
+
+        // Between runs: anything may have written the folder.
+        sh(
+            &d.join("co"),
+            "echo planted > src/conftest.py && echo changed > src/b && mkdir target && echo old > target/out",
+        );
+        let mut co = open();
+        let stats = co.sync(&odb, &tree).unwrap();
+        let co_dir = d.join("co");
+        assert_eq!(
+            std::fs::read_to_string(co_dir.join("src/b")).unwrap(),
+            "b\n"
+        );
+        assert!(!co_dir.join("src/conftest.py").exists());
+        assert!(
+            !co_dir.join("target").exists(),
+            "an earlier run's cache was trusted"
+        );
+        assert_eq!((stats.written, stats.kept), (1, 1), "{stats:?}");
+        // Within the run, a cache folder is kept from one check to the next.
+        sh(&co_dir, "mkdir target && echo built > target/out");
+        co.invalidate();
+        co.sync(&odb, &tree).unwrap();
+        assert!(co_dir.join("target/out").exists());
+    }
 
     /// What a check changed of its candidate, read from an upper layer made by hand the way
     /// overlayfs makes it: a rewritten file, a whiteout, an opaque folder, a file in place of

@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::snapshot::{Entry, ObjectFormat, Snapshot};
 use crate::git;
@@ -66,21 +67,77 @@ impl Ident {
 pub struct Odb<'a> {
     pub root: &'a Path,
     pub format: ObjectFormat,
+    /// Blobs already read and verified, kept by whoever reads the store again and again (a
+    /// run writes the same test and code files into its checkout check after check).
+    blobs: Option<Arc<BlobCache>>,
+}
+
+/// Verified blobs by id, up to a total size: an id names its bytes for good, so what was
+/// verified once needs no `git cat-file` again.
+#[derive(Default)]
+pub struct BlobCache {
+    held: Mutex<(HashMap<String, Arc<[u8]>>, usize)>,
+}
+
+impl BlobCache {
+    /// What one run keeps in memory at most, and the largest blob it keeps.
+    const BUDGET: usize = 64 << 20;
+    const LARGEST: usize = 1 << 20;
+
+    fn get(&self, oid: &str) -> Option<Arc<[u8]>> {
+        self.held.lock().ok()?.0.get(oid).cloned()
+    }
+
+    fn put(&self, oid: &str, bytes: &[u8]) {
+        let Ok(mut held) = self.held.lock() else {
+            return;
+        };
+        if bytes.len() > Self::LARGEST || held.1 + bytes.len() > Self::BUDGET {
+            return;
+        }
+        held.1 += bytes.len();
+        held.0.insert(oid.to_string(), Arc::from(bytes));
+    }
 }
 
 impl<'a> Odb<'a> {
     pub fn new(root: &'a Path, format: ObjectFormat) -> Odb<'a> {
-        Odb { root, format }
+        Odb {
+            root,
+            format,
+            blobs: None,
+        }
+    }
+
+    /// The same store, with blobs it reads kept in (and taken from) `cache`.
+    pub fn with_cache(mut self, cache: Arc<BlobCache>) -> Odb<'a> {
+        self.blobs = Some(cache);
+        self
     }
 
     /// The objects `oids`, each verified: present, of `kind`, and hashing to its id.
     pub fn read(&self, oids: &[&str], kind: &str) -> Result<HashMap<String, Vec<u8>>> {
         let mut out = HashMap::new();
+        let cache = self.blobs.as_deref().filter(|_| kind == "blob");
+        let oids: Vec<&str> = match cache {
+            Some(c) => oids
+                .iter()
+                .copied()
+                .filter(|o| match c.get(o) {
+                    Some(b) => {
+                        out.insert(o.to_string(), b.to_vec());
+                        false
+                    }
+                    None => !out.contains_key(*o),
+                })
+                .collect(),
+            None => oids.to_vec(),
+        };
         if oids.is_empty() {
             return Ok(out);
         }
         let mut input = Vec::new();
-        for o in oids {
+        for o in &oids {
             input.extend_from_slice(o.as_bytes());
             input.push(b'\n');
         }
@@ -104,10 +161,13 @@ impl<'a> Odb<'a> {
             }
             let bytes = raw[at..at + size].to_vec();
             at += size + 1;
-            if id != *o || ty != kind || self.format.oid(ty, &bytes) != *o {
+            if id != o || ty != kind || self.format.oid(ty, &bytes) != o {
                 return Err(Error::Tampered(format!(
                     "object {o} does not hold what its id says (a planted object?)"
                 )));
+            }
+            if let Some(c) = cache {
+                c.put(o, &bytes);
             }
             out.insert(id.to_string(), bytes);
         }
@@ -635,6 +695,45 @@ mod tests {
     use super::*;
 
     use crate::testing::sh;
+
+    /// A blob read through a cache is verified once and then served from memory, which is why
+    /// the store no longer needs to hold it; without the cache the store is read every time.
+    /// A planted object is refused either way, and not cached.
+    #[test]
+    fn verified_blobs_are_kept_by_id_and_planted_ones_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sh(
+            d,
+            "git init -q -b main && echo honest > t && git add t && git commit -qm init",
+        );
+        let oid = sh(d, "git rev-parse HEAD:t");
+        let cache = Arc::new(BlobCache::default());
+        let odb = Odb::new(d, ObjectFormat::Sha1).with_cache(cache.clone());
+        assert_eq!(odb.read(&[&oid], "blob").unwrap()[&oid], b"honest\n");
+        // The object goes from the store: the cached read still holds, the plain one fails.
+        let loose = d.join(".git/objects").join(&oid[..2]).join(&oid[2..]);
+        std::fs::remove_file(&loose).unwrap();
+        assert_eq!(odb.read(&[&oid], "blob").unwrap()[&oid], b"honest\n");
+        assert!(
+            Odb::new(d, ObjectFormat::Sha1)
+                .read(&[&oid], "blob")
+                .is_err()
+        );
+        // An object whose bytes do not hash to its name: refused, and not remembered.
+        let other = sh(d, "echo weakened | git hash-object -w --stdin");
+        let planted = "0123456789abcdef0123456789abcdef01234567";
+        let from = d.join(".git/objects").join(&other[..2]).join(&other[2..]);
+        let to = d.join(".git/objects").join(&planted[..2]);
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(&from, to.join(&planted[2..])).unwrap();
+        for _ in 0..2 {
+            assert!(matches!(
+                odb.read(&[planted], "blob"),
+                Err(Error::Tampered(_))
+            ));
+        }
+    }
 
     /// The trees Forge builds itself are, byte for byte, the ones git's index writes: names
     /// that sort differently as folders (`a.b`, `a/b`, `a-b`), modes, links, submodules, and

@@ -393,14 +393,15 @@ impl Run<'_> {
         ok
     }
 
-    /// The run is over, however it ended: the checkout, its layer and the checks' temp folder
-    /// go — a full copy of the project left in the temp folder by every run fills a disk on a
-    /// large repository. A resume writes the checkout anew.
+    /// The run is over, however it ended: the checkout's layer and the checks' temp folder go,
+    /// and the checkout too unless it is large enough to be worth keeping for the project's
+    /// next run or resume ([`Checkout::park`]: one per project, verified whole before its first
+    /// check there).
     pub(super) fn drop_checkout(&mut self) {
         if let Some(co) = self.checkout.take() {
             let _ = std::fs::remove_dir_all(format!("{}-tmp", co.dir.display()));
             let _ = std::fs::remove_dir_all(co.layer_dir());
-            co.remove();
+            co.park(crate::evidence::checkout::PARK_FILES);
         }
     }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::evidence::odb::{self, Odb};
+use crate::evidence::odb::{self, BlobCache, Odb};
 use crate::evidence::snapshot::ObjectFormat;
 use crate::evidence::{Change, Hasher, Snapshot};
 
@@ -22,6 +22,9 @@ pub struct Observer {
     /// The last snapshot (full, or of an agent's areas), with the commit that decided what is
     /// tracked in it: what the watches of [`Hasher::quiet`] vouch for.
     last: Option<(String, Arc<Snapshot>)>,
+    /// Blobs read and verified so far: checks write the same files into their checkout again
+    /// and again.
+    blobs: Arc<BlobCache>,
 }
 
 impl Observer {
@@ -31,6 +34,7 @@ impl Observer {
             trees: HashMap::new(),
             stored: Default::default(),
             last: None,
+            blobs: Arc::default(),
         })
     }
 
@@ -39,7 +43,7 @@ impl Observer {
     }
 
     pub fn odb<'r>(&self, root: &'r Path) -> Odb<'r> {
-        Odb::new(root, self.hasher.format)
+        Odb::new(root, self.hasher.format).with_cache(self.blobs.clone())
     }
 
     /// The tree of `commit` (cached).
