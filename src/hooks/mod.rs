@@ -232,6 +232,12 @@ pub fn handle(
                 _ => Sandboxing::No,
             };
             let sandboxed = matches!(sandboxing, Sandboxing::Rewrite(_));
+            // Where the journal of this call goes, if it is journaled (read before the guard
+            // takes the config).
+            let journal = match &loaded {
+                Some((p, Ok((_, Some((project, config)))))) => journal_for(p, project, config),
+                _ => None,
+            };
             if let (true, Some((_, Ok((_, Some((project, config))))))) = (sandboxed, &loaded) {
                 tool_configs::note(project, &config.sandbox.session_writable);
             }
@@ -271,6 +277,11 @@ pub fn handle(
             };
             if let (Sandboxing::Refuse(why), Decision::Allow) = (&sandboxing, result.decision) {
                 result = GuardResult::deny("sandbox-unavailable", why.clone());
+            }
+            if let (Some(j), Decision::Allow | Decision::Ask, Some(p)) =
+                (&journal, result.decision, payload)
+            {
+                journal_call(agent, p, j);
             }
             if let Some(rec) = recorder(agent, session.as_deref(), &start) {
                 let (tool, target) = match payload {
@@ -429,6 +440,32 @@ pub fn handle(
             }
             session_start(agent, &start, session)
         }
+    }
+}
+
+/// The journal a call is recorded in before it runs (`src/undo/`): a tool that can change
+/// files, in a project at a repository's root whose `undo.journal` is on.
+fn journal_for(p: &Payload, project: &Project, config: &Config) -> Option<crate::undo::Journal> {
+    let tool = p.tool_name.as_deref()?;
+    if !config.undo.journal
+        || crate::undo::changes_nothing(crate::guard::tools::canonical_tool(tool))
+    {
+        return None;
+    }
+    crate::undo::Journal::open(&project.root, &project.tmp_dir(), config.undo.max_file_size)
+        .ok()
+        .flatten()
+}
+
+/// Journals the state before the call `p`. A journal that cannot be written does not stop the
+/// call (the guard decided it; the journal only makes it undoable): stderr says so.
+fn journal_call(agent: Agent, p: &Payload, j: &crate::undo::Journal) {
+    let _t = crate::trace::span("undo-journal");
+    let session = session_name(agent, p.session_id.as_deref());
+    let tool = p.tool_name.as_deref().unwrap_or_default();
+    let summary = describe_input(p.tool_input.as_ref());
+    if let Err(e) = j.record(&session, p.tool_use_id.as_deref(), tool, &summary) {
+        eprintln!("forge: WARNING: this call is not journaled, `forge undo` cannot undo it: {e}");
     }
 }
 
