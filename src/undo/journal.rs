@@ -93,7 +93,11 @@ struct State {
     files_oid: String,
     depth: u32,
     index: Option<(Stamp, String)>,
+    /// The commit HEAD named: while it stays, the last tree stands for what git tracks.
+    head: String,
     rows: Vec<(String, Option<Stamp>, Entry)>,
+    /// The stat cache of the small ignored files the snapshot reads (not journaled).
+    ignored: Vec<(String, Stamp, Entry)>,
 }
 
 const STATE_HEAD: &str = "forge-undo-state 1";
@@ -148,9 +152,8 @@ impl Journal {
         summary: &str,
         taken: &Taken,
     ) -> Result<Call> {
-        let calls = self.calls(session)?;
         let call = Call {
-            seq: calls.last().map_or(1, |c| c.seq + 1),
+            seq: self.last_seq(session)? + 1,
             id: id.map(str::to_string),
             tool: tool.to_string(),
             summary: crate::text::clip_words(summary, 200),
@@ -166,6 +169,30 @@ impl Journal {
         line.push('\n');
         append(&file, line.as_bytes())?;
         Ok(call)
+    }
+
+    /// The number of the session's last call (0: none), from the file's last line only: the
+    /// hook runs at every call, and a long session's journal is long.
+    fn last_seq(&self, session: &str) -> Result<u64> {
+        use std::io::{Read, Seek, SeekFrom};
+        let file = self.session_dir(session).join("calls.jsonl");
+        let mut f = match std::fs::File::open(&file) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(Error::io(format!("cannot read {}", file.display()), e)),
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let from = len.saturating_sub(64 << 10);
+        let mut tail = Vec::new();
+        f.seek(SeekFrom::Start(from))
+            .and_then(|_| f.read_to_end(&mut tail))
+            .map_err(|e| Error::io(format!("cannot read {}", file.display()), e))?;
+        // The cut may fall inside a character: only whole lines after it are read.
+        Ok(String::from_utf8_lossy(&tail)
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<Call>(l).ok())
+            .map_or(0, |c| c.seq))
     }
 
     /// The session's journaled calls, oldest first.
@@ -191,13 +218,39 @@ impl Journal {
         let same_session = state.session == crate::timeline::sanitize(session);
         let prev: BTreeMap<&str, &Entry> =
             state.rows.iter().map(|(p, _, e)| (p.as_str(), e)).collect();
-        let tracked = Snapshot::of_commit(&self.root, "HEAD").unwrap_or_default();
+        let (git, index) = self.git_state(state.index.as_ref())?;
+        let head = match git.head.strip_prefix("ref: ") {
+            Some(r) => git.refs.get(r).cloned().unwrap_or_default(),
+            None => git.head.clone(),
+        };
+        // What git tracks decides only the tracked files the walk does not meet (under an
+        // ignored folder) and submodules: while HEAD names the commit of the last look, that
+        // look's tree stands for it, and no `git ls-tree` of 10,000 paths is run.
+        let tracked = if !head.is_empty() && head == state.head && !state.rows.is_empty() {
+            Snapshot {
+                entries: state
+                    .rows
+                    .iter()
+                    .map(|(p, _, e)| (p.clone(), e.clone()))
+                    .collect(),
+                ..Default::default()
+            }
+        } else {
+            Snapshot::of_commit(&self.root, "HEAD").unwrap_or_default()
+        };
+        let seeded: std::collections::HashMap<&str, &Stamp> = state
+            .rows
+            .iter()
+            .filter_map(|(p, s, _)| s.as_ref().map(|s| (p.as_str(), s)))
+            .chain(state.ignored.iter().map(|(p, s, _)| (p.as_str(), s)))
+            .collect();
         let mut hasher = Hasher::unwatched(
             self.store.format,
             state
                 .rows
                 .iter()
-                .filter_map(|(p, s, e)| s.map(|s| (p.clone(), s, e.clone()))),
+                .filter_map(|(p, s, e)| s.map(|s| (p.clone(), s, e.clone())))
+                .chain(state.ignored.iter().cloned()),
         );
         let snap = {
             let _t = crate::trace::span("undo-snapshot");
@@ -242,14 +295,27 @@ impl Journal {
             };
             (self.put_json(&t)?, 0)
         };
-        let (git, index) = self.git_state(state.index.as_ref())?;
         let git_oid = self.put_json(&git)?;
-        if save {
+        // Nothing new to remember (the steady case): the state is not written again.
+        let cache_same = hasher.cached().count() == seeded.len()
+            && hasher
+                .cached()
+                .all(|(p, s, _)| seeded.get(p).is_some_and(|o| *o == s));
+        let same = unchanged
+            && cache_same
+            && head == state.head
+            && index.as_ref().map(|(s, _)| s) == state.index.as_ref().map(|(s, _)| s);
+        if save && !same {
             let stamps: std::collections::HashMap<&str, &Stamp> =
                 hasher.cached().map(|(p, s, _)| (p, s)).collect();
             let rows = files
                 .iter()
                 .map(|(p, e)| (p.clone(), stamps.get(p.as_str()).map(|s| **s), e.clone()))
+                .collect();
+            let ignored = hasher
+                .cached()
+                .filter(|(p, _, _)| !files.contains_key(*p))
+                .map(|(p, s, e)| (p.to_string(), *s, e.clone()))
                 .collect();
             write_state(
                 &state_file,
@@ -259,7 +325,9 @@ impl Journal {
                     files_oid: files_oid.clone(),
                     depth,
                     index,
+                    head,
                     rows,
+                    ignored,
                 },
             )?;
         }
@@ -479,6 +547,7 @@ fn parse_state(text: &str) -> Option<State> {
                 })
             }
             (["session", x], None) => s.session = x.to_string(),
+            (["head", x], None) => s.head = x.to_string(),
             (["files", oid, depth], None) => {
                 s.files_oid = oid.to_string();
                 s.depth = depth.parse().ok()?;
@@ -486,30 +555,49 @@ fn parse_state(text: &str) -> Option<State> {
             (["index", oid, rest @ ..], None) => {
                 s.index = Some((parse_stamp(rest)?, oid.to_string()));
             }
+            ([tag, oid, rest @ ..], Some(p)) if tag.starts_with('I') => {
+                let e = entry_of(&tag[1..], oid)?;
+                s.ignored.push((p.to_string(), parse_stamp(rest)?, e));
+            }
             ([tag, oid, rest @ ..], Some(p)) => {
                 let stamp = if rest == ["-"] {
                     None
                 } else {
                     Some(parse_stamp(rest)?)
                 };
-                let oid = oid.to_string();
-                let e = match *tag {
-                    "f" => Entry::File { oid, exec: false },
-                    "x" => Entry::File { oid, exec: true },
-                    "l" => Entry::Symlink { oid },
-                    "g" => Entry::Gitlink { oid },
-                    "n" => Entry::Nested,
-                    "t" => Entry::TooLarge {
-                        size: oid.parse().ok()?,
-                    },
-                    _ => return None,
-                };
+                let e = entry_of(tag, oid)?;
                 s.rows.push((p.to_string(), stamp, e));
             }
             _ => return None,
         }
     }
     Some(s)
+}
+
+fn entry_of(tag: &str, oid: &str) -> Option<Entry> {
+    let oid = oid.to_string();
+    Some(match tag {
+        "f" => Entry::File { oid, exec: false },
+        "x" => Entry::File { oid, exec: true },
+        "l" => Entry::Symlink { oid },
+        "g" => Entry::Gitlink { oid },
+        "n" => Entry::Nested,
+        "t" => Entry::TooLarge {
+            size: oid.parse().ok()?,
+        },
+        _ => return None,
+    })
+}
+
+fn tag_of(e: &Entry) -> (&'static str, String) {
+    match e {
+        Entry::File { oid, exec: false } => ("f", oid.clone()),
+        Entry::File { oid, exec: true } => ("x", oid.clone()),
+        Entry::Symlink { oid } => ("l", oid.clone()),
+        Entry::Gitlink { oid } => ("g", oid.clone()),
+        Entry::Nested => ("n", "-".into()),
+        Entry::TooLarge { size } => ("t", size.to_string()),
+    }
 }
 
 fn parse_stamp(f: &[&str]) -> Option<Stamp> {
@@ -536,6 +624,9 @@ fn write_state(file: &Path, s: &State) -> Result<()> {
     };
     let _ = writeln!(out, "format {fmt}");
     let _ = writeln!(out, "session {}", s.session);
+    if !s.head.is_empty() {
+        let _ = writeln!(out, "head {}", s.head);
+    }
     let _ = writeln!(out, "files {} {}", s.files_oid, s.depth);
     let stamp = |out: &mut String, st: &Stamp| {
         for x in st.fields() {
@@ -551,19 +642,23 @@ fn write_state(file: &Path, s: &State) -> Result<()> {
         if p.contains('\n') || p.contains('\t') {
             continue;
         }
-        let (tag, oid) = match e {
-            Entry::File { oid, exec: false } => ("f", oid.clone()),
-            Entry::File { oid, exec: true } => ("x", oid.clone()),
-            Entry::Symlink { oid } => ("l", oid.clone()),
-            Entry::Gitlink { oid } => ("g", oid.clone()),
-            Entry::Nested => ("n", "-".into()),
-            Entry::TooLarge { size } => ("t", size.to_string()),
-        };
+        let (tag, oid) = tag_of(e);
         let _ = write!(out, "{tag} {oid}");
         match st {
             Some(st) => stamp(&mut out, st),
             None => out.push_str(" -"),
         }
+        out.push('\t');
+        out.push_str(p);
+        out.push('\n');
+    }
+    for (p, st, e) in &s.ignored {
+        if p.contains('\n') || p.contains('\t') {
+            continue;
+        }
+        let (tag, oid) = tag_of(e);
+        let _ = write!(out, "I{tag} {oid}");
+        stamp(&mut out, st);
         out.push('\t');
         out.push_str(p);
         out.push('\n');
@@ -608,6 +703,15 @@ mod tests {
                 Stamp::from_fields([1, 2, 3, 4, 5, 6, 7, 8]),
                 "cd".repeat(32),
             )),
+            head: "12".repeat(32),
+            ignored: vec![(
+                ".env".into(),
+                Stamp::from_fields([1, 1, 1, 1, 1, 1, 1, 1]),
+                Entry::File {
+                    oid: "34".repeat(32),
+                    exec: false,
+                },
+            )],
             rows: vec![
                 (
                     "a b/c".into(),
@@ -637,6 +741,7 @@ mod tests {
         assert_eq!((r.files_oid, r.depth), (s.files_oid, s.depth));
         assert_eq!(r.index, s.index);
         assert_eq!(r.rows, s.rows);
+        assert_eq!((r.head, r.ignored), (s.head, s.ignored));
         // A damaged state is no state: the next look starts afresh.
         std::fs::write(&f, "forge-undo-state 1\nx y\n").unwrap();
         assert!(read_state(&f).rows.is_empty());
