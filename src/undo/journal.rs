@@ -110,8 +110,7 @@ impl Journal {
             return Ok(None);
         };
         let dir = tmp_dir.join("undo");
-        let state = read_state(&dir.join("state"));
-        let format = match state.format {
+        let format = match state_format(&dir.join("state")) {
             Some(f) => f,
             None => ObjectFormat::of_repo(root)?,
         };
@@ -524,6 +523,23 @@ fn read_state(file: &Path) -> State {
     parse_state(&text).unwrap_or_default()
 }
 
+/// The object format the state names, from its first lines only (the rest is the cache).
+fn state_format(file: &Path) -> Option<ObjectFormat> {
+    use std::io::Read;
+    let mut head = [0u8; 128];
+    let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
+    let text = String::from_utf8_lossy(&head[..n]);
+    let mut lines = text.lines();
+    if lines.next()? != STATE_HEAD {
+        return None;
+    }
+    match lines.next()? {
+        "format sha256" => Some(ObjectFormat::Sha256),
+        "format sha1" => Some(ObjectFormat::Sha1),
+        _ => None,
+    }
+}
+
 fn parse_state(text: &str) -> Option<State> {
     let mut lines = text.split('\n');
     if lines.next()? != STATE_HEAD {
@@ -737,6 +753,7 @@ mod tests {
         write_state(&f, &s).unwrap();
         let r = read_state(&f);
         assert_eq!(r.format, s.format);
+        assert_eq!(state_format(&f), s.format);
         assert_eq!(r.session, s.session);
         assert_eq!((r.files_oid, r.depth), (s.files_oid, s.depth));
         assert_eq!(r.index, s.index);
