@@ -334,3 +334,23 @@ fn file_tools_are_journaled_and_a_bad_cap_is_named() {
     assert_eq!(o.code, 2, "{o:?}");
     assert!(o.stderr.contains("undo.max_file_size"), "{o:?}");
 }
+
+/// SessionStart takes the journal's first look (every file read and kept), so the first call's
+/// PreToolUse reads only what changed.
+#[test]
+fn session_start_takes_the_first_look() {
+    let r = project();
+    let start = json!({"session_id": "s9", "hook_event_name": "SessionStart", "source": "startup",
+                       "cwd": r.path().display().to_string()});
+    let o = r.hook("claude", "session-start", start.to_string().as_bytes());
+    assert_eq!(o.code, 0, "{o:?}");
+    let state = std::fs::read_to_string(r.path().join(".tmp/.forge/undo/state")).unwrap();
+    assert!(
+        state.contains("\tsrc/lib.rs\n") && state.contains("session s9"),
+        "{state}"
+    );
+    // No call is named by it.
+    let o = r.forge(&["undo", "--list", "--json"]);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_default();
+    assert!(v["calls"].as_array().is_none_or(|c| c.is_empty()), "{o:?}");
+}

@@ -142,6 +142,13 @@ impl Journal {
         self.append_call(session, id, tool, summary, &taken)
     }
 
+    /// Looks at the project and keeps what is new, naming no call (a session's start): the
+    /// next call's look then reads only what changed.
+    pub fn look(&self, session: &str) -> Result<()> {
+        let _lock = crate::state::lock_dir(&self.dir)?;
+        self.take(session, true).map(|_| ())
+    }
+
     /// Names `taken` as the state before a call of `session` (the journal's lock held).
     pub fn append_call(
         &self,
