@@ -29,6 +29,8 @@ pub struct Config {
     pub run: crate::run::RunConfig,
     #[serde(default)]
     pub sandbox: crate::sandbox::SandboxConfig,
+    #[serde(default)]
+    pub undo: crate::undo::UndoConfig,
 }
 
 /// What an empty config file needs: the parser's own "unexpected end of input" names no next

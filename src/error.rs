@@ -9,6 +9,9 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_GATE: i32 = 1;
 /// Exit code of a usage, configuration or state error: nothing ran, or nothing was recorded.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code of a command that found nothing to do where the person asked for a change:
+/// `forge undo` with no journaled call, or nothing changed since the one named.
+pub const EXIT_NOTHING: i32 = 3;
 /// Exit code after Ctrl-C: 128 + SIGINT, what a shell reports for a program the signal ended.
 pub const EXIT_INTERRUPTED: i32 = 130;
 

@@ -33,6 +33,7 @@ pub mod timeline;
 pub mod timeline_html;
 pub mod timeline_when;
 pub mod trace;
+pub mod undo;
 pub mod verify;
 pub mod yaml_edit;
 

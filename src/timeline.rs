@@ -537,6 +537,10 @@ pub const KINDS: &[(&str, &str)] = &[
     ("run", "a step of `forge run`"),
     ("agent", "an agent call of `forge run`"),
     ("repair", "a torn line ended by the next append"),
+    (
+        "undo",
+        "`forge undo` put files and refs back as they were before a call",
+    ),
 ];
 
 /// Whether `kind` is one of [`KINDS`].

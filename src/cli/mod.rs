@@ -13,6 +13,7 @@ mod run;
 mod sandbox;
 mod status;
 mod timeline;
+mod undo;
 mod verify;
 pub mod watchdog;
 
@@ -57,6 +58,7 @@ enum Command {
     Completions(completions::CompletionsArgs),
     Man(completions::ManArgs),
     Sandbox(sandbox::Args),
+    Undo(undo::Args),
 }
 
 pub fn main() -> i32 {
@@ -109,6 +111,7 @@ pub fn main() -> i32 {
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),
         Command::Sandbox(a) => sandbox::run(a),
+        Command::Undo(a) => undo::run(a),
     };
     finish(result)
 }

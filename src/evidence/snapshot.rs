@@ -224,7 +224,7 @@ pub fn is_forge_path(p: &str) -> bool {
 /// The stat fields a cached hash is valid for. `ctime` is set by the kernel on every change of
 /// content or inode; `touch -d` can forge the mtime, not the ctime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
+pub struct Stamp {
     dev: u64,
     ino: u64,
     size: u64,
@@ -242,6 +242,31 @@ impl Stamp {
             mode: m.mode(),
             mtime: (m.mtime(), m.mtime_nsec()),
             ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// The fields as numbers, for a cache kept on disk between processes (`src/undo/`).
+    pub fn fields(&self) -> [i64; 8] {
+        [
+            self.dev as i64,
+            self.ino as i64,
+            self.size as i64,
+            self.mode as i64,
+            self.mtime.0,
+            self.mtime.1,
+            self.ctime.0,
+            self.ctime.1,
+        ]
+    }
+
+    pub fn from_fields(f: [i64; 8]) -> Stamp {
+        Stamp {
+            dev: f[0] as u64,
+            ino: f[1] as u64,
+            size: f[2] as u64,
+            mode: f[3] as u32,
+            mtime: (f[4], f[5]),
+            ctime: (f[6], f[7]),
         }
     }
 
@@ -311,6 +336,9 @@ pub struct Hasher {
     /// Watches on every folder the last full snapshot listed ([`Hasher::quiet`],
     /// [`Hasher::snapshot_areas`]).
     watch: Option<Watch>,
+    /// Whether a full snapshot places those watches: not in a process that ends after one
+    /// snapshot (a hook's journal, `src/undo/`), where arming them is only cost.
+    watching: bool,
 }
 
 /// inotify watches on every folder a snapshot listed, each armed before its folder was read: a
@@ -415,7 +443,27 @@ impl Hasher {
             format,
             cache: HashMap::new(),
             watch: None,
+            watching: true,
         }
+    }
+
+    /// A hasher that places no watches, its cache seeded from `cached` (what a former process
+    /// read, kept where no agent can write: the ctime in each stamp still decides).
+    pub fn unwatched(
+        format: ObjectFormat,
+        cached: impl IntoIterator<Item = (String, Stamp, Entry)>,
+    ) -> Hasher {
+        Hasher {
+            format,
+            cache: cached.into_iter().map(|(p, s, e)| (p, (s, e))).collect(),
+            watch: None,
+            watching: false,
+        }
+    }
+
+    /// The cache, to be kept for the next process ([`Hasher::unwatched`]).
+    pub fn cached(&self) -> impl Iterator<Item = (&str, &Stamp, &Entry)> {
+        self.cache.iter().map(|(p, (s, e))| (p.as_str(), s, e))
     }
 
     /// The paths (relative to `root`) written since the last look, from the watches of the
@@ -489,7 +537,7 @@ impl Hasher {
         }
         let exclude_at_start = exclude_stamp(root);
         // On a network or FUSE file system another machine's writes make no event here.
-        let inotify = if events_local(root) {
+        let inotify = if self.watching && events_local(root) {
             Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok()
         } else {
             None

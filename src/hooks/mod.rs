@@ -232,6 +232,12 @@ pub fn handle(
                 _ => Sandboxing::No,
             };
             let sandboxed = matches!(sandboxing, Sandboxing::Rewrite(_));
+            // Where the journal of this call goes, if it is journaled (read before the guard
+            // takes the config).
+            let journal = match &loaded {
+                Some((p, Ok((_, Some((project, config)))))) => journal_for(p, project, config),
+                _ => None,
+            };
             if let (true, Some((_, Ok((_, Some((project, config))))))) = (sandboxed, &loaded) {
                 tool_configs::note(project, &config.sandbox.session_writable);
             }
@@ -271,6 +277,11 @@ pub fn handle(
             };
             if let (Sandboxing::Refuse(why), Decision::Allow) = (&sandboxing, result.decision) {
                 result = GuardResult::deny("sandbox-unavailable", why.clone());
+            }
+            if let (Some(j), Decision::Allow | Decision::Ask, Some(p)) =
+                (&journal, result.decision, payload)
+            {
+                journal_call(agent, p, j);
             }
             if let Some(rec) = recorder(agent, session.as_deref(), &start) {
                 let (tool, target) = match payload {
@@ -423,11 +434,76 @@ pub fn handle(
         Event::SessionStart => {
             put_aside_planted_commondir(&start);
             control_entries_changed(&start); // the session's starting point
+            warm_journal(agent, session.as_deref(), &start);
 
             if let Some((change, rec)) = recorder(agent, session.as_deref(), &start) {
                 rec.record_or_warn(change.as_deref(), "hook", json!({"event": "session-start"}));
             }
             session_start(agent, &start, session)
+        }
+    }
+}
+
+/// How long the journal of one call may take (seconds) before the watchdog denies the call:
+/// the first look at a 10,000-file project reads and keeps every file (~2.5 s, BENCHMARKS.md
+/// §11); SessionStart takes that look before the first call where the client has the event.
+const JOURNAL_DEADLINE: u32 = 30;
+
+/// The journal a call is recorded in before it runs (`src/undo/`): a tool that can change
+/// files, in a project at a repository's root whose `undo.journal` is on.
+fn journal_for(p: &Payload, project: &Project, config: &Config) -> Option<crate::undo::Journal> {
+    let tool = p.tool_name.as_deref()?;
+    if !config.undo.journal
+        || crate::undo::changes_nothing(crate::guard::tools::canonical_tool(tool))
+    {
+        return None;
+    }
+    crate::undo::Journal::open(&project.root, &project.tmp_dir(), config.undo.max_file_size)
+        .ok()
+        .flatten()
+}
+
+/// Journals the state before the call `p`. A journal that cannot be written does not stop the
+/// call (the guard decided it; the journal only makes it undoable): stderr says so.
+fn journal_call(agent: Agent, p: &Payload, j: &crate::undo::Journal) {
+    let _t = crate::trace::span("undo-journal");
+    // The decision is made; the journal's first look at a large tree (every file read and
+    // kept) may take longer than the watchdog gives a decision (`forge hook`'s SIGALRM). A
+    // pending alarm is pushed out to [`JOURNAL_DEADLINE`]; none is set where none was armed.
+    // SAFETY: alarm(2) only reschedules this process's pending SIGALRM.
+    unsafe {
+        let left = nix::libc::alarm(0);
+        if left > 0 {
+            nix::libc::alarm(left.max(JOURNAL_DEADLINE));
+        }
+    }
+    let session = session_name(agent, p.session_id.as_deref());
+    let tool = p.tool_name.as_deref().unwrap_or_default();
+    let summary = describe_input(p.tool_input.as_ref());
+    if let Err(e) = j.record(&session, p.tool_use_id.as_deref(), tool, &summary) {
+        eprintln!("forge: WARNING: this call is not journaled, `forge undo` cannot undo it: {e}");
+    }
+}
+
+/// The journal's first look at the project, at SessionStart (no watchdog there): every file
+/// read and kept once, so each PreToolUse after it looks only at what changed.
+fn warm_journal(agent: Agent, session: Option<&str>, start: &Path) {
+    let Ok(project) = Project::discover_session(start) else {
+        return;
+    };
+    let Ok(config) = Config::load_cached(&project.config_path(), &project.tmp_dir().join("cache"))
+    else {
+        return;
+    };
+    if !config.undo.journal {
+        return;
+    }
+    if let Ok(Some(j)) =
+        crate::undo::Journal::open(&project.root, &project.tmp_dir(), config.undo.max_file_size)
+    {
+        let _t = crate::trace::span("undo-warm");
+        if let Err(e) = j.look(&session_name(agent, session)) {
+            eprintln!("forge: WARNING: the undo journal could not look at the project: {e}");
         }
     }
 }

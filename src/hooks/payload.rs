@@ -43,6 +43,9 @@ pub(super) struct Payload<'a> {
     pub agent_id: Option<String>,
     #[serde(default)]
     pub agent_type: Option<String>,
+    /// The client's id of this tool call (Claude Code, Codex CLI): the journal's name for it.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
     /// A skimmed call's whole input, as sent: the exact call an allow-once exception names.
     #[serde(skip)]
     pub whole_input: Option<&'a RawValue>,
@@ -100,6 +103,7 @@ fn skimmed(bytes: &[u8]) -> Option<Payload<'_>> {
         tool_response: None,
         agent_id: field(&top, "agent_id")?,
         agent_type: field(&top, "agent_type")?,
+        tool_use_id: field(&top, "tool_use_id")?,
         whole_input,
     })
 }
