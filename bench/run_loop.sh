@@ -95,6 +95,9 @@ cd "$BENCH_DIR"
 for k in "${!builds[@]}"; do
   rm -rf "$repo-$k"
   cp -a "$repo" "$repo-$k"
+  # No checkout left from an earlier benchmark: each build's first run starts cold.
+  tag=$(printf '%s' "$repo-$k" | sha256sum | cut -c1-12)
+  rm -rf "${TMPDIR:-/tmp}/forge-check-$tag"
 done
 declare -A results
 for i in $(seq 1 "$RUNS"); do
