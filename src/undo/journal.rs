@@ -232,7 +232,10 @@ impl Journal {
         // What git tracks decides only the tracked files the walk does not meet (under an
         // ignored folder) and submodules: while HEAD names the commit of the last look, that
         // look's tree stands for it, and no `git ls-tree` of 10,000 paths is run.
-        let tracked = if !head.is_empty() && head == state.head && !state.rows.is_empty() {
+        let tracked = if head.is_empty() {
+            // No commit yet: git tracks nothing, and there is no tree to list.
+            Snapshot::default()
+        } else if head == state.head && !state.rows.is_empty() {
             Snapshot {
                 entries: state
                     .rows
