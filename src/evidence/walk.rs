@@ -13,6 +13,10 @@ pub struct Job<S> {
     pub state: S,
 }
 
+/// How long a walk lists on its caller's thread before it starts workers: a walk that ends
+/// sooner would have spent more starting and joining them.
+const SERIAL: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// Lists from `first` down: `visit` lists one folder into its worker's `F` and returns the
 /// subfolders to list. Returns each worker's `F`.
 pub fn par_walk<S, F, V>(first: Job<S>, visit: V) -> Vec<F>
@@ -21,14 +25,28 @@ where
     F: Default + Send,
     V: Fn(&Job<S>, &mut F) -> Vec<Job<S>> + Sync,
 {
+    // A small tree is listed here, on this thread: starting workers costs more than listing
+    // a few dozen folders (a hook's journal of a 100-file project, BENCHMARKS.md §11). What is
+    // left after [`SERIAL`] goes to the workers.
+    let mut pending = vec![first];
+    let mut mine = F::default();
+    let started = std::time::Instant::now();
+    while started.elapsed() < SERIAL {
+        let Some(job) = pending.pop() else {
+            return vec![mine];
+        };
+        let more = visit(&job, &mut mine);
+        pending.extend(more);
+    }
     // (folders to list, folders being listed): the walk is over when both are empty.
-    let queue = Mutex::new((vec![first], 0usize));
+    let queue = Mutex::new((pending, 0usize));
     let wake = Condvar::new();
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 4);
-    let results = Mutex::new(Vec::with_capacity(threads));
+    let results = Mutex::new(Vec::with_capacity(threads + 1));
+    results.lock().unwrap_or_else(|e| e.into_inner()).push(mine);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
