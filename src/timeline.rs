@@ -537,6 +537,10 @@ pub const KINDS: &[(&str, &str)] = &[
     ("run", "a step of `forge run`"),
     ("agent", "an agent call of `forge run`"),
     ("repair", "a torn line ended by the next append"),
+    (
+        "net",
+        "a connection a sandboxed command asked Forge's egress proxy for, allowed or refused",
+    ),
 ];
 
 /// Whether `kind` is one of [`KINDS`].
@@ -732,6 +736,21 @@ fn summary_raw(e: &Event) -> String {
             s("rule"),
             s("tool"),
             crate::text::clip_words(&s("target"), 120)
+        ),
+        "net" => format!(
+            "{} {}:{} ({}, {}){}",
+            s("decision"),
+            s("host"),
+            u("port"),
+            s("via"),
+            s("profile"),
+            if s("decision") == "refused" {
+                format!(": not in {}", s("key"))
+            } else if d.get("error").is_some() {
+                format!(": {}", s("error"))
+            } else {
+                format!(" by `{}`", s("rule"))
+            }
         ),
         "budget" if s("event") == "limits-changed" && d.get("key").is_some() => format!(
             "budget.{} {} → {} ({})",

@@ -2911,6 +2911,156 @@ fn a_check_reaches_only_its_own_loopback() {
     drop(server);
 }
 
+/// Issue 34, point 3: a profile with `sandbox.network.<profile>: {allow: [...]}` reaches the
+/// machine only through Forge's egress proxy. A server of the machine's (standing in for the
+/// internet) is not reachable directly; through the proxy, an allowed host answers by HTTP and by
+/// SOCKS5, and a refused one is answered 403 / "not allowed" with the key that would allow it —
+/// on CMD's stderr too, and never looked up. Both are `net` events in the timeline. The same for
+/// a contained check (as `forge run` runs it) and a session.
+#[test]
+fn an_allowlist_reaches_only_its_hosts_through_the_proxy() {
+    if skip_or_fail("an_allowlist_reaches_only_its_hosts_through_the_proxy") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in server.incoming().flatten() {
+            std::thread::spawn(move || {
+                use std::io::{BufRead, Write};
+                let mut c = c;
+                let mut head = std::io::BufReader::new(c.try_clone().unwrap());
+                let mut line = String::new();
+                while head.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let _ =
+                    c.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\nhello from outside");
+            });
+        }
+    });
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    check: {{allow: ['localhost:{port}']}}\n    session: {{allow: ['localhost:{port}', '*.example.org']}}\n"
+    ));
+    let checkout = tempfile::tempdir().unwrap();
+    let probe = r#"
+import http.client, os, socket, sys, urllib.request
+port = int(sys.argv[1])
+try:
+    socket.create_connection(('127.0.0.1', port), timeout=3).close()
+    print('direct: reached')
+except OSError as e:
+    print('direct: refused', e)
+proxy = os.environ['HTTP_PROXY']
+for k in ('no_proxy', 'NO_PROXY'):
+    os.environ.pop(k, None)
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({'http': proxy}))
+print('http:', opener.open('http://localhost:%d/' % port, timeout=10).read().decode())
+host, pport = proxy.rsplit('/', 1)[1].split(':')
+s = socket.create_connection((host, int(pport)), timeout=10)
+s.sendall(b'\x05\x01\x00'); assert s.recv(2) == b'\x05\x00'
+name = b'localhost'
+s.sendall(b'\x05\x01\x00\x03' + bytes([len(name)]) + name + port.to_bytes(2, 'big'))
+reply = s.recv(10)
+s.sendall(b'GET / HTTP/1.0\r\n\r\n')
+print('socks:', reply[1], s.recv(1000).decode().split('\r\n\r\n')[1])
+c = http.client.HTTPConnection(host, int(pport), timeout=10)
+c.set_tunnel('example.invalid', 443)
+try:
+    c.connect()
+    print('connect: reached')
+except OSError as e:
+    print('connect: refused', e)
+"#;
+    let run = |profile: &str| {
+        let mut c = Command::new(forge_bin());
+        c.args(["sandbox", "--profile", profile]);
+        if profile == "check" {
+            c.arg("--write").arg(checkout.path()).arg("--contain");
+        }
+        let o = c
+            .args(["--", "python3", "-c", probe, &port.to_string()])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("FORGE_SESSION", "egress")
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    for profile in ["check", "session"] {
+        let (out, err) = run(profile);
+        let all = format!("{out}{err}");
+        assert!(out.contains("direct: refused"), "{profile}: {all}");
+        assert!(out.contains("http: hello from outside"), "{profile}: {all}");
+        assert!(
+            out.contains("socks: 0 hello from outside"),
+            "{profile}: {all}"
+        );
+        let key = format!("sandbox.network.{profile}.allow");
+        assert!(
+            out.contains(&format!(
+                "connect: refused Tunnel connection failed: 403 Forbidden by Forge: add example.invalid to {key}"
+            )),
+            "{profile}: {all}"
+        );
+        assert!(
+            err.contains(&format!(
+                "forge sandbox: example.invalid:443 is not allowed: add `example.invalid` to `{key}` in .forge/config.yaml"
+            )),
+            "{profile}: {all}"
+        );
+    }
+    let timeline = r.read(".forge/sessions/egress/timeline.jsonl");
+    let net: Vec<serde_json::Value> = timeline
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["kind"] == "net")
+        .map(|e| e["data"].clone())
+        .collect();
+    for profile in ["check", "session"] {
+        let of = |decision: &str, via: &str| {
+            net.iter()
+                .filter(|d| d["profile"] == profile && d["decision"] == decision && d["via"] == via)
+                .count()
+        };
+        assert_eq!(of("allowed", "http"), 1, "{profile}: {net:#?}");
+        assert_eq!(of("allowed", "socks5"), 1, "{profile}: {net:#?}");
+        assert_eq!(of("refused", "connect"), 1, "{profile}: {net:#?}");
+    }
+    assert!(
+        net.iter()
+            .any(|d| d["host"] == "example.invalid" && d["port"] == 443 && d.get("rule").is_none()),
+        "{net:#?}"
+    );
+    assert!(
+        net.iter()
+            .any(|d| d["host"] == "localhost" && d["rule"] == format!("localhost:{port}")),
+        "{net:#?}"
+    );
+
+    // A host that is not one is a config error naming the key.
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    check: {{allow: ['https://api.example.com']}}\n"
+    ));
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "check", "--write"])
+        .arg(checkout.path())
+        .args(["--", "true"])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("`sandbox.network.check.allow[0]`"), "{err}");
+    assert!(err.contains("https://api.example.com"), "{err}");
+}
+
 /// Red team of issue 34: with home read by allowlist, a socket in an unlisted folder of home
 /// (Docker Desktop's `~/.docker/run/docker.sock`, 1Password's SSH agent, another project's dev
 /// server) was still reachable — Landlock does not stop a `connect()` — until every socket the
