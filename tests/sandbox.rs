@@ -3061,6 +3061,57 @@ except OSError as e:
     assert!(err.contains("https://api.example.com"), "{err}");
 }
 
+/// The egress proxy runs outside the sandbox and must not outlive it: it ends with CMD when the
+/// launcher `exec`s it, and with `forge sandbox` when CMD is contained. Found by the environment
+/// it was started with (the launcher's, before CMD's was made).
+#[test]
+fn the_egress_proxy_ends_with_its_sandbox() {
+    if skip_or_fail("the_egress_proxy_ends_with_its_sandbox") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    session: {{allow: [localhost]}}\n    check: {{allow: [localhost]}}\n"
+    ));
+    let checkout = tempfile::tempdir().unwrap();
+    let marker = format!("FORGE_SESSION=proxy-lifetime-{}", std::process::id());
+    let proxies = || -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                let p = e.path();
+                std::fs::read_to_string(p.join("comm")).is_ok_and(|c| c.trim() == "forge-proxy")
+                    && std::fs::read(p.join("environ"))
+                        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == marker.as_bytes()))
+            })
+            .count()
+    };
+    for profile in ["session", "check"] {
+        let mut c = Command::new(forge_bin());
+        c.args(["sandbox", "--profile", profile]);
+        if profile == "check" {
+            c.arg("--write").arg(checkout.path()).arg("--contain");
+        }
+        let mut child = c
+            .args(["--", "sleep", "1"])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("FORGE_SESSION", marker.split_once('=').unwrap().1)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        assert_eq!(proxies(), 1, "{profile}: one proxy while CMD runs");
+        assert!(child.wait().unwrap().success(), "{profile}");
+        let gone = (0..40).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            proxies() == 0
+        });
+        assert!(gone, "{profile}: the proxy outlived its sandbox");
+    }
+}
+
 /// Red team of issue 34: with home read by allowlist, a socket in an unlisted folder of home
 /// (Docker Desktop's `~/.docker/run/docker.sock`, 1Password's SSH agent, another project's dev
 /// server) was still reachable — Landlock does not stop a `connect()` — until every socket the
