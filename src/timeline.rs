@@ -837,6 +837,39 @@ mod tests {
     }
 
     #[test]
+    fn a_net_event_reads_as_its_decision_and_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = tl(dir.path());
+        let line =
+            |data: Value| summary(&append(&p, "s1", None, "human:ada", "net", data).unwrap());
+        let base = serde_json::json!({"profile": "check", "host": "pypi.org", "port": 443,
+            "via": "connect", "key": "sandbox.network.check.allow"});
+        let with = |extra: Value| {
+            let mut d = base.clone();
+            d.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            d
+        };
+        assert_eq!(
+            line(with(
+                serde_json::json!({"decision": "allowed", "rule": "pypi.org"})
+            )),
+            "allowed pypi.org:443 (connect, check) by `pypi.org`"
+        );
+        assert_eq!(
+            line(with(serde_json::json!({"decision": "refused"}))),
+            "refused pypi.org:443 (connect, check): not in sandbox.network.check.allow"
+        );
+        assert_eq!(
+            line(with(
+                serde_json::json!({"decision": "allowed", "rule": "pypi.org", "error": "cannot resolve pypi.org"})
+            )),
+            "allowed pypi.org:443 (connect, check): cannot resolve pypi.org"
+        );
+    }
+
+    #[test]
     fn appends_chain_and_verify() {
         let dir = tempfile::tempdir().unwrap();
         let p = tl(dir.path());
