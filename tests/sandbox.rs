@@ -3043,6 +3043,34 @@ except OSError as e:
         "{net:#?}"
     );
 
+    // `--explain` says what each profile's network is, in words and in JSON.
+    let explain = |profile: &str, json: bool| {
+        let mut args = vec!["sandbox", "--explain", "--profile", profile];
+        if json {
+            args.push("--json");
+        }
+        let o = Command::new(forge_bin())
+            .args(&args)
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(
+        explain("session", false).contains(&format!(
+            "Network: its own loopback, and through Forge's egress proxy only `localhost:{port}`, `*.example.org` (`sandbox.network.session.allow`)"
+        )),
+        "{}",
+        explain("session", false)
+    );
+    assert!(explain("red", false).contains("Network: the machine's (`sandbox.network.red: open`)"));
+    let j: serde_json::Value = serde_json::from_str(&explain("check", true)).unwrap();
+    assert_eq!(
+        j["network"],
+        serde_json::json!({"allow": [format!("localhost:{port}")]})
+    );
+
     // A host that is not one is a config error naming the key.
     r.config(&format!(
         "{config}\nsandbox:\n  network:\n    check: {{allow: ['https://api.example.com']}}\n"
