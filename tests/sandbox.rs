@@ -3089,6 +3089,42 @@ except OSError as e:
     assert!(err.contains("https://api.example.com"), "{err}");
 }
 
+/// Without a network namespace (here: `--carve-by-rules`, which makes no namespace at all) an
+/// allowlist cannot be enforced: `auto` says which profile reaches the network and which key is
+/// not enforced, and starts no proxy; `require` refuses to run.
+#[test]
+fn an_allowlist_without_a_network_namespace_says_so() {
+    if skip_or_fail("an_allowlist_without_a_network_namespace_says_so") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    session: {{allow: [pypi.org]}}\n"
+    ));
+    let run = |mode: &str| {
+        Command::new(forge_bin())
+            .args(["sandbox", "--carve-by-rules", "--mode", mode, "--"])
+            .args(["sh", "-c", "echo proxy=${HTTP_PROXY:-none}"])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env_remove("HTTP_PROXY")
+            .output()
+            .unwrap()
+    };
+    let why = "no network namespace could be made here, so the session profile can reach the network (`sandbox.network.session: {allow: [...]}` is not enforced)";
+    let o = run("auto");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(why), "{err}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "proxy=none\n");
+    let o = run("require");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(err.contains(why), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
 /// The egress proxy runs outside the sandbox and must not outlive it: it ends with CMD when the
 /// launcher `exec`s it, and with `forge sandbox` when CMD is contained. Found by the environment
 /// it was started with (the launcher's, before CMD's was made).
