@@ -2925,18 +2925,54 @@ fn an_allowlist_reaches_only_its_hosts_through_the_proxy() {
     let r = common::Repo::with_command("true", "none");
     let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = server.local_addr().unwrap().port();
+    // Serves requests one after the other on a connection, as HTTP/1.1 servers do: a GET is
+    // answered "hello from outside", a POST with its body (by length or in chunks) echoed, and a
+    // request still in a proxy's absolute form is named.
     std::thread::spawn(move || {
         for c in server.incoming().flatten() {
             std::thread::spawn(move || {
-                use std::io::{BufRead, Write};
+                use std::io::{BufRead, Read, Write};
                 let mut c = c;
-                let mut head = std::io::BufReader::new(c.try_clone().unwrap());
-                let mut line = String::new();
-                while head.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
+                let mut rd = std::io::BufReader::new(c.try_clone().unwrap());
+                loop {
+                    let (mut line, mut length, mut chunked) = (String::new(), 0, false);
+                    if !rd.read_line(&mut line).is_ok_and(|n| n > 0) {
+                        return;
+                    }
+                    loop {
+                        let mut h = String::new();
+                        if !rd.read_line(&mut h).is_ok_and(|n| n > 2) {
+                            break;
+                        }
+                        let h = h.to_ascii_lowercase();
+                        if let Some(v) = h.strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                        chunked |= h.starts_with("transfer-encoding:") && h.contains("chunked");
+                    }
+                    let mut body = vec![0u8; length];
+                    rd.read_exact(&mut body).unwrap();
+                    while chunked {
+                        let mut size = String::new();
+                        rd.read_line(&mut size).unwrap();
+                        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+                        let mut part = vec![0u8; n + 2];
+                        rd.read_exact(&mut part).unwrap();
+                        body.extend_from_slice(&part[..n]);
+                        chunked = n > 0;
+                    }
+                    if !line.starts_with("POST") {
+                        body = b"hello from outside".to_vec();
+                    }
+                    // An origin server is sent the origin form (`/path`), never a proxy's URI.
+                    if line.split(' ').nth(1).is_some_and(|t| !t.starts_with('/')) {
+                        body = format!("not origin form: {line}").into_bytes();
+                    }
+                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+                    if c.write_all(&[head.as_bytes(), &body].concat()).is_err() {
+                        return;
+                    }
                 }
-                let _ =
-                    c.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 18\r\n\r\nhello from outside");
             });
         }
     });
@@ -2966,6 +3002,12 @@ s.sendall(b'\x05\x01\x00\x03' + bytes([len(name)]) + name + port.to_bytes(2, 'bi
 reply = s.recv(10)
 s.sendall(b'GET / HTTP/1.0\r\n\r\n')
 print('socks:', reply[1], s.recv(1000).decode().split('\r\n\r\n')[1])
+k = http.client.HTTPConnection(host, int(pport), timeout=10)
+said = []
+for body in (b'one', iter([b'tw', b'o']), None):
+    k.request('POST' if body else 'GET', 'http://localhost:%d/' % port, body=body)
+    said.append(k.getresponse().read().decode())
+print('keep-alive:', ', '.join(said))
 c = http.client.HTTPConnection(host, int(pport), timeout=10)
 c.set_tunnel('example.invalid', 443)
 try:
@@ -3001,6 +3043,11 @@ except OSError as e:
             out.contains("socks: 0 hello from outside"),
             "{profile}: {all}"
         );
+        // Three requests on one connection to the proxy, a body by length, one in chunks.
+        assert!(
+            out.contains("keep-alive: one, two, hello from outside"),
+            "{profile}: {all}"
+        );
         let key = format!("sandbox.network.{profile}.allow");
         assert!(
             out.contains(&format!(
@@ -3028,7 +3075,7 @@ except OSError as e:
                 .filter(|d| d["profile"] == profile && d["decision"] == decision && d["via"] == via)
                 .count()
         };
-        assert_eq!(of("allowed", "http"), 1, "{profile}: {net:#?}");
+        assert_eq!(of("allowed", "http"), 2, "{profile}: {net:#?}");
         assert_eq!(of("allowed", "socks5"), 1, "{profile}: {net:#?}");
         assert_eq!(of("refused", "connect"), 1, "{profile}: {net:#?}");
     }

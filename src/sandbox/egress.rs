@@ -217,6 +217,40 @@ pub fn http_ask(head: &[u8]) -> Result<Ask, String> {
     })
 }
 
+/// How a request's body is framed (RFC 9112, section 6.3): the proxy forwards requests one by
+/// one, so it must know where each ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    None,
+    Length(u64),
+    Chunked,
+}
+
+/// The framing of the body that follows a request `head`: chunked when `Transfer-Encoding` says
+/// so (it overrides `Content-Length`), else `Content-Length`, else none.
+pub fn body(head: &[u8]) -> Body {
+    let text = String::from_utf8_lossy(head);
+    let mut length = None;
+    for line in text.split("\r\n").skip(1) {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        if name.eq_ignore_ascii_case("transfer-encoding")
+            && value
+                .rsplit(',')
+                .next()
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("chunked"))
+        {
+            return Body::Chunked;
+        }
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse().ok();
+        }
+    }
+    length.filter(|n| *n > 0).map_or(Body::None, Body::Length)
+}
+
 /// The SOCKS5 reply codes Forge sends (RFC 1928, section 6).
 pub mod socks {
     pub const SUCCEEDED: u8 = 0;
@@ -378,6 +412,25 @@ mod tests {
         ] {
             assert!(http_ask(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn a_request_body_is_framed_by_chunks_or_length() {
+        assert_eq!(body(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"), Body::None);
+        assert_eq!(
+            body(b"POST / HTTP/1.1\r\ncontent-length: 12\r\n\r\n"),
+            Body::Length(12)
+        );
+        assert_eq!(
+            body(
+                b"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+            ),
+            Body::Chunked
+        );
+        assert_eq!(
+            body(b"POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n"),
+            Body::None
+        );
     }
 
     #[test]

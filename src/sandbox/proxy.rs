@@ -285,15 +285,19 @@ fn handle(mut conn: TcpStream, rules: &Rules) {
     if !matches!(conn.peek(&mut first), Ok(1)) {
         return;
     }
-    let (ask, early) = if first[0] == 5 {
+    let Ok(read) = conn.try_clone() else {
+        return;
+    };
+    let mut client = Reader::new(read);
+    let ask = if first[0] == 5 {
         match socks_ask(&mut conn) {
-            Some(a) => (a, Vec::new()),
+            Some(a) => a,
             None => return,
         }
     } else {
-        match read_head(&mut conn) {
-            Some((head, early)) => match egress::http_ask(&head) {
-                Ok(a) => (a, early),
+        match client.head() {
+            Some(head) => match egress::http_ask(&head) {
+                Ok(a) => a,
                 Err(e) => {
                     respond(
                         &mut conn,
@@ -353,17 +357,25 @@ fn handle(mut conn: TcpStream, rules: &Rules) {
             Ok(())
         }
         Via::Connect => conn.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
-        Via::Http => up.write_all(&ask.head),
+        Via::Http => Ok(()),
     };
-    if ready.is_err() || up.write_all(&early).is_err() {
+    if ready.is_err() {
         return;
     }
     let _ = conn.set_read_timeout(None);
-    let (Ok(mut c2), Ok(mut u2)) = (conn.try_clone(), up.try_clone()) else {
+    let Ok(mut u2) = up.try_clone() else {
         return;
     };
+    // The client's side: a tunnel is copied as it comes; plain HTTP is forwarded request by
+    // request, each head rewritten (a client keeps its connection to the proxy open and sends
+    // the next request with an absolute URI too), as long as it goes to the same host.
     let out = std::thread::spawn(move || {
-        let _ = std::io::copy(&mut c2, &mut u2);
+        let _ = match ask.via {
+            Via::Http => forward_requests(&mut client, &mut u2, ask),
+            _ => u2
+                .write_all(&client.pending)
+                .and_then(|()| std::io::copy(&mut client.conn, &mut u2).map(drop)),
+        };
         let _ = u2.shutdown(Shutdown::Write);
     });
     let _ = std::io::copy(&mut up, &mut conn);
@@ -409,22 +421,120 @@ fn connect(host: &str, port: u16) -> Result<TcpStream, String> {
     Err(last)
 }
 
-/// Reads an HTTP request head; returns it and the bytes after it that came with it.
-fn read_head(conn: &mut TcpStream) -> Option<(Vec<u8>, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let n = conn.read(&mut chunk).ok().filter(|n| *n > 0)?;
-        let from = buf.len().saturating_sub(3);
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf[from..].windows(4).position(|w| w == b"\r\n\r\n") {
-            let end = from + i + 4;
-            let early = buf.split_off(end);
-            return Some((buf, early));
+/// A client connection read with what came before it was needed: an HTTP head is found in
+/// whatever reads return, and the bytes after it are the next part's.
+struct Reader {
+    conn: TcpStream,
+    pending: Vec<u8>,
+}
+
+impl Reader {
+    fn new(conn: TcpStream) -> Reader {
+        Reader {
+            conn,
+            pending: Vec::new(),
         }
-        if buf.len() > MAX_HEAD {
-            respond(conn, "431 Request Header Fields Too Large", "");
-            return None;
+    }
+
+    /// Reads more; `false` at end of file or on an error.
+    fn fill(&mut self) -> bool {
+        let mut chunk = [0u8; 16 * 1024];
+        match self.conn.read(&mut chunk) {
+            Ok(n) if n > 0 => {
+                self.pending.extend_from_slice(&chunk[..n]);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The next request head, up to and including its blank line.
+    fn head(&mut self) -> Option<Vec<u8>> {
+        let mut from = 0;
+        loop {
+            if let Some(i) = self.pending[from..]
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+            {
+                let rest = self.pending.split_off(from + i + 4);
+                return Some(std::mem::replace(&mut self.pending, rest));
+            }
+            if self.pending.len() > MAX_HEAD {
+                return None;
+            }
+            from = self.pending.len().saturating_sub(3);
+            if !self.fill() {
+                return None;
+            }
+        }
+    }
+
+    /// Copies `n` bytes to `out`.
+    fn copy(&mut self, mut n: u64, out: &mut TcpStream) -> std::io::Result<()> {
+        while n > 0 {
+            if self.pending.is_empty() && !self.fill() {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            let take = self
+                .pending
+                .len()
+                .min(usize::try_from(n).unwrap_or(usize::MAX));
+            out.write_all(&self.pending[..take])?;
+            self.pending.drain(..take);
+            n -= take as u64;
+        }
+        Ok(())
+    }
+
+    /// Copies one line, with its CRLF, to `out`, and returns it.
+    fn line(&mut self, out: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+        loop {
+            if let Some(i) = self.pending.windows(2).position(|w| w == b"\r\n") {
+                let rest = self.pending.split_off(i + 2);
+                let line = std::mem::replace(&mut self.pending, rest);
+                out.write_all(&line)?;
+                return Ok(line);
+            }
+            if self.pending.len() > MAX_HEAD || !self.fill() {
+                return Err(std::io::ErrorKind::InvalidData.into());
+            }
+        }
+    }
+}
+
+/// Forwards plain-HTTP requests to `up` (already connected to `first`'s host), each head in
+/// origin form and each body by its framing, until the client ends, asks for another host, or
+/// sends what is not a request (the connection is then ended: the client opens another).
+fn forward_requests(client: &mut Reader, up: &mut TcpStream, first: Ask) -> std::io::Result<()> {
+    let mut ask = first;
+    loop {
+        up.write_all(&ask.head)?;
+        match egress::body(&ask.head) {
+            egress::Body::None => {}
+            egress::Body::Length(n) => client.copy(n, up)?,
+            egress::Body::Chunked => loop {
+                let line = client.line(up)?;
+                let size = std::str::from_utf8(&line)
+                    .ok()
+                    .and_then(|l| l.trim().split(';').next())
+                    .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+                    .ok_or(std::io::ErrorKind::InvalidData)?;
+                if size == 0 {
+                    // Trailers, up to the blank line.
+                    while client.line(up)? != b"\r\n" {}
+                    break;
+                }
+                client.copy(size + 2, up)?;
+            },
+        }
+        let Some(head) = client.head() else {
+            return Ok(());
+        };
+        match egress::http_ask(&head) {
+            Ok(next) if next.via == Via::Http && next.host == ask.host && next.port == ask.port => {
+                ask = next;
+            }
+            _ => return Ok(()),
         }
     }
 }
