@@ -971,9 +971,8 @@ pub fn enter(
         }
         let mut mounts = level.mount_ns && !req.carve_by_rules;
         // A live session's commands share one namespace and one plan, kept between them
-        // (keeper.rs).
-        // A kept namespace has the machine's network: a session with a network of its own
-        // makes its namespace (and proxy) per command.
+        // (keeper.rs). A kept namespace has the machine's network: a session with a network of
+        // its own makes its namespace (and proxy) per command.
         let net = config.network.of(req.profile);
         let keeper = (mounts
             && config.reuse
@@ -1046,7 +1045,7 @@ pub fn enter(
                             Err(e) if mode == Mode::Require => return Err(e),
                             Err(e) => {
                                 warn(&format!(
-                                    "forge sandbox: no egress proxy ({e}): `sandbox.network.{}.allow` is not reachable, only the sandbox's own loopback",
+                                    "forge sandbox: no egress proxy ({e}): the hosts of `sandbox.network.{}.allow` are out of reach, only the sandbox's own loopback is not",
                                     req.profile.as_str()
                                 ));
                                 None
