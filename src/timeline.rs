@@ -541,6 +541,10 @@ pub const KINDS: &[(&str, &str)] = &[
         "undo",
         "`forge undo` put files and refs back as they were before a call",
     ),
+    (
+        "net",
+        "a connection a sandboxed command asked Forge's egress proxy for, allowed or refused",
+    ),
 ];
 
 /// Whether `kind` is one of [`KINDS`].
@@ -737,6 +741,21 @@ fn summary_raw(e: &Event) -> String {
             s("tool"),
             crate::text::clip_words(&s("target"), 120)
         ),
+        "net" => format!(
+            "{} {}:{} ({}, {}){}",
+            s("decision"),
+            s("host"),
+            u("port"),
+            s("via"),
+            s("profile"),
+            if s("decision") == "refused" {
+                format!(": not in {}", s("key"))
+            } else if d.get("error").is_some() {
+                format!(": {}", s("error"))
+            } else {
+                format!(" by `{}`", s("rule"))
+            }
+        ),
         "budget" if s("event") == "limits-changed" && d.get("key").is_some() => format!(
             "budget.{} {} → {} ({})",
             s("key"),
@@ -819,6 +838,39 @@ mod tests {
 
     fn tl(dir: &Path) -> PathBuf {
         dir.join("s1/timeline.jsonl")
+    }
+
+    #[test]
+    fn a_net_event_reads_as_its_decision_and_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = tl(dir.path());
+        let line =
+            |data: Value| summary(&append(&p, "s1", None, "human:ada", "net", data).unwrap());
+        let base = serde_json::json!({"profile": "check", "host": "pypi.org", "port": 443,
+            "via": "connect", "key": "sandbox.network.check.allow"});
+        let with = |extra: Value| {
+            let mut d = base.clone();
+            d.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            d
+        };
+        assert_eq!(
+            line(with(
+                serde_json::json!({"decision": "allowed", "rule": "pypi.org"})
+            )),
+            "allowed pypi.org:443 (connect, check) by `pypi.org`"
+        );
+        assert_eq!(
+            line(with(serde_json::json!({"decision": "refused"}))),
+            "refused pypi.org:443 (connect, check): not in sandbox.network.check.allow"
+        );
+        assert_eq!(
+            line(with(
+                serde_json::json!({"decision": "allowed", "rule": "pypi.org", "error": "cannot resolve pypi.org"})
+            )),
+            "allowed pypi.org:443 (connect, check): cannot resolve pypi.org"
+        );
     }
 
     #[test]

@@ -46,6 +46,7 @@ fn mark(e: &Event) -> (&'static str, &'static str, f64) {
         "guard" => ("#8c959f", "tick", 4.0),
         "budget" => ("#8250df", "circle", 5.0),
         "repair" => ("#000000", "diamond", 6.0),
+        "net" if s("decision") == "refused" => ("#bc4c00", "cross", 6.0),
         _ => ("#afb8c1", "circle", 3.0),
     }
 }

@@ -2177,19 +2177,9 @@ fn run_codex_trusting(
     })
 }
 
-/// The real Claude Code client as a `forge run` red agent inside `forge sandbox --profile red`
-/// (offline, against the rig's fake API): it starts and answers (its state folder is made for it
-/// and writable), its Bash writes the slice's test area, and production code is refused.
-#[test]
-fn claude_runs_inside_the_red_profile() {
-    let test = "claude_runs_inside_the_red_profile";
-    if !sandbox_available(test) {
-        return;
-    }
-    let Ok(rig) = find_rig() else {
-        unavailable(test, "agent rig not found");
-        return;
-    };
+/// The pinned Claude Code binary, installed as the rig would on its first run; `None` (the test
+/// skipped, saying why) when npm cannot install it.
+fn pinned_claude(test: &str) -> Option<PathBuf> {
     let claude = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/root"))
@@ -2217,9 +2207,28 @@ fn claude_runs_inside_the_red_profile() {
                 test,
                 "could not install @anthropic-ai/claude-code@2.1.197 from npm",
             );
-            return;
+            return None;
         }
     }
+    Some(claude)
+}
+
+/// The real Claude Code client as a `forge run` red agent inside `forge sandbox --profile red`
+/// (offline, against the rig's fake API): it starts and answers (its state folder is made for it
+/// and writable), its Bash writes the slice's test area, and production code is refused.
+#[test]
+fn claude_runs_inside_the_red_profile() {
+    let test = "claude_runs_inside_the_red_profile";
+    if !sandbox_available(test) {
+        return;
+    }
+    let Ok(rig) = find_rig() else {
+        unavailable(test, "agent rig not found");
+        return;
+    };
+    let Some(claude) = pinned_claude(test) else {
+        return;
+    };
     let r = Repo::with_command("true", "none");
     r.write("app.txt", "v1\n");
     let dir = tempfile::tempdir().unwrap();
@@ -2301,6 +2310,143 @@ fn claude_runs_inside_the_red_profile() {
     assert!(
         requests.contains("app.txt: read-only file system")
             || requests.contains("read-only file system: app.txt"),
+        "{dump}"
+    );
+}
+
+/// Issue 34, point 3: the real Claude Code client as a red agent whose profile has an allowlist
+/// (`sandbox.network.red: {allow: [its API]}`) reaches its model only through Forge's egress
+/// proxy — it honours the proxy variables — and a host its Bash asks for that is not listed is
+/// refused with the key that would allow it, which reaches the model. The fake API listens on
+/// `127.0.0.2` (a relay to the rig's fake on `127.0.0.1`): an address not in `NO_PROXY`, which
+/// inside the sandbox is its own, empty loopback, so only the proxy can reach it.
+#[test]
+fn claude_reaches_its_api_through_the_red_allowlist_only() {
+    let test = "claude_reaches_its_api_through_the_red_allowlist_only";
+    if !sandbox_available(test) {
+        return;
+    }
+    let Ok(rig) = find_rig() else {
+        unavailable(test, "agent rig not found");
+        return;
+    };
+    let Some(claude) = pinned_claude(test) else {
+        return;
+    };
+    let free = |ip: &str| {
+        std::net::TcpListener::bind((ip, 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (port, api) = (free("127.0.0.1"), free("127.0.0.2"));
+    let r = Repo::with_command("true", "none");
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    red: {{allow: ['127.0.0.2:{api}']}}\n"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"turns": [
+            bash("python3 -c 'import urllib.request; urllib.request.urlopen(\"http://example.invalid/\")'"),
+            text("done"),
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let relay = format!(
+        "import socket, threading\n\
+         l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+         l.bind(('127.0.0.2', {api})); l.listen()\n\
+         def pipe(a, b):\n    \
+             while (d := a.recv(65536)): b.sendall(d)\n    \
+             b.shutdown(socket.SHUT_WR)\n\
+         while True:\n    \
+             c, _ = l.accept()\n    \
+             try: u = socket.create_connection(('127.0.0.1', {port}))\n    \
+             except OSError: c.close(); continue\n    \
+             for a, b in ((c, u), (u, c)): threading.Thread(target=pipe, args=(a, b), daemon=True).start()\n"
+    );
+    std::fs::write(dir.path().join("relay.py"), relay).unwrap();
+    let sh = format!(
+        "ip link set lo up 2>/dev/null; python3 '{}' --port {port} --script '{}' --log '{}' 2>/dev/null & srv=$!; \
+         for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; sleep 0.1; done; \
+         python3 '{}' & relay=$!; \
+         for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.2/{api}) 2>/dev/null && break; sleep 0.1; done; \
+         timeout 60 '{}' sandbox --profile red --client claude --write 'tests/**' -- \
+           '{}' -p 'do the task' --output-format json --dangerously-skip-permissions </dev/null; rc=$?; kill $srv $relay; exit $rc",
+        rig.with_file_name("fake_anthropic.py").display(),
+        script.display(),
+        log.display(),
+        dir.path().join("relay.py").display(),
+        forge_bin().display(),
+        claude.display()
+    );
+    let netns = Command::new("unshare")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut cmd = Command::new(if netns { "unshare" } else { "bash" });
+    if netns {
+        cmd.args(["-n", "bash"]);
+    }
+    cmd.args(["-c", &sh]);
+    let guard = RIG_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let o = cmd
+        .current_dir(r.path())
+        .env("HOME", &home)
+        .env("FORGE_SESSION", "egress")
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.2:{api}"))
+        .env("ANTHROPIC_API_KEY", "sk-ant-offline")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("IS_SANDBOX", "1")
+        .output()
+        .unwrap();
+    drop(guard);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let timeline = std::fs::read_to_string(r.path().join(".forge/sessions/egress/timeline.jsonl"))
+        .unwrap_or_default();
+    let dump = format!(
+        "\n--- exit {:?}\n--- stdout:\n{stdout}\n--- stderr:\n{}\n--- requests:\n{}\n--- timeline:\n{timeline}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr),
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert!(o.status.success(), "{dump}");
+    let result: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}{dump}"));
+    assert_eq!(result["is_error"], json!(false), "{dump}");
+    assert_eq!(result["result"], json!("done"), "{dump}");
+    let events: Vec<Value> = timeline
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["kind"] == "net")
+        .map(|e| e["data"].clone())
+        .collect();
+    assert!(
+        events.iter().any(|d| d["host"] == "127.0.0.2"
+            && d["port"] == api
+            && d["decision"] == "allowed"
+            && d["profile"] == "red"),
+        "the client's API calls went through the proxy{dump}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|d| d["host"] == "example.invalid" && d["decision"] == "refused"),
+        "{dump}"
+    );
+    // The refusal reached the model, naming the key.
+    let requests = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        requests.contains("Forbidden by Forge: add example.invalid to sandbox.network.red.allow"),
         "{dump}"
     );
 }

@@ -50,6 +50,30 @@ fn an_honest_run_lands_with_every_agent_and_check_in_its_profile() {
     assert_landed_cleanly(&r);
 }
 
+/// Issue 34, point 3: with an allowlist for `check`, a run's checks run in their own network
+/// namespace with the proxy (contained, on their layer), the run lands as before, and green is
+/// told which hosts its checks reach.
+#[test]
+fn a_run_whose_checks_have_an_allowlist_lands_and_green_is_told_the_hosts() {
+    if !sandbox_available("a_run_whose_checks_have_an_allowlist_lands_and_green_is_told_the_hosts")
+    {
+        return;
+    }
+    let r = shop_with(
+        "check-env",
+        "sandbox:\n  mode: require\n  network:\n    check: {allow: [pypi.org, files.pythonhosted.org]}\n",
+    );
+    let o = run(&r);
+    assert_eq!(o.code, 0, "{o:?}");
+    let green = r.read(".tmp/.forge/runs/shop/prompts/member-discount-green-w1-a1.md");
+    assert!(
+        green.contains("The checks reach only their own `127.0.0.1` and, through a proxy, `pypi.org`, `files.pythonhosted.org` (`sandbox.network.check.allow`)"),
+        "{green}"
+    );
+    assert!(!green.contains("without a network"), "{green}");
+    assert_landed_cleanly(&r);
+}
+
 #[test]
 fn the_kernel_refuses_red_a_write_outside_its_test_areas() {
     if !sandbox_available("the_kernel_refuses_red_a_write_outside_its_test_areas") {

@@ -2911,6 +2911,318 @@ fn a_check_reaches_only_its_own_loopback() {
     drop(server);
 }
 
+/// Issue 34, point 3: a profile with `sandbox.network.<profile>: {allow: [...]}` reaches the
+/// machine only through Forge's egress proxy. A server of the machine's (standing in for the
+/// internet) is not reachable directly; through the proxy, an allowed host answers by HTTP and by
+/// SOCKS5, and a refused one is answered 403 / "not allowed" with the key that would allow it —
+/// on CMD's stderr too, and never looked up. Both are `net` events in the timeline. The same for
+/// a contained check (as `forge run` runs it) and a session.
+#[test]
+fn an_allowlist_reaches_only_its_hosts_through_the_proxy() {
+    if skip_or_fail("an_allowlist_reaches_only_its_hosts_through_the_proxy") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    // Serves requests one after the other on a connection, as HTTP/1.1 servers do: a GET is
+    // answered "hello from outside", a POST with its body (by length or in chunks) echoed, and a
+    // request still in a proxy's absolute form is named.
+    std::thread::spawn(move || {
+        for c in server.incoming().flatten() {
+            std::thread::spawn(move || {
+                use std::io::{BufRead, Read, Write};
+                let mut c = c;
+                let mut rd = std::io::BufReader::new(c.try_clone().unwrap());
+                loop {
+                    let (mut line, mut length, mut chunked) = (String::new(), 0, false);
+                    if !rd.read_line(&mut line).is_ok_and(|n| n > 0) {
+                        return;
+                    }
+                    loop {
+                        let mut h = String::new();
+                        if !rd.read_line(&mut h).is_ok_and(|n| n > 2) {
+                            break;
+                        }
+                        let h = h.to_ascii_lowercase();
+                        if let Some(v) = h.strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                        chunked |= h.starts_with("transfer-encoding:") && h.contains("chunked");
+                    }
+                    let mut body = vec![0u8; length];
+                    rd.read_exact(&mut body).unwrap();
+                    while chunked {
+                        let mut size = String::new();
+                        rd.read_line(&mut size).unwrap();
+                        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+                        let mut part = vec![0u8; n + 2];
+                        rd.read_exact(&mut part).unwrap();
+                        body.extend_from_slice(&part[..n]);
+                        chunked = n > 0;
+                    }
+                    if !line.starts_with("POST") {
+                        body = b"hello from outside".to_vec();
+                    }
+                    // An origin server is sent the origin form (`/path`), never a proxy's URI.
+                    if line.split(' ').nth(1).is_some_and(|t| !t.starts_with('/')) {
+                        body = format!("not origin form: {line}").into_bytes();
+                    }
+                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+                    if c.write_all(&[head.as_bytes(), &body].concat()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    check: {{allow: ['localhost:{port}']}}\n    session: {{allow: ['localhost:{port}', '*.example.org']}}\n"
+    ));
+    let checkout = tempfile::tempdir().unwrap();
+    let probe = r#"
+import http.client, os, socket, sys, urllib.request
+port = int(sys.argv[1])
+try:
+    socket.create_connection(('127.0.0.1', port), timeout=3).close()
+    print('direct: reached')
+except OSError as e:
+    print('direct: refused', e)
+proxy = os.environ['HTTP_PROXY']
+for k in ('no_proxy', 'NO_PROXY'):
+    os.environ.pop(k, None)
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({'http': proxy}))
+print('http:', opener.open('http://localhost:%d/' % port, timeout=10).read().decode())
+host, pport = proxy.rsplit('/', 1)[1].split(':')
+s = socket.create_connection((host, int(pport)), timeout=10)
+s.sendall(b'\x05\x01\x00'); assert s.recv(2) == b'\x05\x00'
+name = b'localhost'
+s.sendall(b'\x05\x01\x00\x03' + bytes([len(name)]) + name + port.to_bytes(2, 'big'))
+reply = s.recv(10)
+s.sendall(b'GET / HTTP/1.0\r\n\r\n')
+print('socks:', reply[1], s.recv(1000).decode().split('\r\n\r\n')[1])
+k = http.client.HTTPConnection(host, int(pport), timeout=10)
+said = []
+for body in (b'one', iter([b'tw', b'o']), None):
+    k.request('POST' if body else 'GET', 'http://localhost:%d/' % port, body=body)
+    said.append(k.getresponse().read().decode())
+print('keep-alive:', ', '.join(said))
+c = http.client.HTTPConnection(host, int(pport), timeout=10)
+c.set_tunnel('example.invalid', 443)
+try:
+    c.connect()
+    print('connect: reached')
+except OSError as e:
+    print('connect: refused', e)
+"#;
+    let run = |profile: &str| {
+        let mut c = Command::new(forge_bin());
+        c.args(["sandbox", "--profile", profile]);
+        if profile == "check" {
+            c.arg("--write").arg(checkout.path()).arg("--contain");
+        }
+        let o = c
+            .args(["--", "python3", "-c", probe, &port.to_string()])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("FORGE_SESSION", "egress")
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    for profile in ["check", "session"] {
+        let (out, err) = run(profile);
+        let all = format!("{out}{err}");
+        assert!(out.contains("direct: refused"), "{profile}: {all}");
+        assert!(out.contains("http: hello from outside"), "{profile}: {all}");
+        assert!(
+            out.contains("socks: 0 hello from outside"),
+            "{profile}: {all}"
+        );
+        // Three requests on one connection to the proxy, a body by length, one in chunks.
+        assert!(
+            out.contains("keep-alive: one, two, hello from outside"),
+            "{profile}: {all}"
+        );
+        let key = format!("sandbox.network.{profile}.allow");
+        assert!(
+            out.contains(&format!(
+                "connect: refused Tunnel connection failed: 403 Forbidden by Forge: add example.invalid to {key}"
+            )),
+            "{profile}: {all}"
+        );
+        assert!(
+            err.contains(&format!(
+                "forge sandbox: example.invalid:443 is not allowed: add `example.invalid` to `{key}` in .forge/config.yaml"
+            )),
+            "{profile}: {all}"
+        );
+    }
+    let timeline = r.read(".forge/sessions/egress/timeline.jsonl");
+    let net: Vec<serde_json::Value> = timeline
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["kind"] == "net")
+        .map(|e| e["data"].clone())
+        .collect();
+    for profile in ["check", "session"] {
+        let of = |decision: &str, via: &str| {
+            net.iter()
+                .filter(|d| d["profile"] == profile && d["decision"] == decision && d["via"] == via)
+                .count()
+        };
+        assert_eq!(of("allowed", "http"), 2, "{profile}: {net:#?}");
+        assert_eq!(of("allowed", "socks5"), 1, "{profile}: {net:#?}");
+        assert_eq!(of("refused", "connect"), 1, "{profile}: {net:#?}");
+    }
+    assert!(
+        net.iter()
+            .any(|d| d["host"] == "example.invalid" && d["port"] == 443 && d.get("rule").is_none()),
+        "{net:#?}"
+    );
+    assert!(
+        net.iter()
+            .any(|d| d["host"] == "localhost" && d["rule"] == format!("localhost:{port}")),
+        "{net:#?}"
+    );
+
+    // `--explain` says what each profile's network is, in words and in JSON.
+    let explain = |profile: &str, json: bool| {
+        let mut args = vec!["sandbox", "--explain", "--profile", profile];
+        if json {
+            args.push("--json");
+        }
+        let o = Command::new(forge_bin())
+            .args(&args)
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(
+        explain("session", false).contains(&format!(
+            "Network: its own loopback, and through Forge's egress proxy only `localhost:{port}`, `*.example.org` (`sandbox.network.session.allow`)"
+        )),
+        "{}",
+        explain("session", false)
+    );
+    assert!(explain("red", false).contains("Network: the machine's (`sandbox.network.red: open`)"));
+    let j: serde_json::Value = serde_json::from_str(&explain("check", true)).unwrap();
+    assert_eq!(
+        j["network"],
+        serde_json::json!({"allow": [format!("localhost:{port}")]})
+    );
+
+    // A host that is not one is a config error naming the key.
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    check: {{allow: ['https://api.example.com']}}\n"
+    ));
+    let o = Command::new(forge_bin())
+        .args(["sandbox", "--profile", "check", "--write"])
+        .arg(checkout.path())
+        .args(["--", "true"])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("`sandbox.network.check.allow[0]`"), "{err}");
+    assert!(err.contains("https://api.example.com"), "{err}");
+}
+
+/// Without a network namespace (here: `--carve-by-rules`, which makes no namespace at all) an
+/// allowlist cannot be enforced: `auto` says which profile reaches the network and which key is
+/// not enforced, and starts no proxy; `require` refuses to run.
+#[test]
+fn an_allowlist_without_a_network_namespace_says_so() {
+    if skip_or_fail("an_allowlist_without_a_network_namespace_says_so") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    session: {{allow: [pypi.org]}}\n"
+    ));
+    let run = |mode: &str| {
+        Command::new(forge_bin())
+            .args(["sandbox", "--carve-by-rules", "--mode", mode, "--"])
+            .args(["sh", "-c", "echo proxy=${HTTP_PROXY:-none}"])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env_remove("HTTP_PROXY")
+            .output()
+            .unwrap()
+    };
+    let why = "no network namespace could be made here, so the session profile can reach the network (`sandbox.network.session: {allow: [...]}` is not enforced)";
+    let o = run("auto");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(why), "{err}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "proxy=none\n");
+    let o = run("require");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(err.contains(why), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+/// The egress proxy runs outside the sandbox and must not outlive it: it ends with CMD when the
+/// launcher `exec`s it, and with `forge sandbox` when CMD is contained. Found by the environment
+/// it was started with (the launcher's, before CMD's was made).
+#[test]
+fn the_egress_proxy_ends_with_its_sandbox() {
+    if skip_or_fail("the_egress_proxy_ends_with_its_sandbox") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!(
+        "{config}\nsandbox:\n  network:\n    session: {{allow: [localhost]}}\n    check: {{allow: [localhost]}}\n"
+    ));
+    let checkout = tempfile::tempdir().unwrap();
+    let marker = format!("FORGE_SESSION=proxy-lifetime-{}", std::process::id());
+    let proxies = || -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                let p = e.path();
+                std::fs::read_to_string(p.join("comm")).is_ok_and(|c| c.trim() == "forge-proxy")
+                    && std::fs::read(p.join("environ"))
+                        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == marker.as_bytes()))
+            })
+            .count()
+    };
+    for profile in ["session", "check"] {
+        let mut c = Command::new(forge_bin());
+        c.args(["sandbox", "--profile", profile]);
+        if profile == "check" {
+            c.arg("--write").arg(checkout.path()).arg("--contain");
+        }
+        let mut child = c
+            .args(["--", "sleep", "1"])
+            .current_dir(r.path())
+            .env("TMPDIR", r.tmp())
+            .env("FORGE_SESSION", marker.split_once('=').unwrap().1)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        assert_eq!(proxies(), 1, "{profile}: one proxy while CMD runs");
+        assert!(child.wait().unwrap().success(), "{profile}");
+        let gone = (0..40).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            proxies() == 0
+        });
+        assert!(gone, "{profile}: the proxy outlived its sandbox");
+    }
+}
+
 /// Red team of issue 34: with home read by allowlist, a socket in an unlisted folder of home
 /// (Docker Desktop's `~/.docker/run/docker.sock`, 1Password's SSH agent, another project's dev
 /// server) was still reachable — Landlock does not stop a `connect()` — until every socket the

@@ -305,6 +305,7 @@ fn explain(req: &Request, config: &SandboxConfig, json: bool) -> Result<i32> {
             "mode": mode.as_str(),
             "level": level,
             "plan": plan,
+            "network": config.network.of(req.profile),
         }));
         return Ok(0);
     }
@@ -335,10 +336,29 @@ fn explain(req: &Request, config: &SandboxConfig, json: bool) -> Result<i32> {
             println!("  {}", r.display());
         }
     }
+    println!("Network: {}", describe_network(config, req.profile));
     for m in level.missing() {
         println!("Missing here: {m}");
     }
     Ok(0)
+}
+
+fn describe_network(config: &SandboxConfig, profile: Profile) -> String {
+    let p = profile.as_str();
+    match config.network.of(profile) {
+        sandbox::config::Net::Open => format!("the machine's (`sandbox.network.{p}: open`)"),
+        sandbox::config::Net::Loopback => {
+            format!("its own loopback only (`sandbox.network.{p}: loopback`)")
+        }
+        sandbox::config::Net::Allow(hosts) => format!(
+            "its own loopback, and through Forge's egress proxy only {} (`sandbox.network.{p}.allow`)",
+            if hosts.is_empty() {
+                "no host".to_string()
+            } else {
+                format!("`{}`", hosts.join("`, `"))
+            }
+        ),
+    }
 }
 
 fn describe_place(plan: &sandbox::Plan, p: &Path) -> &'static str {

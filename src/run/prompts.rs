@@ -157,14 +157,23 @@ pub(super) fn green(run: &Run, s: &Slice, attempt: u32, feedback: Option<&str>) 
             format!(" and `{}`", s.related_checks.join("`, `"))
         }
     );
-    if run.config.sandbox.mode != crate::sandbox::Mode::Off
-        && run
-            .config
-            .sandbox
-            .network
-            .loopback_only(crate::sandbox::Profile::Check)
-    {
-        o.push_str("4. The checks run without a network (only their own `127.0.0.1`): use what the project already has; a dependency that must be downloaded fails them.\n");
+    if run.config.sandbox.mode != crate::sandbox::Mode::Off {
+        let net = &run.config.sandbox.network;
+        if net.loopback_only(crate::sandbox::Profile::Check) {
+            o.push_str("4. The checks run without a network (only their own `127.0.0.1`): use what the project already has; a dependency that must be downloaded fails them.\n");
+        } else if let crate::sandbox::config::Net::Allow(hosts) =
+            net.of(crate::sandbox::Profile::Check)
+        {
+            let _ = writeln!(
+                o,
+                "4. The checks reach only their own `127.0.0.1` and, through a proxy, {} (`sandbox.network.check.allow`): a dependency from anywhere else fails them.",
+                if hosts.is_empty() {
+                    "no host".to_string()
+                } else {
+                    format!("`{}`", hosts.join("`, `"))
+                }
+            );
+        }
     }
     feedback_section(&mut o, feedback);
     o

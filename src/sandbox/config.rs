@@ -37,29 +37,105 @@ impl Mode {
 }
 
 /// What a profile's commands may reach on the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Net {
     /// A network namespace of the sandbox's own, with only its loopback: a server the command
     /// starts on `127.0.0.1` works, nothing outside is reachable.
-    #[default]
     Loopback,
     /// The machine's network.
     Open,
+    /// Its own loopback, and these hosts (`api.example.com`, `*.example.com`, either with
+    /// `:port`) through Forge's egress proxy, which runs outside the sandbox and records every
+    /// connection, allowed or refused, in the timeline (`sandbox/egress.rs`).
+    Allow(Vec<String>),
 }
 
-/// `sandbox.network`: the `check` profile runs the agents' code (tests, the clean room) and
-/// needs no network; the others keep the machine's until Forge has an egress proxy.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+impl Net {
+    /// Whether commands get a network namespace of their own.
+    pub fn isolated(&self) -> bool {
+        *self != Net::Open
+    }
+}
+
+/// `sandbox.network`, per profile. `check` runs the agents' code (tests, the clean room) and
+/// needs no network; the others keep the machine's unless the person gives them an allowlist:
+/// agents call their model's API (a client's login, telemetry and update hosts are not all
+/// documented), and a session installs packages from wherever the project's tools say.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkConfig {
-    #[serde(default)]
+    #[serde(default = "loopback")]
     pub check: Net,
+    #[serde(default = "open")]
+    pub session: Net,
+    #[serde(default = "open")]
+    pub red: Net,
+    #[serde(default = "open")]
+    pub green: Net,
+    #[serde(default = "open")]
+    pub review: Net,
+}
+
+fn loopback() -> Net {
+    Net::Loopback
+}
+
+fn open() -> Net {
+    Net::Open
+}
+
+impl Default for NetworkConfig {
+    fn default() -> Self {
+        NetworkConfig {
+            check: loopback(),
+            session: open(),
+            red: open(),
+            green: open(),
+            review: open(),
+        }
+    }
 }
 
 impl NetworkConfig {
+    pub fn of(&self, profile: super::Profile) -> &Net {
+        use super::Profile;
+        match profile {
+            Profile::Check => &self.check,
+            Profile::Session => &self.session,
+            Profile::Red => &self.red,
+            Profile::Green => &self.green,
+            Profile::Review => &self.review,
+        }
+    }
+
+    /// Whether `profile` reaches nothing but its own loopback.
     pub fn loopback_only(&self, profile: super::Profile) -> bool {
-        profile == super::Profile::Check && self.check == Net::Loopback
+        *self.of(profile) == Net::Loopback
+    }
+
+    /// The parsed allowlist of `profile`, `None` when it has none (loopback or open).
+    pub fn allow(&self, profile: super::Profile) -> Option<Vec<super::egress::Pattern>> {
+        match self.of(profile) {
+            Net::Allow(list) => Some(
+                list.iter()
+                    .filter_map(|p| super::egress::Pattern::parse(p).ok())
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        for p in super::Profile::ALL {
+            if let Net::Allow(list) = self.of(p) {
+                for (i, h) in list.iter().enumerate() {
+                    super::egress::Pattern::parse(h)
+                        .map_err(|e| format!("`sandbox.network.{}.allow[{i}]`: {e}", p.as_str()))?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -185,8 +261,9 @@ fn default_caches() -> Vec<String> {
 
 impl SandboxConfig {
     /// Checks what serde cannot: paths are absolute or start with `~/` (a secret may also be
-    /// named from the project's root: `config/prod-creds.yaml`).
+    /// named from the project's root: `config/prod-creds.yaml`), allowed hosts are hosts.
     pub fn validate(&self) -> Result<(), String> {
+        self.network.validate()?;
         if let Some((i, p)) = self
             .secrets
             .iter()
@@ -272,8 +349,44 @@ mod tests {
         let c: SandboxConfig = serde_saphyr::from_str("network: {check: open}\n").unwrap();
         assert!(!c.network.loopback_only(crate::sandbox::Profile::Check));
         assert!(serde_saphyr::from_str::<SandboxConfig>("network: {check: proxy}\n").is_err());
-        assert!(serde_saphyr::from_str::<SandboxConfig>("network: {session: open}\n").is_err());
+        assert!(serde_saphyr::from_str::<SandboxConfig>("network: {sesion: open}\n").is_err());
         assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn each_profile_takes_loopback_open_or_an_allowlist() {
+        use crate::sandbox::Profile;
+        let d = SandboxConfig::default().network;
+        assert_eq!(d.of(Profile::Check), &Net::Loopback);
+        for p in [
+            Profile::Session,
+            Profile::Red,
+            Profile::Green,
+            Profile::Review,
+        ] {
+            assert_eq!(d.of(p), &Net::Open, "{p:?}");
+            assert!(d.allow(p).is_none());
+        }
+        let c: SandboxConfig = serde_saphyr::from_str(
+            "network:\n  check: {allow: [127.0.0.1]}\n  session: {allow: [crates.io, '*.crates.io']}\n  red: loopback\n",
+        )
+        .unwrap();
+        assert_eq!(c.validate(), Ok(()));
+        assert!(c.network.of(Profile::Check).isolated());
+        assert!(!c.network.loopback_only(Profile::Check));
+        assert!(c.network.loopback_only(Profile::Red));
+        assert_eq!(c.network.allow(Profile::Session).unwrap().len(), 2);
+        assert!(c.network.allow(Profile::Red).is_none());
+        assert!(!c.network.of(Profile::Green).isolated());
+        let c: SandboxConfig =
+            serde_saphyr::from_str("network: {green: {allow: [pypi.org, 'https://x.org']}}\n")
+                .unwrap();
+        let e = c.validate().unwrap_err();
+        assert!(e.contains("`sandbox.network.green.allow[1]`"), "{e}");
+        assert!(e.contains("https://x.org"), "{e}");
+        assert!(
+            serde_saphyr::from_str::<SandboxConfig>("network: {check: {deny: [x]}}\n").is_err()
+        );
     }
 
     #[test]

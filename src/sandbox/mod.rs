@@ -40,6 +40,7 @@
 
 pub mod allow;
 pub mod config;
+pub mod egress;
 pub mod launch;
 pub mod profile;
 pub mod resolve;
@@ -52,6 +53,8 @@ mod keeper;
 mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
+#[cfg(target_os = "linux")]
+mod proxy;
 #[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
@@ -968,10 +971,13 @@ pub fn enter(
         }
         let mut mounts = level.mount_ns && !req.carve_by_rules;
         // A live session's commands share one namespace and one plan, kept between them
-        // (keeper.rs).
+        // (keeper.rs). A kept namespace has the machine's network: a session with a network of
+        // its own makes its namespace (and proxy) per command.
+        let net = config.network.of(req.profile);
         let keeper = (mounts
             && config.reuse
             && req.profile == Profile::Session
+            && !net.isolated()
             && !req.contain
             && lower.is_none())
         .then(|| keeper::Keeper::new(req, config));
@@ -987,9 +993,11 @@ pub fn enter(
         };
         let mut joined = false;
         let mut to_keep = None;
-        // A check reaches nothing but its own loopback (`sandbox.network`).
-        let loopback = config.network.loopback_only(req.profile);
+        // A check reaches nothing but its own loopback, a profile with an allowlist that and
+        // the proxy (`sandbox.network`).
+        let isolated = net.isolated();
         let mut net_made = false;
+        let mut proxy_port = None;
         // Held from before the plan reads the project until `exec`: see sweep.rs.
         let mut _hold = None;
         let plan = match (&keeper, &record) {
@@ -1026,8 +1034,30 @@ pub fn enter(
                     // Made here, outside the namespace, and swept from here once no namespace
                     // binds them.
                     sweep::leave(&base, sweep::make(&bound)?);
-                    let made = mounts::enter_namespace(loopback);
+                    // Started from here, so that it stays on the machine's network.
+                    let proxy = match config.network.allow(req.profile) {
+                        Some(allow) => match proxy::start(proxy::Rules {
+                            profile: req.profile.as_str(),
+                            allow,
+                            recorder: recorder_for(&req.project),
+                        }) {
+                            Ok(p) => Some(p),
+                            Err(e) if mode == Mode::Require => return Err(e),
+                            Err(e) => {
+                                warn(&format!(
+                                    "forge sandbox: no egress proxy ({e}): the hosts of `sandbox.network.{}.allow` are out of reach, only the sandbox's own loopback is not",
+                                    req.profile.as_str()
+                                ));
+                                None
+                            }
+                        },
+                        None => None,
+                    };
+                    let made = mounts::enter_namespace(isolated);
                     net_made = matches!(made, Ok(true));
+                    if let (true, Some(p)) = (net_made, proxy) {
+                        proxy_port = Some(p.listen()?);
+                    }
                     if let Err(e) = made {
                         if mode == Mode::Require {
                             return Err(e);
@@ -1055,10 +1085,18 @@ pub fn enter(
                 }
             }
         };
-        if loopback && !net_made {
-            let why = "no network namespace could be made here, so the check can reach the network (`sandbox.network.check: loopback` is not enforced)";
+        if isolated && !net_made {
+            let p = req.profile.as_str();
+            let why = format!(
+                "no network namespace could be made here, so the {p} profile can reach the network (`sandbox.network.{p}: {}` is not enforced)",
+                if matches!(net, config::Net::Allow(_)) {
+                    "{allow: [...]}"
+                } else {
+                    "loopback"
+                }
+            );
             if mode == Mode::Require {
-                return Err(SandboxError::Unavailable(why.into()));
+                return Err(SandboxError::Unavailable(why));
             }
             warn(&format!("forge sandbox: {why}"));
         }
@@ -1080,7 +1118,14 @@ pub fn enter(
         }
         // Named before TMPDIR changes below: the folder `prepare` made.
         let empty = empty_dir(&plan);
-        let (set, remove) = environment(req, &plan, config);
+        let (mut set, remove) = environment(req, &plan, config);
+        if let Some(port) = proxy_port {
+            set.extend(
+                proxy::environment(port)
+                    .into_iter()
+                    .map(|(k, v)| (k.into(), v.into())),
+            );
+        }
         apply_environment(&set, &remove);
         let require = mode == Mode::Require;
         let layer = req.layer.clone().zip(lower);
@@ -1140,6 +1185,17 @@ pub fn enter(
         };
         run_plain(req, program, warn, Some(Box::new(step)))
     }
+}
+
+/// Where the egress proxy records: the timeline of the session `forge` commands run from here
+/// record to (`FORGE_SESSION`, else the terminal's), in a Forge project only — a repository
+/// without `.forge/` gets no trace.
+#[cfg(target_os = "linux")]
+fn recorder_for(project: &Path) -> Option<crate::timeline::Recorder> {
+    project
+        .join(".forge")
+        .is_dir()
+        .then(|| crate::timeline::Recorder::for_cli(&crate::repo::Project::at(project)))
 }
 
 /// Whether what a session runs for an agent — its Bash calls, and the person's verify commands
