@@ -76,7 +76,14 @@ pub struct Odb<'a> {
 /// verified once needs no `git cat-file` again.
 #[derive(Default)]
 pub struct BlobCache {
-    held: Mutex<(HashMap<String, Arc<[u8]>>, usize)>,
+    held: Mutex<Held>,
+}
+
+/// The blobs kept, and their total size.
+#[derive(Default)]
+struct Held {
+    by_id: HashMap<String, Arc<[u8]>>,
+    bytes: usize,
 }
 
 impl BlobCache {
@@ -85,18 +92,18 @@ impl BlobCache {
     const LARGEST: usize = 1 << 20;
 
     fn get(&self, oid: &str) -> Option<Arc<[u8]>> {
-        self.held.lock().ok()?.0.get(oid).cloned()
+        self.held.lock().ok()?.by_id.get(oid).cloned()
     }
 
     fn put(&self, oid: &str, bytes: &[u8]) {
         let Ok(mut held) = self.held.lock() else {
             return;
         };
-        if bytes.len() > Self::LARGEST || held.1 + bytes.len() > Self::BUDGET {
+        if bytes.len() > Self::LARGEST || held.bytes + bytes.len() > Self::BUDGET {
             return;
         }
-        held.1 += bytes.len();
-        held.0.insert(oid.to_string(), Arc::from(bytes));
+        held.bytes += bytes.len();
+        held.by_id.insert(oid.to_string(), Arc::from(bytes));
     }
 }
 
