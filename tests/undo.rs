@@ -354,3 +354,60 @@ fn session_start_takes_the_first_look() {
     let v: Value = serde_json::from_str(&o.stdout).unwrap_or_default();
     assert!(v["calls"].as_array().is_none_or(|c| c.is_empty()), "{o:?}");
 }
+
+/// The journal holds a copy of every file, a `.env` among them, under names that say nothing:
+/// it is a secret to both walls. A session's command cannot read it, and a search of the
+/// project leaves it out like the `.env` itself.
+#[test]
+fn the_journal_is_as_secret_as_the_files_it_copies() {
+    let r = project();
+    let token = "FORGE_UNDO_TOKEN_51ab";
+    r.write(".env", &format!("API_KEY={token}\n"));
+    bash(&r, "true", "toolu_01");
+    let kept = std::fs::read_dir(r.path().join(".tmp/.forge/undo/objects"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .any(|f| std::fs::read_to_string(f.path()).is_ok_and(|t| t.contains(token)));
+    assert!(kept, "the journal did not keep the .env: nothing to hide");
+
+    let steal = "cat .tmp/.forge/undo/objects/*/* 2>&1; grep -r FORGE_UNDO_TOKEN .tmp 2>&1";
+    let pre = r.hook(
+        "claude",
+        "pre-tool-use",
+        bash_payload(&r, steal, "toolu_02").to_string().as_bytes(),
+    );
+    assert_eq!(pre.code, 0, "{pre:?}");
+    let v: Value = serde_json::from_str(&pre.stdout).unwrap_or_else(|e| panic!("{e}: {pre:?}"));
+    let Some(run) = v["hookSpecificOutput"]["updatedInput"]["command"].as_str() else {
+        // No kernel sandbox here: the guard alone answers, and it must not allow the read.
+        assert_ne!(
+            v["hookSpecificOutput"]["permissionDecision"], "allow",
+            "{pre:?}"
+        );
+        return;
+    };
+    let o = std::process::Command::new("sh")
+        .args(["-c", run])
+        .current_dir(r.path())
+        .env("TMPDIR", r.tmp())
+        .output()
+        .unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !out.contains(token),
+        "the journal was read in the sandbox: {out}"
+    );
+
+    // The client's Grep of the whole project: the journal is left out of the search.
+    let mut grep = bash_payload(&r, "", "toolu_03");
+    grep["tool_name"] = json!("Grep");
+    grep["tool_input"] = json!({"pattern": token, "output_mode": "content"});
+    let g = r.hook("claude", "pre-tool-use", grep.to_string().as_bytes());
+    assert_eq!(g.code, 0, "{g:?}");
+    assert!(g.stdout.contains(".tmp/.forge/undo"), "{g:?}");
+}

@@ -1334,7 +1334,10 @@ fn rewritten(input: Value, reason: &str) -> HookOutput {
     }
 }
 
-/// The paths the project's `sandbox.secrets` names, as the sandbox takes them.
+/// The paths the project's `sandbox.secrets` names, and Forge's own ([`FORGE_SECRETS`]), as
+/// the sandbox takes them.
+///
+/// [`FORGE_SECRETS`]: crate::sandbox::config::FORGE_SECRETS
 fn secrets_of(project: &Project, config: &Config) -> Vec<PathBuf> {
     let root = project
         .root
@@ -1343,8 +1346,7 @@ fn secrets_of(project: &Project, config: &Config) -> Vec<PathBuf> {
     let home = crate::repo::home();
     config
         .sandbox
-        .secrets
-        .iter()
+        .all_secrets()
         .map(|s| crate::sandbox::resolve::configured_secret(s, &root, &home))
         .collect()
 }

@@ -224,6 +224,21 @@ fn yes() -> bool {
     true
 }
 
+/// What no profile may read besides what `sandbox.secrets` names, from the project's root:
+/// Forge's undo journal (`src/undo/`) keeps the bytes of every file of the project — a `.env`
+/// among them — under names that say nothing of what they hold.
+pub const FORGE_SECRETS: &[&str] = &[".tmp/.forge/undo"];
+
+impl SandboxConfig {
+    /// The secrets a project's sandbox and its guard hide: Forge's own, then the configured ones.
+    pub fn all_secrets(&self) -> impl Iterator<Item = &str> {
+        FORGE_SECRETS
+            .iter()
+            .copied()
+            .chain(self.secrets.iter().map(String::as_str))
+    }
+}
+
 impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
@@ -413,5 +428,19 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// The journal `src/undo/` keeps is the folder hidden as Forge's own secret.
+    #[test]
+    fn the_undo_journal_is_forges_own_secret() {
+        assert_eq!(FORGE_SECRETS, [format!("{}/undo", crate::repo::TMP_DIR)]);
+        let c = SandboxConfig {
+            secrets: vec!["ops/vault.yaml".into()],
+            ..SandboxConfig::default()
+        };
+        assert_eq!(
+            c.all_secrets().collect::<Vec<_>>(),
+            [".tmp/.forge/undo", "ops/vault.yaml"]
+        );
     }
 }

@@ -447,9 +447,8 @@ pub(crate) fn resolve_witnessed(
         client: req.client,
         client_state,
         secrets: config
-            .secrets
-            .iter()
-            .cloned()
+            .all_secrets()
+            .map(String::from)
             .chain(daemon_sockets(
                 &layout.project,
                 req.tmpdir.as_deref(),
