@@ -1997,21 +1997,25 @@ mod tests {
         };
         let exclusions: Vec<String> = crate::guard::paths::search_exclusion_globs().collect();
         // No glob, a folder of the project, a glob that selects: each keeps what it had and
-        // gains the exclusions after it; the other fields are kept.
-        for (input, before) in [
-            (json!({"pattern": "TOKEN"}), ""),
+        // gains the exclusions after it, Forge's undo journal among them (it holds copies of
+        // every file); the other fields are kept.
+        let journal = " !**/.tmp/.forge/undo !/.tmp/.forge/undo";
+        for (input, before, after) in [
+            (json!({"pattern": "TOKEN"}), "", journal),
             (
                 json!({"pattern": "TOKEN", "path": dir.path().join("src"), "glob": "*.{ts,tsx}", "output_mode": "content"}),
                 "*.{ts,tsx} ",
+                journal,
             ),
             (
                 json!({"pattern": "TOKEN", "path": "src", "glob": "  *.rs  "}),
                 "*.rs ",
+                journal,
             ),
             // `$x/..` is the project to Claude Code, and a folder linked from it is searched
             // through the link.
-            (json!({"pattern": "TOKEN", "path": "$x/.."}), ""),
-            (json!({"pattern": "TOKEN", "path": "linked"}), ""),
+            (json!({"pattern": "TOKEN", "path": "$x/.."}), "", journal),
+            (json!({"pattern": "TOKEN", "path": "linked"}), "", journal),
         ] {
             let o = grep(Agent::Claude, input.clone());
             let v: Value = serde_json::from_str(&o.stdout).unwrap();
@@ -2020,7 +2024,8 @@ mod tests {
             let u = &h["updatedInput"];
             assert_eq!(
                 u["glob"].as_str().unwrap(),
-                format!("{before}{}", exclusions.join(" "))
+                format!("{before}{}{after}", exclusions.join(" ")),
+                "{input}"
             );
             for (k, val) in input.as_object().unwrap() {
                 if k != "glob" {
