@@ -52,6 +52,7 @@ mod keeper;
 mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
+pub mod redact;
 #[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
