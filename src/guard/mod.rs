@@ -240,6 +240,9 @@ pub struct Guard {
     /// client's own state), when the caller knows it: the file tools follow the same allowlist,
     /// so a credential file no list names is refused to them as the kernel refuses it.
     home_reads: Option<Vec<PathBuf>>,
+    /// What the session sandbox hides inside those grants (the clients' settings files, which
+    /// can hold their keys): refused to the file tools as the kernel refuses it to commands.
+    home_hidden: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -277,6 +280,7 @@ impl Guard {
             control: Vec::new(),
             secrets: Vec::new(),
             home_reads: None,
+            home_hidden: Vec::new(),
         };
         if let Some(c) = config {
             g.add(c.clone(), Source::Project);
@@ -426,6 +430,13 @@ impl Guard {
     /// Refuses file-tool reads under home outside `paths` (and below) and the project.
     pub fn with_home_reads(mut self, paths: Vec<PathBuf>) -> Guard {
         self.home_reads = Some(paths);
+        self
+    }
+
+    /// Refuses file-tool reads of these paths under home even inside what
+    /// [`Guard::with_home_reads`] grants.
+    pub fn with_home_hidden(mut self, paths: Vec<PathBuf>) -> Guard {
+        self.home_hidden = paths;
         self
     }
 
@@ -661,7 +672,8 @@ impl Guard {
             let outside = |p: &Path| {
                 paths::within_folded(p, &self.paths.home)
                     && !paths::within_folded(p, &self.paths.root)
-                    && !granted.iter().any(|g| paths::within_folded(p, g))
+                    && (!granted.iter().any(|g| paths::within_folded(p, g))
+                        || self.home_hidden.iter().any(|h| paths::within_folded(p, h)))
             };
             // A walk of a folder that holds home (`/`, `/home`) reads it too.
             let holds_home = |p: &Path| paths::within_folded(&self.paths.home, p);

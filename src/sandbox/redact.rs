@@ -17,6 +17,28 @@ use super::resolve::Client;
 /// What a credential-shaped value becomes.
 pub const REDACTED: &str = "<redacted by forge>";
 
+/// A file's redacted view: what a plan binds over `path`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct View {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl View {
+    /// The name of the copy in the sandbox's folder: named by its path and text, so a changed
+    /// original gets a new copy, and a namespace binding the old one is not the plan's any more
+    /// (keeper.rs compares mount targets and sources).
+    pub fn file_name(&self) -> String {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        h.update(self.path.as_os_str().as_encoded_bytes());
+        h.update([0]);
+        h.update(self.text.as_bytes());
+        let d = h.finalize();
+        d[..12].iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
 /// How a file is read, for redaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
