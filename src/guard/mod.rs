@@ -241,7 +241,8 @@ pub struct Guard {
     /// so a credential file no list names is refused to them as the kernel refuses it.
     home_reads: Option<Vec<PathBuf>>,
     /// What the session sandbox hides inside those grants (the clients' settings files, which
-    /// can hold their keys): refused to the file tools as the kernel refuses it to commands.
+    /// can hold their keys) or shows only redacted (redact.rs): refused to the file tools,
+    /// which read the file itself.
     home_hidden: Vec<PathBuf>,
 }
 
@@ -672,9 +673,9 @@ impl Guard {
             let outside = |p: &Path| {
                 paths::within_folded(p, &self.paths.home)
                     && !paths::within_folded(p, &self.paths.root)
-                    && (!granted.iter().any(|g| paths::within_folded(p, g))
-                        || self.home_hidden.iter().any(|h| paths::within_folded(p, h)))
+                    && !granted.iter().any(|g| paths::within_folded(p, g))
             };
+            let hidden = |p: &Path| self.home_hidden.iter().any(|h| paths::within_folded(p, h));
             // A walk of a folder that holds home (`/`, `/home`) reads it too.
             let holds_home = |p: &Path| paths::within_folded(&self.paths.home, p);
             let reads = read
@@ -683,6 +684,13 @@ impl Guard {
                 .chain(walked.iter().map(|w| (w, true)));
             for (r, walk) in reads {
                 let real = paths::real(r);
+                if !walk && (hidden(r) || hidden(&real)) {
+                    judge.hit(
+                        &rules::fs::SECRETS,
+                        format!("this reads {}, which can hold a credential (a token inside a config file, a client's settings): the session sandbox shows commands a redacted copy or nothing, and a file tool runs outside it, on the file itself; read it with a command (`cat`), which sees what the sandbox shows", r.display()),
+                    );
+                    break;
+                }
                 if outside(r) || outside(&real) || (walk && (holds_home(r) || holds_home(&real))) {
                     judge.hit(
                         &rules::fs::SECRETS,

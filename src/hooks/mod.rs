@@ -994,7 +994,7 @@ struct SessionWalls {
     /// What it lets commands read under home, with the client's own state (the client reads
     /// its own transcripts and saved outputs through its file tools).
     home_reads: Vec<PathBuf>,
-    /// What it hides inside those: the clients' settings files.
+    /// What it hides inside those (the clients' settings files) or shows only redacted.
     home_hidden: Vec<PathBuf>,
 }
 
@@ -1098,10 +1098,15 @@ fn session_walls_now(project: &Project, config: &Config, agent: Agent) -> Sessio
         }
     }
     // The clients' settings, which the session hides inside their state folders (they can hold
-    // the clients' keys), as written and as the kernel resolves them.
+    // the clients' keys), and the files it shows only redacted, as written and as the kernel
+    // resolves them.
     let home_hidden = crate::sandbox::resolve::CLIENT_SETTINGS
         .iter()
         .map(|c| home.join(c))
+        .chain(
+            plan.iter()
+                .flat_map(|p| p.views.iter().map(|v| v.path.clone())),
+        )
         .flat_map(|p| {
             let c = canonical(&p);
             std::iter::once(p).chain(c)
