@@ -139,7 +139,7 @@ fn strip_userinfo(text: &str) -> String {
         out.push_str(&rest[..i + 3]);
         rest = &rest[i + 3..];
         let end = rest
-            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | ' ' | '\t' | ']' | ','))
+            .find(['/', '?', '#', '"', '\'', ' ', '\t', ']', ','])
             .unwrap_or(rest.len());
         if let Some(at) = rest[..end].rfind('@') {
             rest = &rest[at + 1..];
@@ -251,7 +251,7 @@ fn git_line(lines: &[&str]) -> (usize, Option<String>) {
     let mut logical = first.to_string();
     while used < lines.len() {
         let trailing = logical.len() - logical.trim_end_matches('\\').len();
-        if trailing % 2 == 0 {
+        if trailing.is_multiple_of(2) {
             break;
         }
         logical.pop();
@@ -418,7 +418,14 @@ fn json_walk(v: &mut serde_json::Value, key: &str) -> bool {
             }
             changed
         }
-        Value::Array(a) => a.iter_mut().fold(false, |c, x| json_walk(x, key) || c),
+        Value::Array(a) => {
+            // Every element, not only up to the first changed.
+            let mut changed = false;
+            for x in a.iter_mut() {
+                changed |= json_walk(x, key);
+            }
+            changed
+        }
         Value::String(s) => match judge(key, s) {
             Some(new) => {
                 *s = if new.is_empty() {
