@@ -131,22 +131,35 @@ fn key_name(key: &str) -> String {
     out
 }
 
-/// `text` with the userinfo of every URL in it removed (`https://u:p@host/` → `https://host/`).
-fn strip_userinfo(text: &str) -> String {
+/// `text` with the userinfo of every URL in it removed (`https://u:p@host/` → `https://host/`),
+/// but an SSH URL's user alone (`ssh://git@github.com/`): it names the account, the key is the
+/// credential (and `~/.ssh` is hidden). With `ssh_users`, those go too.
+fn strip_userinfo_with(text: &str, ssh_users: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("://") {
+        let scheme = rest[..i]
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .next()
+            .unwrap_or("");
         out.push_str(&rest[..i + 3]);
         rest = &rest[i + 3..];
         let end = rest
             .find(['/', '?', '#', '"', '\'', ' ', '\t', ']', ','])
             .unwrap_or(rest.len());
         if let Some(at) = rest[..end].rfind('@') {
-            rest = &rest[at + 1..];
+            let ssh_user = scheme.ends_with("ssh") && !rest[..at].contains(':');
+            if ssh_users || !ssh_user {
+                rest = &rest[at + 1..];
+            }
         }
     }
     out.push_str(rest);
     out
+}
+
+fn strip_userinfo(text: &str) -> String {
+    strip_userinfo_with(text, false)
 }
 
 /// What a value of `key` becomes: `None` when it is no credential. A URL that only carried
@@ -155,7 +168,14 @@ fn judge(key: &str, value: &str) -> Option<String> {
     let name = key_name(key);
     // Judged without its quotes: `"http://u:p@proxy"` is a URL.
     let bare = value.trim().trim_matches(['"', '\'']);
-    if !is_secret_env_value(&name, bare) {
+    // An SSH URL's user is no credential here (see [`strip_userinfo_with`]).
+    let ssh_free = strip_userinfo_with(bare, true);
+    let judged = if strip_userinfo(bare) == bare {
+        ssh_free.as_str()
+    } else {
+        bare
+    };
+    if !is_secret_env_value(&name, judged) {
         return None;
     }
     let stripped = strip_userinfo(value);
@@ -460,7 +480,8 @@ mod tests {
              [http]\n\textraHeader = Authorization: Bearer {TOKEN} ; set by ops\n\
              [credential]\n\thelper = \"!f() {{ echo password={TOKEN}; }}; f\"\n\
              [http \"https://proxy\"]\n\tproxy = http://bob:hunter2@proxy.example:3128\n\
-             [core] editor = vim\n"
+             [core] editor = vim\n\
+             [url \"ssh://git@github.com/\"]\n\tpushInsteadOf = https://github.com/\n"
         );
         let v = redact(Format::Git, &text);
         no_token(&v);
@@ -474,6 +495,8 @@ mod tests {
         assert!(v.contains(&format!("\thelper = \"{REDACTED}\"\n")), "{v}");
         assert!(v.contains("\tproxy = http://proxy.example:3128\n"), "{v}");
         assert!(v.contains("[core] editor = vim\n"), "{v}");
+        // An SSH user names the account; the key is the credential.
+        assert!(v.contains("[url \"ssh://git@github.com/\"]\n"), "{v}");
         assert!(v.starts_with("# my config\n"), "{v}");
     }
 
