@@ -1234,7 +1234,8 @@ fn sandbox_base() -> PathBuf {
 #[cfg(target_os = "linux")]
 const VIEW_KEEP: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// Writes each view to `<base>/views/<name>` (mode 0400, by a rename) before the namespace binds it, and removes the old views no plan named for a while.
+/// Writes each view to `<base>/views/<name>` (mode 0400, by a rename) before the namespace
+/// binds it, and removes the old views no plan named for a while.
 #[cfg(target_os = "linux")]
 fn write_views(base: &Path, views: &[redact::View]) -> Result<(), SandboxError> {
     use std::io::Write;
@@ -1252,8 +1253,19 @@ fn write_views(base: &Path, views: &[redact::View]) -> Result<(), SandboxError> 
     check_private(&dir)?;
     let names: Vec<String> = views.iter().map(redact::View::file_name).collect();
     for (v, name) in views.iter().zip(&names) {
-        // Written again even when there: a fresh time keeps another plan's sweep below off it.
+        // One written in the last half of [`VIEW_KEEP`] is this text (its name is its hash);
+        // an older one is written again, so that no plan's sweep below takes it meanwhile.
         let at = dir.join(name);
+        let fresh = std::fs::symlink_metadata(&at).is_ok_and(|m| {
+            m.is_file()
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age < VIEW_KEEP / 2)
+        });
+        if fresh {
+            continue;
+        }
         let tmp = dir.join(format!(".{name}.{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let made = std::fs::OpenOptions::new()
