@@ -3114,6 +3114,21 @@ fn tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden() 
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let (second, _) = run(&[]);
     assert!(second.contains("NAME=Ada Lovelace"), "{second}");
+    // Where a namespace is kept, its record holds the views and vouches for the plan: the
+    // change below must be noticed by the witnesses, not by a namespace made anyway.
+    if !no_keyring("tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden") {
+        let rec = record_body(&keeper_record(&r).expect("a kept namespace"));
+        assert!(
+            rec["witnesses"].is_array(),
+            "the plan is vouched for: {rec}"
+        );
+        assert!(
+            rec["plan"]["views"].as_array().is_some_and(|v| v
+                .iter()
+                .any(|v| v["path"] == home.join(".gitconfig").display().to_string())),
+            "{rec}"
+        );
+    }
     std::fs::write(
         home.join(".gitconfig"),
         "[user]\n\tname = Grace Hopper\n[http]\n\textraHeader = Authorization: Bearer NEW-HEADER-TOKEN\n",
