@@ -3018,7 +3018,12 @@ fn tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden() 
             "[user]\n\tname = Ada Lovelace\n\temail = ada@example.com\n\
              [url \"https://oauth2:GIT-URL-TOKEN@gitlab.example/\"]\n\tinsteadOf = https://gitlab.example/\n\
              [http]\n\textraHeader = Authorization: Bearer GIT-HEADER-TOKEN\n\
-             [credential]\n\thelper = \"!f() { echo password=GIT-HELPER-TOKEN; }; f\"\n",
+             [credential]\n\thelper = \"!f() { echo password=GIT-HELPER-TOKEN; }; f\"\n\
+             [include]\n\tpath = ~/.gitconfig-work\n",
+        ),
+        (
+            ".gitconfig-work",
+            "[url \"https://ci:GIT-INCLUDE-TOKEN@git.work.example/\"]\n\tinsteadOf = https://git.work.example/\n",
         ),
         (
             ".cargo/config.toml",
@@ -3040,7 +3045,7 @@ fn tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden() 
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let script = format!(
-        "cat ~/.gitconfig ~/.cargo/config.toml ~/.claude/settings.json ~/.codex/config.toml 2>&1; \
+        "cat ~/.gitconfig ~/.gitconfig-work ~/.cargo/config.toml ~/.claude/settings.json ~/.codex/config.toml 2>&1; \
          echo NAME=$(git config --global user.name); \
          git config --global --list >/dev/null && echo GIT-PARSES; \
          cd \"$TMPDIR\" && rm -rf probe && '{cargo}' new --vcs none --quiet probe && echo CARGO-PARSES; \
@@ -3065,6 +3070,7 @@ fn tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden() 
         "GIT-URL-TOKEN",
         "GIT-HEADER-TOKEN",
         "GIT-HELPER-TOKEN",
+        "GIT-INCLUDE-TOKEN",
         "CARGO-REGISTRY-TOKEN",
         "CARGO-PROXY-PASSWORD",
         "CLAUDE-ENV-TOKEN",
@@ -3089,6 +3095,7 @@ fn tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden() 
         "GIT-PARSES",
         "CARGO-PARSES",
         "[url \"https://gitlab.example/\"]",
+        "[url \"https://git.work.example/\"]",
         "proxy = \"http://proxy.example:3128\"",
         "index = \"sparse+https://corp.example/\"",
         "<redacted by forge>",
