@@ -1736,6 +1736,53 @@ fn file_tools_read_home_by_the_sandboxs_allowlist() {
     assert_ne!(d.as_deref(), Some("deny"), "{out}");
 }
 
+/// Issue 34, point 1: a file tool runs outside the sandbox, on the file itself, so what the
+/// session hides inside its grants (the clients' settings, which can hold their keys) and what
+/// it shows commands only redacted (a `~/.gitconfig` with a token in it) are refused to it; the
+/// same files without a credential, and the client's other state, are not.
+#[test]
+fn file_tools_are_refused_client_settings_and_config_files_with_credentials() {
+    let r = Repo::with_command("true", "none");
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().canonicalize().unwrap();
+    for (f, text) in [
+        (
+            ".claude/settings.json",
+            "{\"env\": {\"ANTHROPIC_AUTH_TOKEN\": \"T\"}}\n",
+        ),
+        (".claude/projects/p/out.txt", "x\n"),
+        (
+            ".gitconfig",
+            "[http]\n\textraHeader = Authorization: Bearer T\n",
+        ),
+        (".cargo/config.toml", "[build]\njobs = 2\n"),
+    ] {
+        std::fs::create_dir_all(h.join(f).parent().unwrap()).unwrap();
+        std::fs::write(h.join(f), text).unwrap();
+    }
+    let envelope = fixture_named("claude", "PreToolUse", "\"Write\"");
+    let decide = |rel: &str| {
+        let input = json!({"file_path": h.join(rel).display().to_string()});
+        let p = payload(&format!("claude/{envelope}"), &r, Some(("Read", input)));
+        let o = r.hook_env(
+            "claude",
+            "pre-tool-use",
+            p.to_string().as_bytes(),
+            &[("HOME", &h)],
+        );
+        (claude_decision(&o), o.stdout)
+    };
+    for denied in [".claude/settings.json", ".gitconfig"] {
+        let (d, out) = decide(denied);
+        assert_eq!(d.as_deref(), Some("deny"), "{denied}: {out}");
+        assert!(out.contains("can hold a credential"), "{denied}: {out}");
+    }
+    for ok in [".claude/projects/p/out.txt", ".cargo/config.toml"] {
+        let (d, out) = decide(ok);
+        assert_ne!(d.as_deref(), Some("deny"), "{ok}: {out}");
+    }
+}
+
 /// Issue 34, point 5: a file tool (which runs in the client, outside the sandbox) is refused the
 /// tool configs the session sandbox keeps read-only — and the ones that do not exist yet, which
 /// no bind can hold — unless `sandbox.session_writable` names them; the refusal names the rule.
@@ -1750,6 +1797,7 @@ fn file_tools_are_refused_the_tool_configs_the_session_keeps() {
         ("Write", ".cargo/config"),
         ("Write", "rust-toolchain.toml"),
         ("Write", ".npmrc"),
+        ("Write", ".envrc"),
         ("Write", ".github/workflows/ci.yml"),
         ("Write", ".pre-commit-config.yaml"),
     ] {

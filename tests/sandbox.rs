@@ -3309,3 +3309,151 @@ fn sockets_under_home_and_other_sandboxes_tmpdirs_are_out_of_reach() {
     assert!(out.contains("mine"), "{o:?}");
     drop(listeners);
 }
+
+/// Issue 34, point 1: tokens *inside* the config files a session may read — `~/.gitconfig`'s
+/// `[url "https://oauth2:TOKEN@…"]`, `http.extraHeader`, an inline credential helper;
+/// `~/.cargo/config.toml`'s registry token and proxy password — reach a command only through a
+/// redacted view bound over the file: `cat` shows none of them, while git and cargo still parse
+/// the files and the identity is still there. The clients' settings files are hidden from the
+/// session whole. A kept session's view is made again when the original changes.
+#[test]
+fn tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden() {
+    if skip_or_fail("tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden") {
+        return;
+    }
+    let r = common::Repo::with_command("true", "none");
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    for (file, text) in [
+        (
+            ".gitconfig",
+            "[user]\n\tname = Ada Lovelace\n\temail = ada@example.com\n\
+             [url \"https://oauth2:GIT-URL-TOKEN@gitlab.example/\"]\n\tinsteadOf = https://gitlab.example/\n\
+             [http]\n\textraHeader = Authorization: Bearer GIT-HEADER-TOKEN\n\
+             [credential]\n\thelper = \"!f() { echo password=GIT-HELPER-TOKEN; }; f\"\n\
+             [include]\n\tpath = ~/.gitconfig-work\n",
+        ),
+        (
+            ".gitconfig-work",
+            "[url \"https://ci:GIT-INCLUDE-TOKEN@git.work.example/\"]\n\tinsteadOf = https://git.work.example/\n",
+        ),
+        (
+            ".cargo/config.toml",
+            "[registries.corp]\nindex = \"sparse+https://corp.example/\"\ntoken = \"CARGO-REGISTRY-TOKEN\"\n\
+             [http]\nproxy = \"http://bob:CARGO-PROXY-PASSWORD@proxy.example:3128\"\n",
+        ),
+        (
+            ".claude/settings.json",
+            "{\"env\": {\"ANTHROPIC_AUTH_TOKEN\": \"CLAUDE-ENV-TOKEN\"}, \"model\": \"CLAUDE-MODEL\"}\n",
+        ),
+        (
+            ".codex/config.toml",
+            "model = \"CODEX-MODEL\"\n[shell_environment_policy.set]\nOPENAI_API_KEY = \"CODEX-ENV-TOKEN\"\n",
+        ),
+    ] {
+        let p = home.join(file);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let script = format!(
+        "cat ~/.gitconfig ~/.gitconfig-work ~/.cargo/config.toml ~/.claude/settings.json ~/.codex/config.toml 2>&1; \
+         echo NAME=$(git config --global user.name); \
+         git config --global --list >/dev/null && echo GIT-PARSES; \
+         cd \"$TMPDIR\" && rm -rf probe && '{cargo}' new --vcs none --quiet probe && echo CARGO-PARSES; \
+         echo done"
+    );
+    let run = |mode: &[&str]| {
+        let o = Command::new(forge_bin())
+            .arg("sandbox")
+            .args(mode)
+            .args(["--profile", "session", "--", "sh", "-c", &script])
+            .current_dir(r.path())
+            .env("HOME", &home)
+            .env("TMPDIR", r.tmp())
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let tokens = [
+        "GIT-URL-TOKEN",
+        "GIT-HEADER-TOKEN",
+        "GIT-HELPER-TOKEN",
+        "GIT-INCLUDE-TOKEN",
+        "CARGO-REGISTRY-TOKEN",
+        "CARGO-PROXY-PASSWORD",
+        "CLAUDE-ENV-TOKEN",
+        "CODEX-ENV-TOKEN",
+    ];
+    let (outside, _) = run(&["--mode", "off"]);
+    for s in tokens {
+        assert!(
+            outside.contains(s),
+            "the probe reads {s} outside: {outside}"
+        );
+    }
+    let (inside, err) = run(&[]);
+    for s in tokens {
+        assert!(
+            !inside.contains(s),
+            "{s} reached the command:\n{inside}\n{err}"
+        );
+    }
+    for kept in [
+        "NAME=Ada Lovelace",
+        "GIT-PARSES",
+        "CARGO-PARSES",
+        "[url \"https://gitlab.example/\"]",
+        "[url \"https://git.work.example/\"]",
+        "proxy = \"http://proxy.example:3128\"",
+        "index = \"sparse+https://corp.example/\"",
+        "<redacted by forge>",
+        "done",
+    ] {
+        assert!(inside.contains(kept), "{kept:?} missing:\n{inside}\n{err}");
+    }
+    // Hidden whole, not redacted: the session's commands have no use for the clients' control
+    // files.
+    assert!(
+        !inside.contains("CLAUDE-MODEL") && !inside.contains("CODEX-MODEL"),
+        "{inside}"
+    );
+    // Without a mount namespace, the plan says what it cannot redact.
+    let (_, carved) = run(&["--carve-by-rules"]);
+    assert!(
+        carved.contains(".gitconfig holds a credential")
+            && carved.contains("commands read it whole"),
+        "{carved}"
+    );
+    // A kept session: the original changes between two commands, and the next one reads the
+    // new file's view.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let (second, _) = run(&[]);
+    assert!(second.contains("NAME=Ada Lovelace"), "{second}");
+    // Where a namespace is kept, its record holds the views and vouches for the plan: the
+    // change below must be noticed by the witnesses, not by a namespace made anyway.
+    if !no_keyring("tokens_inside_granted_config_files_are_redacted_and_client_settings_hidden") {
+        let rec = record_body(&keeper_record(&r).expect("a kept namespace"));
+        assert!(
+            rec["witnesses"].is_array(),
+            "the plan is vouched for: {rec}"
+        );
+        assert!(
+            rec["plan"]["views"].as_array().is_some_and(|v| v
+                .iter()
+                .any(|v| v["path"] == home.join(".gitconfig").display().to_string())),
+            "{rec}"
+        );
+    }
+    std::fs::write(
+        home.join(".gitconfig"),
+        "[user]\n\tname = Grace Hopper\n[http]\n\textraHeader = Authorization: Bearer NEW-HEADER-TOKEN\n",
+    )
+    .unwrap();
+    let (third, err) = run(&[]);
+    assert!(third.contains("NAME=Grace Hopper"), "{third}\n{err}");
+    assert!(!third.contains("NEW-HEADER-TOKEN"), "{third}");
+}

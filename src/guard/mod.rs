@@ -240,6 +240,10 @@ pub struct Guard {
     /// client's own state), when the caller knows it: the file tools follow the same allowlist,
     /// so a credential file no list names is refused to them as the kernel refuses it.
     home_reads: Option<Vec<PathBuf>>,
+    /// What the session sandbox hides inside those grants (the clients' settings files, which
+    /// can hold their keys) or shows only redacted (redact.rs): refused to the file tools,
+    /// which read the file itself.
+    home_hidden: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -277,6 +281,7 @@ impl Guard {
             control: Vec::new(),
             secrets: Vec::new(),
             home_reads: None,
+            home_hidden: Vec::new(),
         };
         if let Some(c) = config {
             g.add(c.clone(), Source::Project);
@@ -426,6 +431,13 @@ impl Guard {
     /// Refuses file-tool reads under home outside `paths` (and below) and the project.
     pub fn with_home_reads(mut self, paths: Vec<PathBuf>) -> Guard {
         self.home_reads = Some(paths);
+        self
+    }
+
+    /// Refuses file-tool reads of these paths under home even inside what
+    /// [`Guard::with_home_reads`] grants.
+    pub fn with_home_hidden(mut self, paths: Vec<PathBuf>) -> Guard {
+        self.home_hidden = paths;
         self
     }
 
@@ -663,6 +675,7 @@ impl Guard {
                     && !paths::within_folded(p, &self.paths.root)
                     && !granted.iter().any(|g| paths::within_folded(p, g))
             };
+            let hidden = |p: &Path| self.home_hidden.iter().any(|h| paths::within_folded(p, h));
             // A walk of a folder that holds home (`/`, `/home`) reads it too.
             let holds_home = |p: &Path| paths::within_folded(&self.paths.home, p);
             let reads = read
@@ -671,6 +684,13 @@ impl Guard {
                 .chain(walked.iter().map(|w| (w, true)));
             for (r, walk) in reads {
                 let real = paths::real(r);
+                if !walk && (hidden(r) || hidden(&real)) {
+                    judge.hit(
+                        &rules::fs::SECRETS,
+                        format!("this reads {}, which can hold a credential (a token inside a config file, a client's settings): the session sandbox shows commands a redacted copy or nothing, and a file tool runs outside it, on the file itself; read it with a command (`cat`), which sees what the sandbox shows", r.display()),
+                    );
+                    break;
+                }
                 if outside(r) || outside(&real) || (walk && (holds_home(r) || holds_home(&real))) {
                     judge.hit(
                         &rules::fs::SECRETS,

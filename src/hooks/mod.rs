@@ -951,6 +951,7 @@ fn pre_tool_use(
                 g = g
                     .with_control(walls.control)
                     .with_home_reads(walls.home_reads)
+                    .with_home_hidden(walls.home_hidden)
                     .with_secrets(secrets_of(project, config));
             }
             // A skimmed call's exact form, for an allow-once exception, from its whole input.
@@ -993,6 +994,8 @@ struct SessionWalls {
     /// What it lets commands read under home, with the client's own state (the client reads
     /// its own transcripts and saved outputs through its file tools).
     home_reads: Vec<PathBuf>,
+    /// What it hides inside those (the clients' settings files) or shows only redacted.
+    home_hidden: Vec<PathBuf>,
 }
 
 /// The session sandbox's walls for `project` (the plan's control files, symlinks resolved as
@@ -1094,9 +1097,25 @@ fn session_walls_now(project: &Project, config: &Config, agent: Agent) -> Sessio
             }
         }
     }
+    // The clients' settings, which the session hides inside their state folders (they can hold
+    // the clients' keys), and the files it shows only redacted, as written and as the kernel
+    // resolves them.
+    let home_hidden = crate::sandbox::resolve::CLIENT_SETTINGS
+        .iter()
+        .map(|c| home.join(c))
+        .chain(
+            plan.iter()
+                .flat_map(|p| p.views.iter().map(|v| v.path.clone())),
+        )
+        .flat_map(|p| {
+            let c = canonical(&p);
+            std::iter::once(p).chain(c)
+        })
+        .collect();
     SessionWalls {
         control,
         home_reads,
+        home_hidden,
     }
 }
 

@@ -612,6 +612,10 @@ fn namespace_key(plan: &Plan) -> String {
     )
         .hash(&mut h);
     (plan.private_dev, super::empty_dir(plan)).hash(&mut h);
+    // A view's name is its text's: a changed original needs another namespace.
+    for v in &plan.views {
+        v.file_name().hash(&mut h);
+    }
     format!("{:016x}", h.finish())
 }
 

@@ -53,6 +53,7 @@ mod keeper;
 mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
+pub mod redact;
 #[cfg(target_os = "linux")]
 mod proxy;
 #[cfg(target_os = "linux")]
@@ -566,6 +567,7 @@ pub(crate) fn resolve_witnessed(
         ));
     }
     let mut read = layout.read.clone();
+    views(req, &layout, &mut plan, &mut read);
     // A control file or a secret with a second name (a hard link): a bind keeps a path
     // read-only or hidden, not a file, so the other name stays writable or readable inside.
     // Red team, round 15: a name linked to `.git/config.lock` before git renamed it over
@@ -648,6 +650,33 @@ pub(crate) fn resolve_witnessed(
         read,
     );
     Ok((layout, plan, basis))
+}
+
+/// The redacted views the plan binds (redact.rs): each [`redact::candidates`] file the profile
+/// lets its commands read but not write (a view cannot be written through), but for a client's
+/// own settings where that client runs inside. Each one is read, so each is a witness: a kept
+/// namespace whose original changed is made again, with a new view. A missing one is a witness
+/// too: one made later is read by the next plan.
+fn views(req: &Request, layout: &Layout, plan: &mut Plan, read: &mut Vec<PathBuf>) {
+    let own = req.client.filter(|_| req.profile.runs_client());
+    for (path, format, client) in
+        redact::candidates(&layout.home, &layout.git_includes, &layout.project)
+    {
+        if client.is_some() && client == own {
+            continue;
+        }
+        if plan.access(req.profile, &path) != Access::Read {
+            continue;
+        }
+        read.push(path.clone());
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let view = redact::redact(format, &text);
+        if view != text {
+            plan.views.push(redact::View { path, text: view });
+        }
+    }
 }
 
 /// How many entries [`linked_files`] looks at, at most: control and secret folders are small,
@@ -1052,6 +1081,7 @@ pub fn enter(
                         },
                         None => None,
                     };
+                    write_views(&base, &bound.views)?;
                     let made = mounts::enter_namespace(isolated);
                     net_made = matches!(made, Ok(true));
                     if let (true, Some(p)) = (net_made, proxy) {
@@ -1080,6 +1110,13 @@ pub fn enter(
                 } else {
                     let mut plan = plan;
                     plan.carve_by_rules(&mut landlock::list);
+                    // A view needs a mount; without one the file is read as it is.
+                    for v in std::mem::take(&mut plan.views) {
+                        plan.problems.push(format!(
+                            "{} holds a credential, and with no mount namespace the sandbox cannot show a redacted copy: commands read it whole",
+                            v.path.display()
+                        ));
+                    }
                     plan
                 }
             }
@@ -1245,6 +1282,80 @@ fn sandbox_base() -> PathBuf {
     // SAFETY: getuid(2) cannot fail.
     let uid = unsafe { nix::libc::getuid() };
     resolve::system_tmp().join(format!("forge-sandbox-{uid}"))
+}
+
+/// How long a view no plan names stays in the sandbox's folder: a plan made a moment ago may be
+/// about to bind it.
+#[cfg(target_os = "linux")]
+const VIEW_KEEP: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Writes each view to `<base>/views/<name>` (mode 0400, by a rename) before the namespace
+/// binds it, and removes the old views no plan named for a while.
+#[cfg(target_os = "linux")]
+fn write_views(base: &Path, views: &[redact::View]) -> Result<(), SandboxError> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = base.join("views");
+    let setup = |step: String, source: std::io::Error| SandboxError::Setup { step, source };
+    if views.is_empty() && !dir.exists() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| setup(format!("create the folder {}", dir.display()), e))?;
+    check_private(&dir)?;
+    let names: Vec<String> = views.iter().map(redact::View::file_name).collect();
+    for (v, name) in views.iter().zip(&names) {
+        // One written in the last half of [`VIEW_KEEP`] is this text (its name is its hash);
+        // an older one is written again, so that no plan's sweep below takes it meanwhile.
+        let at = dir.join(name);
+        let fresh = std::fs::symlink_metadata(&at).is_ok_and(|m| {
+            m.is_file()
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age < VIEW_KEEP / 2)
+        });
+        if fresh {
+            continue;
+        }
+        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o400)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(v.text.as_bytes()))
+            .and_then(|()| std::fs::rename(&tmp, &at));
+        made.map_err(|e| {
+            setup(
+                format!(
+                    "write the redacted view of {} to {}",
+                    v.path.display(),
+                    at.display()
+                ),
+                e,
+            )
+        })?;
+    }
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let old = e
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > VIEW_KEEP);
+            if old && !names.iter().any(|n| *n == e.file_name().to_string_lossy()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Creates `base` (mode 0700) if need be, and refuses it unless it is private

@@ -468,6 +468,7 @@ pub fn targets(plan: &Plan) -> Vec<PathBuf> {
     v.extend(plan.read_only.iter().cloned());
     v.extend(plan.hide.iter().cloned());
     v.extend(plan.rebind_writable.iter().cloned());
+    v.extend(plan.views.iter().map(|w| w.path.clone()));
     if plan.private_dev {
         v.push(PathBuf::from("/dev"));
     }
@@ -578,8 +579,57 @@ pub fn apply(plan: &Plan, empty: &Path) -> Result<(), SandboxError> {
         mount(Some(p), p, libc::MS_BIND | libc::MS_REC)?;
         mount(None, p, ro)?;
     }
+    views(plan, &empty.with_file_name("views"))?;
     if plan.private_dev {
         private_dev(empty)?;
+    }
+    Ok(())
+}
+
+/// Binds each redacted view (written to `dir` by `write_views` in mod.rs) read-only over its
+/// original. The copy is opened without following a link and must be this user's: what is
+/// mounted is what was checked.
+fn views(plan: &Plan, dir: &Path) -> Result<(), SandboxError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let ro = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    // SAFETY: getuid(2) cannot fail.
+    let uid = unsafe { libc::getuid() };
+    for v in &plan.views {
+        let at = dir.join(v.file_name());
+        let bad = |e: std::io::Error| SandboxError::Setup {
+            step: format!(
+                "open the redacted view {} of {}",
+                at.display(),
+                v.path.display()
+            ),
+            source: e,
+        };
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&at)
+            .map_err(bad)?;
+        let m = f.metadata().map_err(bad)?;
+        if !m.is_file() || m.uid() != uid {
+            return Err(bad(std::io::Error::from(
+                std::io::ErrorKind::PermissionDenied,
+            )));
+        }
+        let src = PathBuf::from(format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(&f)
+        ));
+        // An original removed since the plan: nothing is left to cover.
+        match mount(Some(&src), &v.path, libc::MS_BIND) {
+            Err(SandboxError::Setup { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(&v.path).is_err() =>
+            {
+                continue;
+            }
+            other => other?,
+        }
+        mount(None, &v.path, ro)?;
     }
     Ok(())
 }

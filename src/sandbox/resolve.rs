@@ -99,6 +99,8 @@ pub const TOOL_CONFIG: &[&str] = &[
     ".pre-commit-config.yaml",
     ".github/workflows",
     ".gitlab-ci.yml",
+    // direnv runs it on the person's next `cd` into the project, once they allowed it.
+    ".envrc",
 ];
 
 /// The [`TOOL_CONFIG`] names a profile keeps read-only: all of them, but for the session the
@@ -134,6 +136,16 @@ pub const CLIENT_CONTROL: &[&str] = &[
     ".gemini/settings.json",
     ".gemini/GEMINI.md",
     ".gemini/extensions",
+];
+/// The clients' settings files among [`CLIENT_CONTROL`]: they can hold the client's keys
+/// (`"env": {"ANTHROPIC_AUTH_TOKEN": …}`, `apiKeyHelper`). A session's commands have no use for
+/// them (the client runs outside, and reads them itself), so the session hides them; where a
+/// client runs inside (red, green, review), the other clients' get a redacted view (redact.rs).
+pub const CLIENT_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
 ];
 /// Control folders Forge creates, empty, where they are missing inside a writable folder (a
 /// missing file cannot be bound, and an empty one may not be valid for its reader).
@@ -925,6 +937,10 @@ pub struct Plan {
     pub refusals: Vec<String>,
     /// `/dev` is replaced by a private one holding only [`DEVICES`] (mount namespace).
     pub private_dev: bool,
+    /// Mount namespace: config files the profile reads that hold a credential, each covered by
+    /// a read-only copy with it redacted (redact.rs).
+    #[serde(default)]
+    pub views: Vec<super::redact::View>,
 }
 
 impl Plan {
@@ -1205,6 +1221,9 @@ pub fn plan(
             .map(|s| configured_secret(s, project, home)),
     );
     secrets.extend(layout.env_files.iter().cloned());
+    if profile == Profile::Session {
+        secrets.extend(CLIENT_SETTINGS.iter().map(|c| home.join(c)));
+    }
     let own: Vec<PathBuf> = match (profile.runs_client(), wants.client) {
         (true, Some(c)) => c.credentials().iter().map(|f| home.join(f)).collect(),
         _ => Vec::new(),
@@ -1277,7 +1296,12 @@ pub fn plan(
     if layout.git_file {
         control.push(project.join(".git"));
     }
-    control.extend(CLIENT_CONTROL.iter().map(|c| home.join(c)));
+    control.extend(
+        CLIENT_CONTROL
+            .iter()
+            .filter(|c| profile != Profile::Session || !CLIENT_SETTINGS.contains(c))
+            .map(|c| home.join(c)),
+    );
     control.extend(layout.linked_control.iter().cloned());
     control.extend(wants.path.iter().filter(|d| d.is_absolute()).cloned());
     control.extend(wants.keep_read_only.iter().cloned());

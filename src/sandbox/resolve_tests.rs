@@ -515,6 +515,44 @@ fn a_client_may_write_its_state_but_not_its_settings() {
     );
 }
 
+/// Issue 34, point 1: the clients' settings files can hold their keys; a session's commands have
+/// no use for them, so the session hides them (a red agent's client reads its own, read-only).
+/// Their instructions stay readable. `.envrc` is a tool config, a place whether or not it exists.
+#[test]
+fn the_session_hides_the_clients_settings_and_keeps_envrc() {
+    let mut fsx = fs();
+    fsx.insert("/h/.claude/settings.json".into());
+    fsx.insert("/h/.codex/config.toml".into());
+    let p = plan(
+        &wants(Profile::Session),
+        &layout(),
+        &|p| fsx.contains(p),
+        &|_| true,
+        &|_| false,
+    )
+    .unwrap();
+    for f in CLIENT_SETTINGS {
+        let f = Path::new("/h").join(f);
+        assert_eq!(p.place_of(&f), Place::Secrets, "{f:?}");
+        assert!(!p.can_read(Profile::Session, &f), "{f:?}");
+    }
+    assert!(p.can_read(Profile::Session, Path::new("/h/.claude/CLAUDE.md")));
+    assert!(
+        p.places
+            .iter()
+            .any(|(pl, x)| *pl == Place::Control && x == Path::new("/w/repo/.envrc"))
+    );
+    let p = plan(
+        &wants(Profile::Red),
+        &layout(),
+        &|p| fsx.contains(p),
+        &|_| true,
+        &|_| false,
+    )
+    .unwrap();
+    assert!(p.can_read(Profile::Red, Path::new("/h/.claude/settings.json")));
+}
+
 #[test]
 fn secrets_move_to_mounts_but_dev_stays_a_hole() {
     let mut p = run(&wants(Profile::Red));
