@@ -53,9 +53,9 @@ mod keeper;
 mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
-pub mod redact;
 #[cfg(target_os = "linux")]
 mod proxy;
+pub mod redact;
 #[cfg(target_os = "linux")]
 mod seccomp;
 #[cfg(target_os = "linux")]
