@@ -262,6 +262,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Writes `bytes` to `path` (making its folder) through a temp file in the same folder renamed
+/// over it — a kill leaves the old file or the new one — but without fsync: for what Forge can
+/// make again if a crash loses it (the undo journal's objects and its last look), where two
+/// fsyncs on every tool call would cost more than the file is worth.
+pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = parent_dir(path);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io(format!("cannot write in {}", dir.display()), e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io(format!("cannot write {}", tmp.path().display()), e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e.error))?;
+    Ok(())
+}
+
 fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

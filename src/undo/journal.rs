@@ -689,18 +689,7 @@ fn write_state(file: &Path, s: &State) -> Result<()> {
         out.push_str(p);
         out.push('\n');
     }
-    let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(crate::state::TEMP_PREFIX)
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(format!("cannot write in {}", dir.display()), e))?;
-    std::io::Write::write_all(&mut tmp, out.as_bytes())
-        .map_err(|e| Error::io(format!("cannot write {}", tmp.path().display()), e))?;
-    tmp.persist(file)
-        .map_err(|e| Error::io(format!("cannot write {}", file.display()), e.error))?;
-    Ok(())
+    crate::state::replace_unsynced(file, out.as_bytes())
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@
 //! can write (docs/sandbox.md) and the guard keeps from the file tools. Objects are not fsynced:
 //! a crash loses at most the last call's journal, never a person's file.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -46,18 +45,7 @@ impl Store {
         if to.is_file() {
             return Ok(());
         }
-        let dir = to.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(crate::state::TEMP_PREFIX)
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(format!("cannot write in {}", dir.display()), e))?;
-        tmp.write_all(bytes)
-            .map_err(|e| Error::io(format!("cannot write {}", tmp.path().display()), e))?;
-        tmp.persist(&to)
-            .map_err(|e| Error::io(format!("cannot write {}", to.display()), e.error))?;
-        Ok(())
+        crate::state::replace_unsynced(&to, bytes)
     }
 
     /// The bytes of `oid`; `None` when not kept. Bytes that do not hash to their name are an
