@@ -411,3 +411,29 @@ fn the_journal_is_as_secret_as_the_files_it_copies() {
     assert_eq!(g.code, 0, "{g:?}");
     assert!(g.stdout.contains(".tmp/.forge/undo"), "{g:?}");
 }
+
+/// A project that tracks more files than `undo.max_files` is not journaled: SessionStart says
+/// so once, naming the key, and no call then pays for a walk of the tree.
+#[test]
+fn a_project_over_max_files_is_not_journaled_and_says_so() {
+    let r = project();
+    let config = r.read(".forge/config.yaml");
+    r.config(&format!("{config}undo:\n  max_files: 3\n"));
+    let start = json!({"session_id": "s7", "hook_event_name": "SessionStart", "source": "startup",
+                       "cwd": r.path().display().to_string()});
+    let o = r.hook("claude", "session-start", start.to_string().as_bytes());
+    assert_eq!(o.code, 0, "{o:?}");
+    assert!(
+        o.stderr.contains("undo.max_files") && o.stderr.contains("more than"),
+        "{o:?}"
+    );
+    bash(&r, "true", "toolu_01");
+    assert!(!r.path().join(".tmp/.forge/undo/state").exists());
+    let o = r.forge(&["undo"]);
+    assert_eq!(o.code, 3, "{o:?}");
+
+    // Under the limit, the same session journals.
+    r.config(&format!("{config}undo:\n  max_files: 50\n"));
+    bash(&r, "true", "toolu_02");
+    assert!(r.path().join(".tmp/.forge/undo/state").exists());
+}

@@ -461,6 +461,7 @@ fn journal_for(p: &Payload, project: &Project, config: &Config) -> Option<crate:
     crate::undo::Journal::open(&project.root, &project.tmp_dir(), config.undo.max_file_size)
         .ok()
         .flatten()
+        .filter(|j| crate::undo::too_many_files(j.git_dir(), config.undo.max_files).is_none())
 }
 
 /// Journals the state before the call `p`. A journal that cannot be written does not stop the
@@ -501,6 +502,14 @@ fn warm_journal(agent: Agent, session: Option<&str>, start: &Path) {
     if let Ok(Some(j)) =
         crate::undo::Journal::open(&project.root, &project.tmp_dir(), config.undo.max_file_size)
     {
+        // Said once a session, here; each call then goes unjournaled without a word.
+        if let Some(n) = crate::undo::too_many_files(j.git_dir(), config.undo.max_files) {
+            eprintln!(
+                "forge: the undo journal is off for this project: git tracks {n} files, more than `undo.max_files` ({}) in .forge/config.yaml; raise it to journal each call (it walks the tree every time), and `forge undo` has nothing to undo until then",
+                config.undo.max_files
+            );
+            return;
+        }
         let _t = crate::trace::span("undo-warm");
         if let Err(e) = j.look(&session_name(agent, session)) {
             eprintln!("forge: WARNING: the undo journal could not look at the project: {e}");

@@ -123,6 +123,11 @@ impl Journal {
         }))
     }
 
+    /// The repository's git folder.
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
     pub fn session_dir(&self, session: &str) -> PathBuf {
         self.dir
             .join("sessions")

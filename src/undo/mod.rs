@@ -32,6 +32,10 @@ pub struct UndoConfig {
     /// is listed as not kept and `forge undo` says so.
     #[serde(default = "default_max_file_size", deserialize_with = "de_size")]
     pub max_file_size: u64,
+    /// The most files git tracks in a project the hooks journal: each call walks the tree, so
+    /// a larger one would pay for the journal on every call (~7 µs a file, BENCHMARKS.md §11).
+    #[serde(default = "default_max_files")]
+    pub max_files: u64,
 }
 
 impl Default for UndoConfig {
@@ -39,8 +43,31 @@ impl Default for UndoConfig {
         UndoConfig {
             journal: true,
             max_file_size: default_max_file_size(),
+            max_files: default_max_files(),
         }
     }
+}
+
+/// 50,000 tracked files: ~0.35 s of journal a call, the most a hook should add.
+pub const DEFAULT_MAX_FILES: u64 = 50_000;
+
+fn default_max_files() -> u64 {
+    DEFAULT_MAX_FILES
+}
+
+/// How many files git's index at `git_dir` holds, when that is more than `max`: read from the
+/// index's header (its third word), so asking costs one small read whatever the size.
+pub fn too_many_files(git_dir: &std::path::Path, max: u64) -> Option<u64> {
+    use std::io::Read;
+    let mut head = [0u8; 12];
+    std::fs::File::open(git_dir.join("index"))
+        .and_then(|mut f| f.read_exact(&mut head))
+        .ok()?;
+    if &head[..4] != b"DIRC" {
+        return None;
+    }
+    let n = u64::from(u32::from_be_bytes([head[8], head[9], head[10], head[11]]));
+    (n > max).then_some(n)
 }
 
 fn yes() -> bool {
@@ -115,6 +142,22 @@ pub fn changes_nothing(canonical_tool: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The count comes from the index's header, as git wrote it.
+    #[test]
+    fn a_project_with_more_tracked_files_than_the_limit_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::testing::sh(
+            dir.path(),
+            "git init -q && echo a > a && echo b > b && echo c > c && git add -A",
+        );
+        let git = dir.path().join(".git");
+        assert_eq!(too_many_files(&git, 2), Some(3));
+        assert_eq!(too_many_files(&git, 3), None);
+        assert_eq!(too_many_files(&dir.path().join("none"), 0), None);
+        let c: UndoConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c.max_files, DEFAULT_MAX_FILES);
+    }
 
     #[test]
     fn sizes_read_as_people_write_them() {
